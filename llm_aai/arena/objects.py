@@ -1,0 +1,141 @@
+"""Animal-AI's object types as data: sizes, rotation ranges, colours, masses and rewards.
+
+One table serves the validator (is this name known? is this size legal?), the placer (size
+clamps, rotation ranges, footprints) and the simulator (geometry, look, physics, rewards), so
+the rules of the game live in one place. Values are those of the AAI 3.x/4.0 build that the
+testbed and the paper used; each is sourced in ``shared/reference/aai-rules.md`` section 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Kind(str, Enum):
+    """The families of objects, each built and ruled the same way by the simulator."""
+
+    AGENT = "agent"
+    WALL = "wall"
+    RAMP = "ramp"
+    TUNNEL = "tunnel"
+    BOX = "box"  # pushable cube (Cardbox1/2)
+    U_BLOCK = "u_block"  # pushable U/L/J shapes built from box pieces
+    ZONE = "zone"
+    GOAL = "goal"
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    """Everything AAI fixes about one object type.
+
+    Attributes:
+        name: the testbed's YAML name (the AAI 3.x spelling).
+        kind: which family builds and rules it.
+        size_min / size_max: per-axis clamp applied to YAML sizes; a negative axis is drawn
+            uniformly in this range. Goals use only x (the ball's diameter).
+        rotation_range: yaw range in degrees for a random (-1 or missing) rotation.
+        color: default RGB in 0-1, used when the YAML colour is not honoured or not given.
+        color_settable: AAI 3.x honours YAML colours only for walls, ramps and tunnels; an
+            unspecified colour on such an object is drawn at random.
+        alpha: opacity for the renderer (transparent walls and tunnels, zone fog).
+        mass: kg for pushable bodies; None for objects that do not move under the agent.
+        reward_sign: +1 for good goals, -1 for bad goals and the death zone, 0 otherwise.
+        ends_episode: touching it completes the arena (GoodGoal, BadGoal, DeathZone).
+        multi: a GoodGoalMulti: collected, removed, episode ends when all good goals are.
+        bounce: the ball starts with 10 m/s along its yaw.
+        yaw_offset: extra yaw built into the Unity prefab (U/L shapes are rotated 90 degrees).
+        aliases: names newer AAI builds use for the same object.
+    """
+
+    name: str
+    kind: Kind
+    size_min: tuple[float, float, float]
+    size_max: tuple[float, float, float]
+    rotation_range: tuple[float, float] = (0.0, 360.0)
+    color: tuple[float, float, float] = (0.5, 0.5, 0.5)
+    color_settable: bool = False
+    alpha: float = 1.0
+    mass: float | None = None
+    reward_sign: int = 0
+    ends_episode: bool = False
+    multi: bool = False
+    bounce: bool = False
+    yaw_offset: float = 0.0
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def is_good_goal(self) -> bool:
+        """Counted in AAI's numberOfGoals (GoodGoal, GoodGoalMulti and their Bounce forms)."""
+        return self.kind is Kind.GOAL and self.reward_sign > 0
+
+
+_WALL_SIZES = ((0.1, 0.1, 0.1), (40.0, 10.0, 40.0))
+_ZONE_SIZES = ((1.0, 0.5, 1.0), (40.0, 10.0, 40.0))
+_BOX_SIZES = ((0.5, 0.5, 0.5), (10.0, 10.0, 10.0))
+_U_SIZES = ((1.0, 0.3, 3.0), (5.0, 2.0, 20.0))
+_BALL_SIZES = ((0.5, 0.5, 0.5), (5.0, 5.0, 5.0))
+_TUNNEL_SIZES = ((2.5, 2.5, 2.5), (10.0, 10.0, 10.0))
+
+_GREEN = (0.506, 0.749, 0.255)
+_YELLOW = (0.910, 0.725, 0.137)
+_RED = (0.81, 0.35, 0.35)
+_BOX_GREY = (0.70, 0.72, 0.73)
+_PLANK = (0.85, 0.84, 0.80)
+_TRANSPARENT_ALPHA = 0.42
+
+
+def _ball(name: str, color, sign: int, *, multi=False, bounce=False, aliases=()) -> ObjectSpec:
+    return ObjectSpec(
+        name, Kind.GOAL, *_BALL_SIZES, rotation_range=(0.0, 360.0) if bounce else (0.0, 0.0),
+        color=color, mass=1.0, reward_sign=sign, ends_episode=not multi, multi=multi,
+        bounce=bounce, aliases=aliases,
+    )
+
+
+OBJECTS: dict[str, ObjectSpec] = {
+    spec.name: spec
+    for spec in (
+        ObjectSpec("Agent", Kind.AGENT, (1.0, 1.0, 1.0), (1.0, 1.0, 1.0), mass=100.0),
+        ObjectSpec("Wall", Kind.WALL, *_WALL_SIZES, color_settable=True),
+        ObjectSpec("WallTransparent", Kind.WALL, *_WALL_SIZES, color=(1.0, 1.0, 1.0),
+                   alpha=_TRANSPARENT_ALPHA),
+        ObjectSpec("Ramp", Kind.RAMP, (0.5, 0.1, 0.5), (40.0, 10.0, 40.0), color_settable=True),
+        ObjectSpec("CylinderTunnel", Kind.TUNNEL, *_TUNNEL_SIZES, color_settable=True),
+        ObjectSpec("CylinderTunnelTransparent", Kind.TUNNEL, *_TUNNEL_SIZES,
+                   color=(1.0, 1.0, 1.0), alpha=_TRANSPARENT_ALPHA),
+        ObjectSpec("Cardbox1", Kind.BOX, *_BOX_SIZES, color=_BOX_GREY, mass=1.0,
+                   aliases=("LightBlock",)),
+        ObjectSpec("Cardbox2", Kind.BOX, *_BOX_SIZES, color=_BOX_GREY, mass=2.0,
+                   aliases=("HeavyBlock",)),
+        ObjectSpec("UObject", Kind.U_BLOCK, *_U_SIZES, color=_PLANK, mass=1.5, yaw_offset=90.0,
+                   aliases=("UBlock",)),
+        ObjectSpec("LObject", Kind.U_BLOCK, *_U_SIZES, color=_PLANK, mass=1.5, yaw_offset=90.0,
+                   aliases=("LBlock",)),
+        ObjectSpec("LObject2", Kind.U_BLOCK, *_U_SIZES, color=_PLANK, mass=1.5, yaw_offset=90.0,
+                   aliases=("JBlock",)),
+        ObjectSpec("DeathZone", Kind.ZONE, *_ZONE_SIZES, color=(0.52, 0.26, 0.22), alpha=0.88,
+                   reward_sign=-1, ends_episode=True),
+        ObjectSpec("HotZone", Kind.ZONE, *_ZONE_SIZES, color=(0.95, 0.55, 0.20), alpha=0.69),
+        _ball("GoodGoal", _GREEN, +1),
+        _ball("GoodGoalBounce", _GREEN, +1, bounce=True),
+        _ball("GoodGoalMulti", _YELLOW, +1, multi=True),
+        _ball("GoodGoalMultiBounce", _YELLOW, +1, multi=True, bounce=True),
+        _ball("BadGoal", _RED, -1),
+        _ball("BadGoalBounce", _RED, -1, bounce=True),
+    )
+}
+
+_BY_ALIAS = {alias: spec for spec in OBJECTS.values() for alias in spec.aliases}
+
+
+def lookup(name: str) -> ObjectSpec:
+    """Return the spec for a YAML object name or one of its newer aliases.
+
+    Raises:
+        KeyError: the name is not an object this project simulates; the message lists them.
+    """
+    spec = OBJECTS.get(name) or _BY_ALIAS.get(name)
+    if spec is None:
+        raise KeyError(f"unknown object {name!r}; known objects: {', '.join(sorted(OBJECTS))}")
+    return spec

@@ -1,0 +1,167 @@
+"""Crash-safe reading and writing of a run's results directory.
+
+Durability rule: a crash loses at most the episode in flight. Turns are appended to
+``turns.jsonl`` and flushed as they happen; an episode counts as finished only once its
+``result.json`` has been written atomically (temp file + ``os.replace``). ``--resume`` therefore
+skips episodes with a result and restarts the others from scratch, never duplicating a turn.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from llm_aai.logs.schema import (
+    SUMMARY_COLUMNS,
+    EpisodeResult,
+    SchemaError,
+    TurnRecord,
+    result_from_dict,
+    to_dict,
+    turn_from_dict,
+)
+
+MANIFEST = "manifest.json"
+SUMMARY = "summary.csv"
+EPISODES = "episodes"
+TURNS = "turns.jsonl"
+RESULT = "result.json"
+FRAMES = "frames"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` so that readers see the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class EpisodeWriter:
+    """Appends one episode's turns and frames; ``finish`` seals it with its result."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        (directory / FRAMES).mkdir(parents=True, exist_ok=True)
+        self._turns = open(directory / TURNS, "a", encoding="utf-8")  # noqa: SIM115
+
+    def save_frame(self, turn: int, index: int, image: np.ndarray) -> str:
+        """Save an RGB frame as PNG and return its path relative to the episode directory."""
+        relative = f"{FRAMES}/turn-{turn:03d}-{index}.png"
+        Image.fromarray(image).save(self.directory / relative, optimize=False, compress_level=1)
+        return relative
+
+    def write_turn(self, record: TurnRecord) -> None:
+        """Append a turn and flush it, so a crash right after keeps it."""
+        self._turns.write(json.dumps(to_dict(record), separators=(",", ":")) + "\n")
+        self._turns.flush()
+
+    def finish(self, result: EpisodeResult) -> None:
+        """Mark the episode finished by writing its result atomically."""
+        self._turns.close()
+        atomic_write_text(self.directory / RESULT, json.dumps(to_dict(result), indent=2))
+
+    def close(self) -> None:
+        """Close without finishing (the episode stays unfinished and is rerun on resume)."""
+        self._turns.close()
+
+
+class RunStore:
+    """A run directory: the manifest, the episodes and the summary table."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @property
+    def episodes_dir(self) -> Path:
+        """Where episode directories live."""
+        return self.root / EPISODES
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Write the run manifest atomically."""
+        atomic_write_text(self.root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
+
+    def read_manifest(self) -> dict[str, Any]:
+        """Read the manifest, with a clear error when this is not a run directory."""
+        path = self.root / MANIFEST
+        if not path.is_file():
+            raise FileNotFoundError(f"{self.root} is not an llm-aai run directory (no {MANIFEST})")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def finished_results(self) -> dict[str, EpisodeResult]:
+        """All sealed episodes by id."""
+        results = {}
+        if self.episodes_dir.is_dir():
+            for result_file in sorted(self.episodes_dir.glob(f"*/{RESULT}")):
+                result = read_result(result_file.parent)
+                results[result.episode_id] = result
+        return results
+
+    def start_episode(self, episode_id: str) -> EpisodeWriter:
+        """Open a fresh episode directory, discarding any unfinished earlier attempt."""
+        directory = self.episodes_dir / episode_id
+        if (directory / RESULT).exists():
+            raise FileExistsError(f"episode {episode_id} is already finished in {self.root}")
+        if directory.exists():
+            shutil.rmtree(directory)
+        return EpisodeWriter(directory)
+
+    def keep_failed_attempt(self, episode_id: str, attempt: int) -> Path:
+        """Move an infrastructure-failed attempt aside so its log survives a relaunch."""
+        source = self.episodes_dir / episode_id
+        target = self.episodes_dir / f"{episode_id}.attempt-{attempt}"
+        if target.exists():
+            shutil.rmtree(target)
+        source.rename(target)
+        return target
+
+    def write_summary(self) -> Path:
+        """Rewrite summary.csv from the sealed episodes (atomic; rows sorted by episode id)."""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS)
+        writer.writeheader()
+        for _, result in sorted(self.finished_results().items()):
+            writer.writerow(to_dict(result))
+        path = self.root / SUMMARY
+        atomic_write_text(path, buffer.getvalue())
+        return path
+
+
+def read_turns(episode_dir: Path) -> list[TurnRecord]:
+    """Read an episode's turns, naming the file and line of any malformed record."""
+    path = Path(episode_dir) / TURNS
+    turns = []
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                turns.append(turn_from_dict(json.loads(line)))
+            except (json.JSONDecodeError, TypeError, SchemaError) as error:
+                raise SchemaError(f"{path}:{line_number}: {error}") from error
+    return turns
+
+
+def read_result(episode_dir: Path) -> EpisodeResult:
+    """Read a sealed episode's result."""
+    path = Path(episode_dir) / RESULT
+    try:
+        return result_from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, TypeError, SchemaError) as error:
+        raise SchemaError(f"{path}: {error}") from error

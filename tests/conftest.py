@@ -1,0 +1,34 @@
+"""Shared fixtures: where the workplace's read-only reference material lives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("LLM_AAI_SHARED", REPO.parent / "shared"))
+TESTBED = SHARED / "testbed" / "competition"
+RECORDING = SHARED / "fixtures" / "unity-tutorial-recording"
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        pytest.fail(f"reference material missing: {path} (set LLM_AAI_SHARED to the shared/ folder)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def testbed_dir() -> Path:
+    """The 900 official testbed arenas (read-only, never vendored)."""
+    return _require(TESTBED)
+
+
+@pytest.fixture(scope="session")
+def recording_dir() -> Path:
+    """The real Unity recording used as ground truth for the simulator."""
+    return _require(RECORDING)

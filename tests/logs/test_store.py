@@ -1,0 +1,88 @@
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from llm_aai.logs import EpisodeResult, RunStore, SchemaError, TurnRecord, Usage, read_turns
+from llm_aai.logs.store import read_result
+
+
+def _result(eid="01-04-03_t1", passed=True, reward=1.5):
+    return EpisodeResult(episode_id=eid, task_id=eid.split("_")[0], level=1, trial=1, seed=7,
+                         agent="heuristic", passed=passed, reward=reward, pass_mark=0.0,
+                         final_health=80.0, scripts_used=3, invalid_replies=1,
+                         end_reason="good_goal", steps=120)
+
+
+def test_turns_round_trip_through_jsonl_with_frames(tmp_path):
+    store = RunStore(tmp_path / "run")
+    writer = store.start_episode("01-04-03_t1")
+    frame = np.zeros((8, 8, 3), np.uint8)
+    frame[2, 3] = (255, 10, 20)
+    path = writer.save_frame(1, 0, frame)
+    record = TurnRecord(turn=1, sent_text="Observation captured.", sent_images=(path,),
+                        reply='Go(3);', commands=({"op": "Go", "arg": 3},),
+                        actions=((1, 0), (1, 0), (1, 0)), steps=3, health=99.5, reward=-0.02,
+                        events=({"kind": "decay", "reward": -0.02, "step": 3},),
+                        usage=Usage(10, 5, 0.001, 0.2, 1))
+    writer.write_turn(record)
+    writer.finish(_result())
+
+    episode_dir = store.episodes_dir / "01-04-03_t1"
+    assert read_turns(episode_dir) == [record]
+    assert np.array_equal(np.asarray(Image.open(episode_dir / path)), frame)
+    assert read_result(episode_dir) == _result()
+
+
+def test_unfinished_episode_is_restarted_not_duplicated(tmp_path):
+    store = RunStore(tmp_path)
+    writer = store.start_episode("a_t1")
+    writer.write_turn(TurnRecord(turn=1, sent_text="x"))
+    writer.close()  # crash: no result
+    assert store.finished_results() == {}
+
+    writer = store.start_episode("a_t1")
+    writer.write_turn(TurnRecord(turn=1, sent_text="y"))
+    writer.finish(_result("a_t1"))
+    turns = read_turns(store.episodes_dir / "a_t1")
+    assert [t.sent_text for t in turns] == ["y"]
+    with pytest.raises(FileExistsError):
+        store.start_episode("a_t1")
+
+
+def test_summary_has_one_row_per_finished_episode(tmp_path):
+    store = RunStore(tmp_path)
+    for eid, passed in [("b_t1", False), ("a_t1", True)]:
+        writer = store.start_episode(eid)
+        writer.finish(_result(eid, passed=passed))
+    store.start_episode("c_t1").close()  # unfinished: not in the summary
+    lines = store.write_summary().read_text().splitlines()
+    assert lines[0].startswith("episode_id,task_id,level")
+    assert [line.split(",")[0] for line in lines[1:]] == ["a_t1", "b_t1"]
+
+
+def test_failed_attempt_is_kept_aside(tmp_path):
+    store = RunStore(tmp_path)
+    writer = store.start_episode("a_t1")
+    writer.write_turn(TurnRecord(turn=1, sent_text="first"))
+    writer.close()
+    kept = store.keep_failed_attempt("a_t1", 1)
+    assert kept.name == "a_t1.attempt-1"
+    assert read_turns(kept)[0].sent_text == "first"
+    assert not (store.episodes_dir / "a_t1").exists()
+
+
+def test_foreign_schema_version_is_refused_with_file_and_line(tmp_path):
+    episode = tmp_path / "ep"
+    episode.mkdir()
+    good = {"turn": 1, "sent_text": "ok", "schema": 1}
+    bad = dict(good, schema=99)
+    (episode / "turns.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(SchemaError, match=r"turns.jsonl:2: .*schema 99"):
+        read_turns(episode)
+
+
+def test_manifest_missing_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not an llm-aai run directory"):
+        RunStore(tmp_path).read_manifest()
