@@ -1,0 +1,183 @@
+"""Load run directories into tidy tables: one row per episode, one row per turn.
+
+Only sealed episodes (those with a ``result.json``) are analysed: an episode without a result was
+interrupted and will be rerun on resume, so counting it would bias the pass rate. Earlier attempts
+moved aside after infrastructure failures (``<id>.attempt-N``) are counted, not analysed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from llm_aai.analysis.levels import LEVEL_NAMES
+from llm_aai.logs.schema import SUMMARY_COLUMNS, SchemaError, to_dict
+from llm_aai.logs.store import EPISODES, MANIFEST, RESULT, read_result, read_turns
+
+INFRASTRUCTURE = "infrastructure"
+"""The ``end_reason`` of an episode lost to the model provider, not to the agent."""
+
+RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model")
+
+
+class RunDirectoryError(ValueError):
+    """A path is not a readable llm-aai run directory; the message names the path and field."""
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Everything loaded from one or more run directories.
+
+    Attributes:
+        episodes: one row per sealed episode: the EpisodeResult fields, the run's identity
+            (``run_id, model, prompt, backend, agent_name, litellm_model``), ``label`` (what
+            tables and figures group by), ``level_name``, ``infra_failure`` and ``episode_dir``.
+        turns: one row per TurnRecord of those episodes, keyed by ``run_id, episode_id, turn``
+            (empty when loaded with ``with_turns=False``).
+        runs: one row per run directory, with counts of finished and unfinished episodes and
+            of attempts set aside after infrastructure failures.
+
+    """
+
+    episodes: pd.DataFrame
+    turns: pd.DataFrame
+    runs: pd.DataFrame
+
+
+def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
+    """Read run directories into tidy DataFrames.
+
+    Runs with the same model and prompt are pooled under one label (e.g. a run split in two);
+    when one model appears with several prompts, the label names the prompt too.
+
+    Args:
+        paths: run directories (each with a ``manifest.json``).
+        with_turns: also read every ``turns.jsonl``; metrics only need the episodes.
+
+    Raises:
+        RunDirectoryError: a path is missing, is not a run directory, or holds a malformed log.
+
+    """
+    paths = [Path(path) for path in paths]
+    if not paths:
+        raise RunDirectoryError("no run directories given")
+    episode_rows: list[dict[str, Any]] = []
+    turn_rows: list[dict[str, Any]] = []
+    run_rows: list[dict[str, Any]] = []
+    for path in paths:
+        identity = _run_identity(path)
+        finished, unfinished, set_aside = _episode_dirs(path)
+        for directory in finished:
+            episode_rows.append(_episode_row(directory, identity))
+            if with_turns:
+                turn_rows.extend(_turn_rows(directory, identity["run_id"]))
+        run_rows.append({**identity, "path": str(path), "finished": len(finished),
+                         "unfinished": len(unfinished), "set_aside_attempts": len(set_aside)})
+    episodes = _episodes_frame(episode_rows)
+    runs = pd.DataFrame(run_rows)
+    labels = _labels(runs)
+    runs["label"] = [labels[(m, p)] for m, p in zip(runs["model"], runs["prompt"], strict=True)]
+    episodes["label"] = [labels[(m, p)] for m, p in
+                         zip(episodes["model"], episodes["prompt"], strict=True)]
+    return Runs(episodes=episodes, turns=_turns_frame(turn_rows), runs=runs)
+
+
+def _run_identity(path: Path) -> dict[str, Any]:
+    """Read who ran from the manifest; errors name the file and the missing field."""
+    manifest_path = path / MANIFEST
+    if not path.is_dir():
+        raise RunDirectoryError(f"{path}: no such directory")
+    if not manifest_path.is_file():
+        raise RunDirectoryError(f"{path} is not an llm-aai run directory (no {MANIFEST})")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RunDirectoryError(f"{manifest_path}: unreadable manifest: {error}") from error
+    config = manifest.get("config") if isinstance(manifest, dict) else None
+    if not isinstance(config, dict):
+        raise RunDirectoryError(f"{manifest_path}: missing field 'config'")
+    for key in ("model", "prompt"):
+        if not isinstance(config.get(key), str):
+            raise RunDirectoryError(f"{manifest_path}: missing or non-text field 'config.{key}'")
+    agent = manifest.get("agent") if isinstance(manifest.get("agent"), dict) else {}
+    return {
+        "run_id": str(manifest.get("run_id") or path.name),
+        "model": config["model"],
+        "prompt": config["prompt"],
+        "backend": config.get("backend"),
+        "agent_name": agent.get("name"),
+        "litellm_model": agent.get("litellm_model"),
+    }
+
+
+def _episode_dirs(path: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """Split episode directories into sealed, unfinished and set-aside failed attempts."""
+    root = path / EPISODES
+    finished, unfinished, set_aside = [], [], []
+    if root.is_dir():
+        for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+            if ".attempt-" in directory.name:
+                set_aside.append(directory)
+            elif (directory / RESULT).is_file():
+                finished.append(directory)
+            else:
+                unfinished.append(directory)
+    return finished, unfinished, set_aside
+
+
+def _episode_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
+    try:
+        result = read_result(directory)
+    except (OSError, SchemaError) as error:
+        raise RunDirectoryError(str(error)) from error
+    row = {**identity, **to_dict(result)}
+    row["infra_failure"] = result.end_reason == INFRASTRUCTURE or result.infra_error is not None
+    row["episode_dir"] = str(directory)
+    return row
+
+
+def _turn_rows(directory: Path, run_id: str) -> list[dict[str, Any]]:
+    try:
+        turns = read_turns(directory)
+    except (OSError, SchemaError) as error:
+        raise RunDirectoryError(str(error)) from error
+    rows = []
+    for turn in turns:
+        row = to_dict(turn)
+        usage = row.pop("usage")
+        row.pop("schema")
+        row.update(usage)
+        row["invalid"] = turn.reply is not None and turn.commands is None
+        row["n_commands"] = len(turn.commands) if turn.commands is not None else 0
+        row["n_images"] = len(turn.sent_images)
+        rows.append({"run_id": run_id, "episode_id": directory.name, **row})
+    return rows
+
+
+def _episodes_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    columns = [*RUN_COLUMNS, *SUMMARY_COLUMNS, "infra_failure", "episode_dir"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["level"] = frame["level"].astype(int)
+    frame["passed"] = frame["passed"].astype(bool)
+    frame["infra_failure"] = frame["infra_failure"].astype(bool)
+    frame.insert(frame.columns.get_loc("level") + 1, "level_name",
+                 frame["level"].map(LEVEL_NAMES))
+    return frame
+
+
+def _turns_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame(columns=["run_id", "episode_id", "turn"])
+    return pd.DataFrame(rows)
+
+
+def _labels(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """``(model, prompt) -> label``: the model, plus the prompt where the model has several."""
+    prompts = runs.groupby("model")["prompt"].nunique()
+    return {(model, prompt): model if prompts[model] == 1 else f"{model} [{prompt}]"
+            for model, prompt in zip(runs["model"], runs["prompt"], strict=True)}

@@ -1,0 +1,136 @@
+"""Plain-text tables for terminals and notebooks: models beside the reference populations.
+
+Kept apart from the metrics so the numbers stay numeric DataFrames; only here are they turned
+into strings like ``3/12 .25 [.09-.53]``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from llm_aai.analysis.metrics import with_reference
+from llm_aai.analysis.reference import POPULATIONS
+
+
+def level_report(
+    level_table: pd.DataFrame,
+    overall: pd.DataFrame,
+    reference: pd.DataFrame,
+    populations: tuple[str, ...] = ("children", "olympics_top10"),
+) -> pd.DataFrame:
+    """Tabulate levels: each model's rate beside each population's.
+
+    Models read ``k/n proportion [95% CI]``; populations read their pooled proportion with
+    the interquartile range. A last row ``all`` pools every level.
+
+    Args:
+        level_table: ``pass_rates(episodes, by="level")``.
+        overall: ``model_summary(episodes)`` (for the ``all`` row).
+        reference: ``reference_populations()``.
+        populations: reference columns to show.
+
+    """
+    merged = with_reference(level_table, reference, populations)
+    labels = list(pd.unique(level_table["label"]))
+    levels = sorted(int(level) for level in merged["level"].unique())
+    rows = []
+    for level in levels:
+        at = merged[merged["level"] == level]
+        row = {"level": str(level), "name": at["level_name"].iloc[0]}
+        for label in labels:
+            mine = at[at["label"] == label]
+            row[label] = _rate(mine.iloc[0]) if len(mine) else "-"
+        for population in populations:
+            first = at.iloc[0]
+            row[POPULATIONS.get(population, population)] = (
+                f"{_p(first[f'{population}_proportion'])} "
+                f"(IQR {_p(first[f'{population}_q1'])}-{_p(first[f'{population}_q3'])})")
+        rows.append(row)
+    rows.append(_overall_row(overall, labels, reference, populations, levels))
+    return pd.DataFrame(rows)
+
+
+def task_report(
+    task_table: pd.DataFrame,
+    reference: pd.DataFrame,
+    populations: tuple[str, ...] = ("children", "olympics_top10"),
+) -> pd.DataFrame:
+    """Per task: each model's ``k/n`` and each population's proportion passing that task."""
+    merged = with_reference(task_table, reference, populations)
+    labels = list(pd.unique(task_table["label"]))
+    rows = []
+    for task_id in sorted(merged["task_id"].unique()):
+        at = merged[merged["task_id"] == task_id]
+        first = at.iloc[0]
+        row = {"task": task_id, "level": str(int(first["level"])),
+               "pass mark": f"{first['pass_mark']:g}"}
+        for label in labels:
+            mine = at[at["label"] == label]
+            row[label] = _counts(mine.iloc[0]) if len(mine) else "-"
+        for population in populations:
+            row[POPULATIONS.get(population, population)] = _p(first[f"{population}_proportion"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summary_report(overall: pd.DataFrame) -> pd.DataFrame:
+    """One line per model: pass rate, behaviour, infrastructure failures and cost."""
+    return pd.DataFrame({
+        "model": overall["label"],
+        "episodes": overall["episodes"].astype(str),
+        "infra failures": overall["infra_failures"].astype(str),
+        "passed": [_rate(row) for _, row in overall.iterrows()],
+        "scripts/episode": [f"{v:.1f}" for v in overall["mean_scripts_used"]],
+        "invalid replies": [f"{i} ({_pct(r)})" for i, r in
+                            zip(overall["invalid_replies"], overall["invalid_reply_rate"],
+                                strict=True)],
+        "mean reward": [f"{v:.2f}" for v in overall["mean_reward"]],
+        "final health": [f"{v:.1f}" for v in overall["mean_final_health"]],
+        "cost $": [f"{v:.2f}" for v in overall["cost_usd"]],
+    })
+
+
+def render(table: pd.DataFrame) -> str:
+    """Left-aligned plain text with a header rule, for terminals without extra packages."""
+    columns = list(table.columns)
+    cells = [[str(value) for value in row] for row in table.itertuples(index=False)]
+    widths = [max([len(str(name))] + [len(row[i]) for row in cells])
+              for i, name in enumerate(columns)]
+    lines = ["  ".join(str(name).ljust(w) for name, w in zip(columns, widths, strict=True)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+              for row in cells]
+    return "\n".join(lines)
+
+
+def _overall_row(overall, labels, reference, populations, levels) -> dict[str, str]:
+    row = {"level": "all", "name": f"{len(levels)} levels"}
+    for label in labels:
+        row[label] = _rate(overall[overall["label"] == label].iloc[0])
+    level_rows = reference[(reference["scope"] == "level") & reference["level"].isin(levels)]
+    for population in populations:
+        mine = level_rows[level_rows["population"] == population]
+        k, n = int(mine["k"].sum()), int(mine["n"].sum())
+        row[POPULATIONS.get(population, population)] = _p(k / n) if n else "-"
+    return row
+
+
+def _rate(row) -> str:
+    if row["n"] == 0:
+        return f"0/0 ({int(row['infra_failures'])} infra)"
+    return f"{_counts(row)} {_p(row['proportion'])} [{_p(row['ci_low'])}-{_p(row['ci_high'])}]"
+
+
+def _counts(row) -> str:
+    infra = int(row["infra_failures"])
+    return f"{int(row['k'])}/{int(row['n'])}" + (f"+{infra}i" if infra else "")
+
+
+def _p(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.2f}"
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f}%"

@@ -1,0 +1,37 @@
+"""Binomial confidence intervals for proportions of trials passed.
+
+Wilson's score interval is used rather than the normal approximation because per-level samples
+are tiny (12 trials) and often at 0 or 1, where the normal interval collapses to a point.
+"""
+
+from __future__ import annotations
+
+import math
+
+Z_95 = 1.959963984540054  # two-sided 95% standard normal quantile
+
+
+def wilson_interval(k: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes out of ``n`` trials.
+
+    Args:
+        k: successes, ``0 <= k <= n``.
+        n: trials; with ``n == 0`` nothing is known and both bounds are NaN.
+        z: the normal quantile (1.96 for 95%).
+
+    Returns:
+        ``(low, high)``, clipped to ``[0, 1]``.
+
+    """
+    if n < 0 or not 0 <= k <= max(n, 0):
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return math.nan, math.nan
+    p = k / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    low = 0.0 if k == 0 else max(0.0, centre - half)  # exact ends, not rounding noise
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high

@@ -1,0 +1,107 @@
+"""``python -m llm_aai.analyze``: compare runs with children and Olympics agents, per level."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+CHILDREN = {"complete": "children", "all": "children_all"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_aai.analyze",
+        description="Pass rates of one or more runs per level (or task), with Wilson 95%% "
+                    "intervals, beside children (n=59) and the Animal-AI Olympics top 10.",
+    )
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="run directories (each holds a manifest.json)")
+    parser.add_argument("--plot", type=Path, metavar="FILE",
+                        help="write the per-level comparison figure (.png, .svg or .pdf)")
+    parser.add_argument("--csv", type=Path, metavar="FILE",
+                        help="write the table (per --by) with the reference columns as CSV")
+    parser.add_argument("--by", choices=("level", "task"), default="level",
+                        help="rows of the printed table and the CSV (default: level)")
+    parser.add_argument("--children", choices=sorted(CHILDREN), default="complete",
+                        help="children population: 'complete' = the 59 with all 40 tasks "
+                             "(default), 'all' = every child who played the level")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Load the runs, print the tables, write the figure and CSV if asked."""
+    from llm_aai.analysis import RunDirectoryError, load_runs
+    from llm_aai.analysis.plots import FORMATS
+
+    args = build_parser().parse_args(argv)
+    if args.plot and args.plot.suffix.lower() not in FORMATS:
+        return _fail(f"{args.plot}: figure format must be one of {', '.join(FORMATS)}")
+    try:
+        runs = load_runs(args.runs, with_turns=False)
+    except RunDirectoryError as error:
+        return _fail(str(error))
+    if runs.episodes.empty:
+        return _fail("no finished episodes in " + ", ".join(map(str, args.runs)))
+    populations = (CHILDREN[args.children], "olympics_top10")
+    try:
+        _report(runs, args, populations)
+    except BrokenPipeError:  # output piped into head & co.: stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return 0
+    except OSError as error:
+        return _fail(f"cannot write output: {error}")
+    return 0
+
+
+def _report(runs, args, populations: tuple[str, ...]) -> None:
+    from llm_aai.analysis import (
+        infra_failures,
+        model_summary,
+        pass_rates,
+        reference_populations,
+        with_reference,
+    )
+    from llm_aai.analysis.report import level_report, render, summary_report, task_report
+
+    reference = reference_populations()
+    levels = pass_rates(runs.episodes, by="level")
+    overall = model_summary(runs.episodes)
+    table = pass_rates(runs.episodes, by=args.by)
+    if args.by == "level":
+        print(render(level_report(levels, overall, reference, populations)))
+    else:
+        print(render(task_report(table, reference, populations)))
+    print("\nk/n proportion [Wilson 95% CI]; +Ni = N infrastructure failures, excluded.")
+    print("\n" + render(summary_report(overall)))
+    _notes(runs, infra_failures(runs.episodes))
+    if args.csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        with_reference(table, reference, populations).to_csv(args.csv, index=False)
+        print(f"\ntable written to {args.csv}")
+    if args.plot:
+        from llm_aai.analysis.plots import plot_pass_rates
+
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        plot_pass_rates(levels, reference, args.plot, populations=populations)
+        print(f"figure written to {args.plot}")
+
+
+def _notes(runs, failures) -> None:
+    """Say what the tables leave out: lost episodes, unfinished ones, relaunched attempts."""
+    if len(failures):
+        print(f"\n{len(failures)} episode(s) lost to infrastructure (not counted as failures):")
+        for row in failures.itertuples(index=False):
+            print(f"  {row.label} {row.episode_id} after {row.attempts} attempt(s): "
+                  f"{row.infra_error}")
+    for row in runs.runs.itertuples(index=False):
+        if row.unfinished:
+            print(f"note: {row.path}: {row.unfinished} unfinished episode(s) ignored "
+                  "(continue the run with --resume)")
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2

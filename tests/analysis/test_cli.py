@@ -1,0 +1,65 @@
+import subprocess
+import sys
+
+import pandas as pd
+
+from llm_aai.cli.analyze import main
+
+
+def test_prints_level_table_and_writes_outputs(two_models, tmp_path, capsys):
+    plot, table = tmp_path / "out" / "fig.png", tmp_path / "out" / "levels.csv"
+    code = main([*map(str, two_models), "--plot", str(plot), "--csv", str(table)])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = out.splitlines()
+    header = lines[0]
+    for column in ("level", "alpha", "beta", "Children 6-10 (n=59)", "AAI Olympics 2019 top 10"):
+        assert column in header
+    level5 = next(line for line in lines if line.startswith("5 "))
+    assert "0/10+2i" in level5 and "0/12 0.00 [0.00-0.24]" in level5
+    assert "0.61 (IQR 0.25-1.00)" in level5  # children, level 5
+    overall = next(line for line in lines if line.startswith("all "))
+    assert "28/117+2i 0.24" in overall and "0.56" in overall and "0.35" in overall
+    assert "2 episode(s) lost to infrastructure" in out
+    assert "1 unfinished episode(s) ignored" in out
+    assert 20_000 < plot.stat().st_size < 2_000_000
+    csv = pd.read_csv(table)
+    assert len(csv) == 20 and {"k", "n", "ci_low", "children_q1"} <= set(csv.columns)
+
+
+def test_by_task_with_all_children(two_models, tmp_path, capsys):
+    table = tmp_path / "tasks.csv"
+    assert main([str(two_models[1]), "--by", "task", "--children", "all",
+                 "--csv", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "Children 6-10, all" in out
+    assert next(line for line in out.splitlines() if line.startswith("01-04-03")).split()[3] \
+        == "3/3"
+    csv = pd.read_csv(table, dtype={"task_id": str})
+    assert len(csv) == 40 and "children_all_proportion" in csv.columns
+
+
+def test_not_a_run_directory_is_a_clean_error(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {tmp_path} is not an llm-aai run directory (no manifest.json)"
+
+
+def test_bad_plot_format_fails_before_loading(tmp_path, capsys):
+    assert main([str(tmp_path / "nothing"), "--plot", "fig.gif"]) == 2
+    assert "figure format must be one of .png, .svg, .pdf" in capsys.readouterr().err
+
+
+def test_run_without_finished_episodes(tmp_path, capsys):
+    (tmp_path / "manifest.json").write_text(
+        '{"run_id": "r", "config": {"model": "m", "prompt": "react"}}')
+    assert main([str(tmp_path)]) == 2
+    assert "no finished episodes" in capsys.readouterr().err
+
+
+def test_module_entry_point_has_no_traceback(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "llm_aai.analyze", str(tmp_path / "nope")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: ") and "no such directory" in done.stderr
