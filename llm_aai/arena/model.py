@@ -36,6 +36,7 @@ class Vector3:
     x: float = 0.0
     y: float = 0.0
     z: float = 0.0
+    location: SourceLocation | None = field(default=None, compare=False, repr=False)
 
     def as_tuple(self) -> tuple[float, float, float]:
         """Return ``(x, y, z)``."""
@@ -49,6 +50,7 @@ class RGB:
     r: float = 0.0
     g: float = 0.0
     b: float = 0.0
+    location: SourceLocation | None = field(default=None, compare=False, repr=False)
 
     def as_tuple(self) -> tuple[float, float, float]:
         """Return ``(r, g, b)``."""
@@ -73,6 +75,7 @@ class Item:
     frozen_agent_delays: tuple[float, ...] = ()
     extra: tuple[tuple[str, Any], ...] = ()
     location: SourceLocation | None = field(default=None, compare=False, repr=False)
+    key_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def instance_count(self) -> int:
@@ -95,6 +98,7 @@ class Arena:
     random_seed: int = 0
     merge_next_arena: bool = False
     location: SourceLocation | None = field(default=None, compare=False, repr=False)
+    key_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def agent(self) -> Item | None:

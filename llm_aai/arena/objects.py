@@ -9,10 +9,10 @@ testbed and the paper used; each is sourced in ``shared/reference/aai-rules.md``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """The families of objects, each built and ruled the same way by the simulator."""
 
     AGENT = "agent"

@@ -1,0 +1,201 @@
+"""The official Animal-AI testbed as a catalog: task ids, levels, selection, and where files live.
+
+The 900 arena files themselves are not shipped (see ``llm_aai.arena.fetch``); the package
+carries only facts about them: the pinned commit, each file's sha256, and the 40-task subset
+that children played and the LLM-AAI paper used. Commands find a task's file in one place,
+chosen in this order (the first one configured wins, so a typo in ``--arenas-dir`` is an
+error rather than a silent switch to another copy):
+
+1. the ``arenas_dir`` argument (the CLIs' ``--arenas-dir``);
+2. the ``LLM_AAI_ARENAS`` environment variable;
+3. the user cache, ``$XDG_CACHE_HOME/llm-aai/testbed/<commit>/`` (default ``~/.cache``),
+   which ``python -m llm_aai.arenas fetch`` fills.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+TESTBED_REPO = "Kinds-of-Intelligence-CFI/animal-ai"
+TESTBED_COMMIT = "ea382dbca75dc7a828ba5029d7e36c0900f9f460"
+BASE_URL = (f"https://raw.githubusercontent.com/{TESTBED_REPO}/{TESTBED_COMMIT}"
+            "/configs/competition")
+"""Where ``fetch`` downloads from by default: the testbed folder at the pinned commit."""
+ARENAS_ENV = "LLM_AAI_ARENAS"
+"""Environment variable naming a folder of ``LL-TT-VV.yaml`` testbed files."""
+
+LEVEL_NAMES = {
+    1: "Food Retrieval",
+    2: "Preferences",
+    3: "Static Obstacles",
+    4: "Avoidance",
+    5: "Spatial Reasoning and Support",
+    6: "Generalisation",
+    7: "Internal Modelling",
+    8: "Object Permanence and Working Memory",
+    9: "Numerosity and Advanced Preferences",
+    10: "Causal Reasoning",
+}
+
+_TASK_ID = re.compile(r"(\d\d)-(\d\d)-(\d\d)")
+
+
+class TaskSelectionError(ValueError):
+    """A ``--level`` / ``--tasks`` selection that names nothing valid."""
+
+
+class ArenaNotFoundError(FileNotFoundError):
+    """A task's arena file is not where the configuration says to look."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True, order=True)
+class Task:
+    """One testbed arena: id ``LL-TT-VV`` (level, test, variant) and its level."""
+
+    task_id: str
+    level: int
+    level_name: str
+
+    @property
+    def filename(self) -> str:
+        """The arena's file name in the testbed folder."""
+        return f"{self.task_id}.yaml"
+
+
+def _data(name: str) -> str:
+    return resources.files("llm_aai").joinpath("data", name).read_text(encoding="utf-8")
+
+
+@cache
+def checksums() -> dict[str, str]:
+    """Map each testbed file name to its sha256 (hex) at the pinned commit."""
+    result = {}
+    for line in _data("competition.sha256").splitlines():
+        if line.strip():
+            digest, name = line.split()
+            result[name.lstrip("*")] = digest
+    return result
+
+
+def _task(task_id: str) -> Task:
+    level = int(task_id[:2])
+    return Task(task_id, level, LEVEL_NAMES[level])
+
+
+@cache
+def all_tasks() -> tuple[Task, ...]:
+    """Return all 900 testbed tasks, in id order."""
+    return tuple(sorted(_task(name.removesuffix(".yaml")) for name in checksums()))
+
+
+@cache
+def children_subset() -> tuple[Task, ...]:
+    """Return the 40 tasks (4 per level) that children played and the LLM-AAI paper used."""
+    rows = csv.DictReader(_data("children_subset.csv").splitlines())
+    return tuple(sorted(Task(r["task_id"], int(r["level"]), r["level_name"]) for r in rows))
+
+
+def _parse_levels(spec: str) -> set[int]:
+    levels: set[int] = set()
+    for part in (p.strip() for p in spec.split(",")):
+        match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+        if not match:
+            raise TaskSelectionError(f"bad level {part!r} in {spec!r}: use e.g. 3, 1-10 or 1,3,5")
+        low = int(match.group(1))
+        high = int(match.group(2) or low)
+        if low > high or low not in LEVEL_NAMES or high not in LEVEL_NAMES:
+            raise TaskSelectionError(f"level {part!r} is out of range: levels are 1 to 10")
+        levels.update(range(low, high + 1))
+    return levels
+
+
+def _parse_ids(spec: str, pool: tuple[Task, ...]) -> list[Task]:
+    by_id = {t.task_id: t for t in pool}
+    known = {t.task_id for t in all_tasks()}
+    chosen = []
+    for raw in (p.strip() for p in spec.split(",")):
+        task_id = raw.removesuffix(".yaml")
+        if not _TASK_ID.fullmatch(task_id):
+            raise TaskSelectionError(f"bad task id {raw!r}: ids look like 04-12-03 "
+                                     "(level-test-variant)")
+        if task_id not in known:
+            raise TaskSelectionError(f"task {task_id} is not in the testbed (levels 01-10, "
+                                     "tests 01-30, variants 01-03)")
+        if task_id not in by_id:
+            raise TaskSelectionError(f"task {task_id} is not in the 40-task children subset; "
+                                     "add --full to choose from the whole testbed")
+        chosen.append(by_id[task_id])
+    return chosen
+
+
+def select_tasks(level: str | None = None, tasks: str | None = None,
+                 full: bool = False) -> list[Task]:
+    """Resolve a ``--level`` / ``--tasks`` selection to tasks, in id order.
+
+    Args:
+        level: ``"3"``, ``"1-10"``, ``"1,3,5"`` or a mix (``"1-3,7"``); None for all levels.
+        tasks: comma-separated ids (``"01-04-03,02-12-01"``); None for all tasks.
+        full: choose from all 900 tasks instead of the 40-task children subset.
+
+    Returns:
+        The matching tasks without duplicates; both filters apply when both are given.
+
+    Raises:
+        TaskSelectionError: a malformed or unknown level or id, or an empty selection.
+
+    """
+    pool = all_tasks() if full else children_subset()
+    chosen = set(_parse_ids(tasks, pool)) if tasks else set(pool)
+    if level:
+        levels = _parse_levels(level)
+        chosen = {t for t in chosen if t.level in levels}
+    if not chosen:
+        raise TaskSelectionError(f"no task matches level={level!r} tasks={tasks!r}")
+    return sorted(chosen)
+
+
+def cache_dir() -> Path:
+    """Where ``fetch`` stores the pinned testbed (honours ``XDG_CACHE_HOME``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "llm-aai" / "testbed" / TESTBED_COMMIT
+
+
+def arenas_location(arenas_dir: str | Path | None = None) -> tuple[Path, str]:
+    """Return the folder to read testbed files from and how it was chosen."""
+    if arenas_dir is not None:
+        return Path(arenas_dir).expanduser(), "--arenas-dir"
+    if os.environ.get(ARENAS_ENV):
+        return Path(os.environ[ARENAS_ENV]).expanduser(), f"${ARENAS_ENV}"
+    return cache_dir(), "the testbed cache"
+
+
+def resolve_arena_path(task_id: str, arenas_dir: str | Path | None = None) -> Path:
+    """Find the arena file of a testbed task.
+
+    Args:
+        task_id: an id such as ``"04-12-03"``.
+        arenas_dir: a folder of testbed files; overrides ``LLM_AAI_ARENAS`` and the cache.
+
+    Raises:
+        TaskSelectionError: the id is malformed or not in the testbed.
+        ArenaNotFoundError: the file is missing; the message says how to get it.
+
+    """
+    task = _parse_ids(task_id, all_tasks())[0]
+    folder, how = arenas_location(arenas_dir)
+    path = folder / task.filename
+    if path.is_file():
+        return path
+    raise ArenaNotFoundError(
+        f"arena {task.task_id} not found: {path} does not exist (folder from {how}). "
+        "Download the testbed with `python -m llm_aai.arenas fetch`, or point at a local "
+        f"copy of configs/competition with --arenas-dir DIR or {ARENAS_ENV}=DIR.")

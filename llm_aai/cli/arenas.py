@@ -1,0 +1,164 @@
+"""``python -m llm_aai.arenas``: validate arena files, list and fetch the testbed, show a placement.
+
+Subcommands:
+    validate PATH...   check files or folders; one ``file:line: field: message`` per problem
+    list               the tasks of the children subset (or ``--full`` testbed)
+    fetch              download the pinned testbed into the cache (or ``--dest``)
+    show ID|PATH       place an arena with a seed and print every object
+
+Problems are reported as messages, never tracebacks: exit status 0 means success, 1 means
+invalid files or a failed command, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from llm_aai.arena.catalog import ARENAS_ENV, ArenaNotFoundError, TaskSelectionError
+
+ARENA_SUFFIXES = (".yaml", ".yml")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the command line."""
+    parser = argparse.ArgumentParser(prog="python -m llm_aai.arenas",
+                                     description="Animal-AI arena files and the testbed.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("validate", help="check arena files (exit 0 only if all are valid)")
+    check.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                       help="arena files, or folders searched recursively for *.yaml/*.yml")
+    check.add_argument("--no-warnings", action="store_true",
+                       help="print errors only (warnings never make a file invalid)")
+
+    listing = sub.add_parser("list", help="list testbed tasks with level and level name")
+    listing.add_argument("--full", action="store_true",
+                         help="all 900 tasks instead of the 40-task children subset")
+    listing.add_argument("--level", help="levels, e.g. 3, 1-10 or 1,3,5")
+    listing.add_argument("--tasks", help="task ids, e.g. 01-04-03,02-10-01")
+
+    fetch = sub.add_parser("fetch", help="download the pinned testbed (checksummed, resumable)")
+    fetch.add_argument("--dest", type=Path, help="target folder (default: the user cache)")
+    fetch.add_argument("--source", help="base URL of a mirror holding LL-TT-VV.yaml files "
+                                        "(http(s):// or file://)")
+    fetch.add_argument("--tasks", help="only these task ids (default: all 900)")
+    fetch.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    show = sub.add_parser("show", help="place an arena with a seed and print its objects")
+    show.add_argument("arena", help="a task id (e.g. 04-12-03) or an arena file")
+    show.add_argument("--seed", type=int, default=0, help="placement seed (default 0)")
+    show.add_argument("--arena-id", type=int, help="which arena of a multi-arena file")
+    show.add_argument("--arenas-dir", type=Path,
+                      help=f"folder of testbed files (default: ${ARENAS_ENV}, then the cache)")
+    return parser
+
+
+def _arena_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    files, missing = [], []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in ARENA_SUFFIXES)
+            if not found:
+                missing.append(f"{path}: no *.yaml or *.yml files in this folder")
+            files += found
+        elif path.exists():
+            files.append(path)
+        else:
+            missing.append(f"{path}: no such file or folder")
+    return files, missing
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from llm_aai.arena.validate import check_file
+
+    files, missing = _arena_files(args.paths)
+    for line in missing:
+        print(line)
+    errors = warnings = invalid = 0
+    for path in files:
+        problems = check_file(path)
+        file_errors = sum(p.severity == "error" for p in problems)
+        errors += file_errors
+        warnings += len(problems) - file_errors
+        invalid += bool(file_errors)
+        for problem in problems:
+            if problem.severity == "error" or not args.no_warnings:
+                print(problem)
+    print(f"checked {len(files)} file(s): {invalid} invalid, {errors} error(s), "
+          f"{warnings} warning(s)", file=sys.stderr)
+    return 1 if invalid or missing else 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from llm_aai.arena.catalog import select_tasks
+
+    tasks = select_tasks(args.level, args.tasks, args.full)
+    print(f"{'task':<10} {'level':>5}  level name")
+    for task in tasks:
+        print(f"{task.task_id:<10} {task.level:>5}  {task.level_name}")
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from llm_aai.arena.catalog import BASE_URL
+    from llm_aai.arena.fetch import fetch_testbed
+
+    ids = [t.strip() for t in args.tasks.split(",")] if args.tasks else None
+    report = fetch_testbed(args.dest, source=args.source or BASE_URL, task_ids=ids,
+                           progress=not args.quiet)
+    print(f"{report.dest}: {len(report.downloaded)} downloaded, {len(report.skipped)} already "
+          "present; all checksums verified")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from llm_aai.arena.catalog import resolve_arena_path
+    from llm_aai.arena.placement import place_arena
+    from llm_aai.arena.yaml_io import load_config
+
+    candidate = Path(args.arena)
+    path = candidate if candidate.suffix in ARENA_SUFFIXES or candidate.exists() else (
+        resolve_arena_path(args.arena, args.arenas_dir))
+    config = load_config(path)
+    arena = config.arena(args.arena_id)
+    placed = place_arena(arena, np.random.default_rng(args.seed), source=str(path))
+    print(f"{path} (seed {args.seed}): t={arena.time_limit} pass_mark={arena.pass_mark:g}"
+          + (f" blackouts={list(arena.blackouts)}" if arena.blackouts else ""))
+    print(f"{'object':<26} {'x':>6} {'y':>6} {'z':>6}  {'size x,y,z':<20} {'yaw':>6}  rgb")
+    for obj in (placed.agent, *placed.objects):
+        x, y, z = obj.position
+        size = ",".join(f"{v:.2f}" for v in obj.size)
+        rgb = ",".join(f"{round(c * 255)}" for c in obj.color)
+        print(f"{obj.spec.name:<26} {x:6.2f} {y:6.2f} {z:6.2f}  {size:<20} {obj.yaw:6.1f}  {rgb}")
+    for note in placed.dropped:
+        print(f"dropped: {note}")
+    return 0
+
+
+COMMANDS = {"validate": _validate, "list": _list, "fetch": _fetch, "show": _show}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; return the exit status."""
+    from llm_aai.arena.errors import ArenaError, PlacementError
+    from llm_aai.arena.fetch import FetchError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (ArenaError, PlacementError, FetchError, TaskSelectionError,
+            ArenaNotFoundError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"error: {message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the flush at exit)
+        return 0

@@ -1,0 +1,80 @@
+import subprocess
+import sys
+from pathlib import Path
+
+from llm_aai.arena.catalog import all_tasks
+from llm_aai.cli.arenas import main
+
+TASKS = [t.task_id for t in all_tasks()[::30]]  # what the loopback server serves
+
+MALFORMED = Path(__file__).parent / "malformed"
+
+
+def test_validate_testbed_folder_exits_zero(testbed_dir, capsys):
+    assert main(["validate", str(testbed_dir), "--no-warnings"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "checked 900 file(s): 0 invalid, 0 error(s)" in err
+
+
+def test_validate_reports_each_problem_and_exits_one(testbed_dir, capsys):
+    bad = MALFORMED / "unknown_object.yaml"
+    assert main(["validate", str(bad), str(testbed_dir / "01-01-01.yaml")]) == 1
+    out, _ = capsys.readouterr()
+    assert out.splitlines() == [f"{bad}:8: name: unknown object 'Wal' (did you mean Wall?); "
+                                "AAI would skip it"]
+
+
+def test_validate_missing_path_is_a_message(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "nope.yaml")]) == 1
+    assert "nope.yaml: no such file or folder" in capsys.readouterr().out
+
+
+def test_warnings_do_not_fail_validation(testbed_dir, capsys):
+    assert main(["validate", str(testbed_dir / "05-30-01.yaml")]) == 0
+    assert "warning: positions: y=1500" in capsys.readouterr().out
+
+
+def test_list_subset_full_and_selection(capsys):
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 41 and lines[1].split() == ["01-04-03", "1", "Food", "Retrieval"]
+    assert main(["list", "--full", "--level", "10"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 91
+    assert main(["list", "--tasks", "01-01-01"]) == 1
+    assert "add --full" in capsys.readouterr().err
+
+
+def test_fetch_command_against_loopback_server(server, tmp_path, capsys):
+    ids = ",".join(TASKS[:4])
+    args = ["fetch", "--dest", str(tmp_path), "--source", server.url, "--tasks", ids, "--quiet"]
+    assert main(args) == 0
+    assert "4 downloaded, 0 already present" in capsys.readouterr().out
+    assert main(args) == 0
+    assert "0 downloaded, 4 already present" in capsys.readouterr().out
+
+
+def test_show_places_a_task_from_arenas_dir(testbed_dir, capsys):
+    assert main(["show", "03-13-01", "--arenas-dir", str(testbed_dir), "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "CylinderTunnel" in out and "GoodGoal" in out and "dropped" not in out
+
+
+def test_show_missing_task_explains_how_to_get_it(tmp_path, capsys):
+    assert main(["show", "04-12-03", "--arenas-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: arena 04-12-03 not found") and "fetch" in err
+
+
+def test_module_entry_point_never_prints_a_traceback(tmp_path):
+    junk = tmp_path / "junk.yaml"
+    junk.write_bytes(b"\x00\xff\xfe binary")
+    result = subprocess.run([sys.executable, "-m", "llm_aai.arenas", "validate", str(junk)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr + result.stdout
+    assert f"{junk}:1: yaml: not a text file" in result.stdout
+    bad = subprocess.run([sys.executable, "-m", "llm_aai.arenas", "show", "1-2-3"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "bad task id '1-2-3'" in bad.stderr
