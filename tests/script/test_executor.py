@@ -1,0 +1,128 @@
+"""The script executor and the paper's protocol, driven through a tiny fake env.
+
+``CounterEnv`` below is a test double written for these tests, not a simulator: it counts
+steps, records every action it receives, loses 0.06 health per step (the recording's decay)
+and ends the episode after a chosen number of steps. It is just enough of the gymnasium step
+contract to check what the executor sends and how it adds up what comes back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llm_aai.script import (
+    PAPER_PROTOCOL,
+    PaperProtocol,
+    execute_actions,
+    execute_script,
+    parse_script,
+    run_initial_observations,
+)
+
+
+class CounterEnv:
+    def __init__(self, end_after: int | None = None, truncate: bool = False) -> None:
+        self.end_after = end_after
+        self.truncate = truncate
+        self.actions: list[tuple[int, int]] = []
+        self.health = 100.0
+
+    def obs(self) -> dict:
+        return {
+            "image": np.full((4, 4, 3), len(self.actions) % 256, dtype=np.uint8),
+            "health": np.array([self.health], dtype=np.float32),
+        }
+
+    def reset(self) -> tuple[dict, dict]:
+        self.actions.clear()
+        self.health = 100.0
+        return self.obs(), {}
+
+    def step(self, action):
+        assert isinstance(action, np.ndarray) and action.shape == (2,)
+        self.actions.append((int(action[0]), int(action[1])))
+        self.health -= 0.06
+        ended = self.end_after is not None and len(self.actions) >= self.end_after
+        info = {"step": len(self.actions)}
+        return self.obs(), -0.0006, ended and not self.truncate, ended and self.truncate, info
+
+
+def test_script_actions_reach_the_env_in_order():
+    env = CounterEnv()
+    obs, _ = env.reset()
+    script = parse_script('Think("go");Go(2);Turn(-12);Go(-1);Turn(5);')
+    outcome = execute_script(env, script, observation=obs)
+    assert env.actions == [(1, 0), (1, 0), (0, 2), (0, 2), (2, 0)]
+    assert outcome.steps == 5
+    assert outcome.reward == pytest.approx(-0.003)
+    assert outcome.health == pytest.approx(100 - 5 * 0.06, abs=1e-4)
+    assert outcome.thoughts == ("go",)
+    assert [i["step"] for i in outcome.infos] == [1, 2, 3, 4, 5]
+    assert outcome.observation["image"][0, 0, 0] == 5
+    assert not outcome.done
+
+
+def test_a_script_without_steps_returns_the_observation_it_was_given():
+    env = CounterEnv()
+    obs, _ = env.reset()
+    outcome = execute_script(env, parse_script('Think("hm");Turn(5);'), observation=obs)
+    assert env.actions == []
+    assert outcome.observation is obs and outcome.steps == 0 and outcome.reward == 0.0
+    assert outcome.health == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("truncate", [False, True])
+def test_execution_stops_when_the_episode_ends(truncate):
+    env = CounterEnv(end_after=4, truncate=truncate)
+    obs, _ = env.reset()
+    outcome = execute_script(env, parse_script("Go(10);"), observation=obs)
+    assert len(env.actions) == 4 and outcome.steps == 4
+    assert (outcome.terminated, outcome.truncated) == (not truncate, truncate)
+    assert outcome.done
+
+
+def test_initial_observations_follow_the_paper():
+    env = CounterEnv()
+    obs, _ = env.reset()
+    start = run_initial_observations(env, obs)
+    # 1 step after reset, then 3 observations each followed by 16 no-ops.
+    assert env.actions == [(0, 0)] * (1 + 3 * 16)
+    assert [o["image"][0, 0, 0] for o in start.observations] == [1, 17, 33]
+    assert start.first_observation_health == pytest.approx(99.94, abs=1e-4)
+    assert start.outcome.steps == 49
+    assert start.outcome.health == pytest.approx(100 - 49 * 0.06, abs=1e-3)
+    assert start.outcome.reward == pytest.approx(-49 * 0.0006)
+
+
+def test_initial_observations_stop_when_the_episode_ends():
+    env = CounterEnv(end_after=20)
+    obs, _ = env.reset()
+    start = run_initial_observations(env, obs)
+    assert len(env.actions) == 20
+    assert len(start.observations) == 2
+    assert start.outcome.terminated
+
+
+def test_protocol_numbers_are_data():
+    assert PAPER_PROTOCOL == PaperProtocol(
+        steps_after_reset=1,
+        initial_observations=3,
+        noops_after_initial_observation=16,
+        max_scripts=30,
+        noops_after_invalid_script=1,
+        run_out_clock=True,
+    )
+    env = CounterEnv()
+    obs, _ = env.reset()
+    start = run_initial_observations(env, obs, PaperProtocol(0, 2, 3))
+    assert start.observations[0] is obs and len(env.actions) == 6
+
+
+def test_invalid_reply_costs_the_protocols_noops():
+    env = CounterEnv()
+    obs, _ = env.reset()
+    outcome = execute_actions(
+        env, [(0, 0)] * PAPER_PROTOCOL.noops_after_invalid_script, observation=obs
+    )
+    assert env.actions == [(0, 0)] and outcome.steps == 1
