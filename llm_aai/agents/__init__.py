@@ -1,0 +1,35 @@
+"""Agents: the LLM agent and the non-LLM baselines, behind one interface and one registry."""
+
+from llm_aai.agents.base import Agent, AgentReply, TurnInput
+from llm_aai.agents.heuristic import HeuristicAgent, HeuristicSettings
+from llm_aai.agents.human import HumanAgent
+from llm_aai.agents.llm import LLMAgent
+from llm_aai.agents.random_agent import RandomAgent
+from llm_aai.agents.registry import (
+    AGENTS,
+    AgentEntry,
+    AgentSpec,
+    make_agent,
+    register_agent,
+    resolve_agent,
+)
+from llm_aai.agents.replay import ReplayAgent, ReplayExhausted
+
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "AgentEntry",
+    "AgentReply",
+    "AgentSpec",
+    "HeuristicAgent",
+    "HeuristicSettings",
+    "HumanAgent",
+    "LLMAgent",
+    "RandomAgent",
+    "ReplayAgent",
+    "ReplayExhausted",
+    "TurnInput",
+    "make_agent",
+    "register_agent",
+    "resolve_agent",
+]

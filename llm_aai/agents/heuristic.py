@@ -1,0 +1,206 @@
+"""A vision baseline: head for the biggest yellow or green ball, steer clear of red.
+
+It needs no model and shows what plain colour segmentation achieves on the testbed,
+which puts the LLM scores in context. It writes Think/Go/Turn script text like a model
+does, so its replies go through the same parser and logs. Everything it does is a
+function of the current frame and a ``random.Random(seed)``, so a run is reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from llm_aai.agents.base import AgentReply, TurnInput
+from llm_aai.agents.vision import (
+    Blob,
+    Camera,
+    classify_hsv,
+    find_blobs,
+    floor_mask,
+    go_steps_for_distance,
+    hsv,
+)
+from llm_aai.script import DEGREES_PER_STEP, Command, Go, Script, Think, Turn, format_script
+
+__all__ = ["HeuristicAgent", "HeuristicSettings"]
+
+
+@dataclass(frozen=True)
+class HeuristicSettings:
+    """Tunable numbers of the baseline (defaults calibrated on the Unity recording).
+
+    Attributes:
+        min_ball_area: smallest blob (pixels at 512 px) taken for a ball.
+        overshoot_m: how far past a ball's centre to aim, so the agent runs through it.
+        far_m: beyond this, go half way and look again.
+        corridor_m: half-width of the path kept clear of red, in metres.
+        min_free_m: explore forward only if this much floor is free ahead.
+        explore_turns: the turn sizes (degrees) picked from while searching.
+        explore_go: range of Go steps once a full turn showed nothing.
+
+    """
+
+    min_ball_area: int = 24
+    overshoot_m: float = 1.2
+    far_m: float = 15.0
+    corridor_m: float = 0.7
+    min_free_m: float = 3.0
+    explore_turns: tuple[int, ...] = (60, 66, 72, 78, 84, 90)
+    explore_go: tuple[int, int] = (6, 14)
+
+
+def _turn_command(degrees: float) -> Turn | None:
+    steps = round(degrees / DEGREES_PER_STEP)
+    return Turn(steps * DEGREES_PER_STEP) if steps else None
+
+
+def _plausible_ball(camera: Camera, blob: Blob) -> bool:
+    """Reject patches too small for a ball standing where they touch the floor.
+
+    A ball at least 0.5 m wide whose bottom is at floor distance d spans at least
+    f * 0.5 / d pixels; a few yellowish pixels near the bottom of the image are floor
+    texture, not a ball at arm's length. (A ball on a platform looks farther than it
+    is, which only loosens the test.)
+    """
+    distance = camera.floor_distance(blob.bottom)
+    if distance is None:
+        return True
+    smallest = camera.focal * 0.5 / distance
+    return blob.width >= 0.4 * smallest
+
+
+class HeuristicAgent:
+    """Turns toward the biggest visible food ball, detours around red, explores otherwise.
+
+    Args:
+        settings: thresholds and step sizes.
+        name: agent name in logs.
+
+    """
+
+    def __init__(self, settings: HeuristicSettings | None = None, name: str = "heuristic"):
+        self.settings = settings or HeuristicSettings()
+        self.name = name
+        self._rng = random.Random(0)
+        self._searched_deg = 0
+        self._turn_sign = 1
+
+    def start_episode(self, system_prompt: str, seed: int) -> None:
+        """Reset the search state; the prompt is not needed by a hand-written policy."""
+        self._rng = random.Random(seed)
+        self._searched_deg = 0
+        self._turn_sign = self._rng.choice((-1, 1))
+
+    def act(self, turn: TurnInput) -> AgentReply:
+        """Plan from the newest frame and return the script text."""
+        if not turn.images:
+            raise ValueError("the heuristic agent needs at least one image per turn")
+        commands = self.plan(np.asarray(turn.images[-1]))
+        return AgentReply(text=format_script(Script(tuple(commands))), model=self.name)
+
+    # -- policy ----------------------------------------------------------------------
+    def plan(self, frame: np.ndarray) -> list[Command]:
+        """Decide the commands for one frame."""
+        if float(frame[..., :3].mean()) < 8.0:
+            return [Think("It is dark. I keep going the way I was facing."), Go(5)]
+        camera = Camera(frame.shape[0], frame.shape[1])
+        channels = hsv(frame)
+        masks = classify_hsv(*channels)
+        target = self._pick_target(camera, masks)
+        danger = masks["red"] | masks["orange"]
+        if target is None:
+            return self._explore(camera, floor_mask(*channels), danger)
+        self._searched_deg = 0
+        return self._approach(camera, target, danger)
+
+    def _pick_target(self, camera: Camera, masks: dict[str, np.ndarray]) -> Blob | None:
+        # Yellow first: touching green ends the level, so it is collected last.
+        for kind in ("yellow", "green"):
+            blobs = find_blobs(masks[kind], kind, min_area=self.settings.min_ball_area,
+                               min_roundness=0.5, min_fill=0.45)
+            blobs = [blob for blob in blobs if _plausible_ball(camera, blob)]
+            if blobs:
+                return blobs[0]
+        return None
+
+    def _distance(self, camera: Camera, blob: Blob) -> float:
+        on_floor = camera.floor_distance(blob.bottom)
+        by_size = camera.focal / max(blob.width, 1)  # assumes a 1 m ball
+        return on_floor if on_floor is not None else by_size
+
+    def _approach(self, camera: Camera, target: Blob, danger: np.ndarray) -> list[Command]:
+        bearing = camera.bearing(target.center_col)
+        distance = self._distance(camera, target)
+        blocked_side = self._blocked(camera, danger, target.center_col, distance)
+        if blocked_side:
+            detour = bearing - 35.0 * blocked_side
+            commands: list[Command] = [Think(
+                f"A {target.kind} ball is at {bearing:+.0f} degrees, about {distance:.1f} m, "
+                f"but something red is in the way. I step around it first.")]
+            turn = _turn_command(detour)
+            return commands + ([turn] if turn else []) + [Go(go_steps_for_distance(2.5))]
+        travel = distance + self.settings.overshoot_m
+        if distance > self.settings.far_m:
+            travel = distance / 2.0
+        commands = [Think(f"A {target.kind} ball is at {bearing:+.0f} degrees, about "
+                          f"{distance:.1f} m away. I face it and run through it.")]
+        turn = _turn_command(bearing)
+        if turn:
+            commands.append(turn)
+        commands.append(Go(go_steps_for_distance(travel)))
+        return commands
+
+    def _blocked(self, camera: Camera, danger: np.ndarray, col: float,
+                 distance: float) -> int:
+        """0 if the floor path to ``col`` is clear of red, else the side to avoid (+1/-1).
+
+        The straight floor path toward a bearing projects to one image column; a body of
+        half-width w at distance z covers w * f / z pixels around it. Every row below the
+        target's contact row is checked against that widening corridor.
+        """
+        if not danger.any():
+            return 0
+        height, width = danger.shape
+        top = int(min(height - 1, camera.row_of_distance(distance + 0.5)))
+        rows = np.arange(top, height)
+        half = self.settings.corridor_m * (rows + 0.5 - height / 2.0) / camera.eye_m
+        cols = np.arange(width)
+        corridor = np.abs(cols[None, :] - col) <= half[:, None]
+        hits = danger[top:] & corridor
+        if hits.sum() < 20:
+            return 0
+        mean_col = float(np.nonzero(hits)[1].mean())
+        return 1 if mean_col >= col else -1
+
+    def _explore(self, camera: Camera, floor: np.ndarray,
+                 danger: np.ndarray) -> list[Command]:
+        settings = self.settings
+        if self._searched_deg >= 360:
+            free = self._free_ahead(camera, floor)
+            if free >= settings.min_free_m and not self._blocked(
+                    camera, danger, camera.width / 2.0, free):
+                self._searched_deg = 0
+                steps = min(self._rng.randint(*settings.explore_go),
+                            go_steps_for_distance(free - 1.0))
+                return [Think(f"No food in sight after a full turn. About {free:.0f} m of "
+                              f"floor is free ahead, so I move to a new spot."), Go(steps)]
+        angle = self._rng.choice(settings.explore_turns)
+        self._searched_deg += angle
+        return [Think("I see no yellow or green ball. I turn to search."),
+                Turn(self._turn_sign * angle)]
+
+    @staticmethod
+    def _free_ahead(camera: Camera, floor: np.ndarray) -> float:
+        """Metres of floor straight ahead before the first row that is not floor."""
+        height, width = floor.shape
+        half = max(2, width // 40)
+        centre = floor[:, width // 2 - half: width // 2 + half]
+        row_is_floor = centre.mean(axis=1) > 0.8
+        row = height - 1
+        while row > height // 2 and row_is_floor[row]:
+            row -= 1
+        distance = camera.floor_distance(row + 1)
+        return 40.0 if distance is None else min(distance, 40.0)

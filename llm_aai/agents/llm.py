@@ -1,0 +1,143 @@
+"""An agent backed by a chat model, following the paper's conversation protocol.
+
+The whole conversation (system prompt, every turn's text and images, every reply) is
+kept and sent on each turn, so the model sees all previous states and scripts. Two
+options beyond the paper, off by default, trade fidelity for cost: keep only the last K
+images, and mark Anthropic prompt-caching breakpoints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llm_aai.agents.base import AgentReply, TurnInput
+from llm_aai.llm.client import ChatClient
+from llm_aai.llm.types import Message, assistant_message, system_message, text_part, user_message
+
+__all__ = ["DEFAULT_IMAGE_PLACEHOLDER", "LLMAgent"]
+
+DEFAULT_IMAGE_PLACEHOLDER = "[an earlier picture was removed here to keep the conversation short]"
+_CACHE = {"type": "ephemeral"}
+
+
+class LLMAgent:
+    """Sends the full history to a :class:`~llm_aai.llm.client.ChatClient` each turn.
+
+    Args:
+        client: the model client (``LiteLLMClient`` or anything with ``complete``).
+        keep_last_images: if set, only the last K images are sent; older ones are
+            replaced by ``image_placeholder`` (the stored history keeps them all).
+        prompt_caching: add Anthropic ``cache_control`` breakpoints on the system prompt
+            and the latest user message; only applied to ``anthropic/`` models.
+        image_placeholder: the text that stands in for a dropped image.
+        name: agent name for logs; defaults to the client's model.
+
+    """
+
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        keep_last_images: int | None = None,
+        prompt_caching: bool = False,
+        image_placeholder: str = DEFAULT_IMAGE_PLACEHOLDER,
+        name: str | None = None,
+    ) -> None:
+        if keep_last_images is not None and keep_last_images < 0:
+            raise ValueError(f"keep_last_images must be >= 0, got {keep_last_images}")
+        self.client = client
+        self.name = name or client.model
+        self.keep_last_images = keep_last_images
+        self.prompt_caching = prompt_caching
+        self.image_placeholder = image_placeholder
+        self.messages: list[Message] = []
+
+    def __repr__(self) -> str:
+        return (f"LLMAgent(client={self.client!r}, keep_last_images={self.keep_last_images}, "
+                f"prompt_caching={self.prompt_caching})")
+
+    def start_episode(self, system_prompt: str, seed: int) -> None:
+        """Start a fresh conversation with ``system_prompt``.
+
+        ``seed`` is unused: sampling randomness belongs to the provider (temperature 0 by
+        default), and the paper gave the model no memory across episodes.
+        """
+        self.messages = [system_message(system_prompt)]
+
+    def act(self, turn: TurnInput) -> AgentReply:
+        """Append this turn, send the history, record and return the reply.
+
+        If the call fails the turn is taken back out, so the history never holds a
+        question without its answer.
+        """
+        if not self.messages:
+            raise RuntimeError("call start_episode before act")
+        self.messages.append(user_message(turn.text, turn.images, preamble=turn.preamble))
+        try:
+            response = self.client.complete(self.outgoing_messages())
+        except BaseException:
+            self.messages.pop()
+            raise
+        self.messages.append(assistant_message(response.text))
+        return AgentReply(
+            text=response.text, model=response.model, input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens, cost_usd=response.cost_usd,
+            latency_s=response.latency_s, retries=response.retries,
+            finish_reason=response.raw_finish_reason, cost_known=response.cost_known,
+        )
+
+    def outgoing_messages(self) -> list[Message]:
+        """Return the history as it will be sent, after the image and caching options."""
+        messages = self.messages
+        if self.keep_last_images is not None:
+            messages = _drop_old_images(messages, self.keep_last_images,
+                                        self.image_placeholder)
+        if self.prompt_caching and self.client.model.startswith("anthropic/"):
+            messages = _with_cache_breakpoints(messages)
+        return messages
+
+
+def _drop_old_images(messages: list[Message], keep: int, placeholder: str) -> list[Message]:
+    """Copy of ``messages`` where all but the last ``keep`` images are placeholders."""
+    result: list[Message] = []
+    remaining = keep
+    for message in reversed(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            result.append(message)
+            continue
+        parts: list[dict[str, Any]] = []
+        for part in reversed(content):
+            if part.get("type") == "image_url":
+                if remaining > 0:
+                    remaining -= 1
+                    parts.append(part)
+                else:
+                    parts.append(text_part(placeholder))
+            else:
+                parts.append(part)
+        result.append({**message, "content": parts[::-1]})
+    return result[::-1]
+
+
+def _with_cache_breakpoints(messages: list[Message]) -> list[Message]:
+    """Mark the system prompt and the newest user message as cacheable prefixes.
+
+    Anthropic caches everything up to a marked block; with the history growing by one
+    turn each call, these two marks let every call reuse the previous call's prefix.
+    """
+    marked = [dict(m) for m in messages]
+    targets = [0] if marked and marked[0]["role"] == "system" else []
+    last_user = max((i for i, m in enumerate(marked) if m["role"] == "user"), default=None)
+    if last_user is not None:
+        targets.append(last_user)
+    for index in targets:
+        content = marked[index]["content"]
+        parts = ([text_part(content)] if isinstance(content, str)
+                 else list(content))
+        if parts:
+            parts[-1] = {**parts[-1], "cache_control": dict(_CACHE)}
+        marked[index] = {**marked[index], "content": parts}
+    return marked
+
+

@@ -1,0 +1,202 @@
+"""Agents by name: built-ins from a table, every other name is a model.
+
+``resolve_agent`` validates a name and its options once, at start-up (a missing API key
+is reported before any episode runs), and returns an :class:`AgentSpec` whose ``create``
+builds a fresh agent for each episode, so concurrent episodes never share state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from pathlib import Path
+from typing import Any
+
+from llm_aai.agents.base import Agent
+
+__all__ = [
+    "AGENTS",
+    "CLIENT_OPTIONS",
+    "MODEL_OPTIONS",
+    "AgentEntry",
+    "AgentSpec",
+    "make_agent",
+    "register_agent",
+    "resolve_agent",
+]
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """A built-in agent: how to build it and which options it takes."""
+
+    factory: Callable[..., Agent]
+    options: frozenset[str]
+    description: str
+
+
+def _heuristic(**options: Any) -> Agent:
+    from llm_aai.agents.heuristic import HeuristicAgent, HeuristicSettings
+
+    return HeuristicAgent(HeuristicSettings(**options))
+
+
+def _random(**options: Any) -> Agent:
+    from llm_aai.agents.random_agent import RandomAgent
+
+    return RandomAgent(**options)
+
+
+def _human(**options: Any) -> Agent:
+    from llm_aai.agents.human import HumanAgent
+
+    return HumanAgent(**options)
+
+
+def _replay(scripts: list[str] | None = None, replay_from: Any = None, **options: Any) -> Agent:
+    from llm_aai.agents.replay import ReplayAgent
+
+    if (scripts is None) == (replay_from is None):
+        raise ValueError("the replay agent needs either scripts=[...] or replay_from="
+                         "an episode directory or a text file with one script per line")
+    if scripts is None:
+        scripts = load_replay_scripts(Path(replay_from))
+    return ReplayAgent(scripts, **options)
+
+
+def load_replay_scripts(source: Path) -> list[str]:
+    """The replies of a logged episode (its directory), or the lines of a scripts file."""
+    from llm_aai.logs.store import read_turns
+
+    if source.is_dir():
+        return [turn.reply for turn in read_turns(source) if turn.reply is not None]
+    if source.is_file():
+        return [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    raise FileNotFoundError(f"nothing to replay at {source}: expected an episode directory "
+                            "(with turns.jsonl) or a text file of scripts")
+
+
+def _heuristic_options() -> frozenset[str]:
+    from llm_aai.agents.heuristic import HeuristicSettings
+
+    return frozenset(f.name for f in fields(HeuristicSettings))
+
+
+#: name -> built-in agent. Extend with :func:`register_agent`.
+AGENTS: dict[str, AgentEntry] = {
+    "heuristic": AgentEntry(_heuristic, _heuristic_options(),
+                            "colour-blob vision baseline: food first, avoid red, explore"),
+    "random": AgentEntry(_random, frozenset({"max_go", "max_commands"}),
+                         "seeded random Go/Turn scripts"),
+    "human": AgentEntry(_human, frozenset({"input_stream", "output_stream", "frame_dir"}),
+                        "type scripts at the terminal after looking at the saved frame"),
+    "replay": AgentEntry(_replay, frozenset({"scripts", "replay_from"}),
+                         "re-issue the scripts of a logged episode"),
+}
+
+#: options that configure the model client.
+CLIENT_OPTIONS = frozenset({"api_base", "api_key", "temperature", "max_tokens", "timeout_s",
+                            "max_retries", "max_concurrent", "retry_policy", "extra_params",
+                            "seed"})
+#: every option a model agent accepts (client options plus LLMAgent options).
+MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "prompt_caching", "image_placeholder"}
+
+
+def register_agent(name: str, entry: AgentEntry) -> None:
+    """Add a named agent; names must not shadow built-ins or model aliases."""
+    from llm_aai.llm.aliases import MODEL_ALIASES
+
+    if name in AGENTS or name in MODEL_ALIASES:
+        raise ValueError(f"agent name {name!r} is already taken")
+    AGENTS[name] = entry
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A validated agent choice; ``create()`` builds a fresh agent for one episode.
+
+    Attributes:
+        name: what the user asked for (``heuristic``, ``claude``, ``openai/gpt-4o``...).
+        kind: ``"builtin"`` or ``"model"``.
+        options: the options the agent is built with (``api_key`` never shown).
+
+    """
+
+    name: str
+    kind: str
+    options: Mapping[str, Any] = field(repr=False)
+    _factory: Callable[..., Agent] = field(repr=False, compare=False)
+
+    def create(self) -> Agent:
+        """Build a new agent (call once per episode; agents keep per-episode state)."""
+        return self._factory(**self.options)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-safe description for the run manifest, without secrets."""
+        shown: dict[str, Any] = {}
+        for key, value in self.options.items():
+            if key == "api_key":
+                shown[key] = "<set>"
+            elif key in ("input_stream", "output_stream", "scripts"):
+                shown[key] = f"<{type(value).__name__}>"
+            else:
+                shown[key] = value if isinstance(value, str | int | float | bool) else repr(value)
+        info: dict[str, Any] = {"name": self.name, "kind": self.kind, "options": shown}
+        if self.kind == "model":
+            from llm_aai.llm.aliases import resolve_model
+
+            spec = resolve_model(self.name)
+            info.update(litellm_model=spec.litellm_model, alias=spec.alias,
+                        provider=spec.provider, api_key_env=spec.api_key_env)
+        return info
+
+
+def resolve_agent(name: str, **options: Any) -> AgentSpec:
+    """Validate an agent name and its options; check the API key for models.
+
+    Options that are None are treated as not given. Options meant for the other kind of
+    agent (e.g. ``temperature`` for ``heuristic``, ``replay_from`` for a model) are
+    dropped, so a CLI can pass all its flags; anything else unknown is an error.
+
+    Raises:
+        MissingAPIKey: the model's provider needs a key that is not set.
+        TypeError: an option no agent knows.
+
+    """
+    given = {key: value for key, value in options.items() if value is not None}
+    every_builtin = frozenset().union(*(entry.options for entry in AGENTS.values()))
+    entry = AGENTS.get(name)
+    if entry is not None:
+        allowed, ignorable = entry.options, MODEL_OPTIONS | every_builtin
+        kind, factory = "builtin", entry.factory
+    else:
+        allowed, ignorable = MODEL_OPTIONS, every_builtin
+        kind, factory = "model", _model_factory(name, given)
+    unknown = sorted(set(given) - allowed - ignorable)
+    if unknown:
+        raise TypeError(f"agent {name!r} does not take options {unknown}")
+    kept = {key: value for key, value in given.items() if key in allowed}
+    return AgentSpec(name, kind, MappingProxyType(kept), factory)
+
+
+def _model_factory(name: str, options: Mapping[str, Any]) -> Callable[..., Agent]:
+    from llm_aai.llm.aliases import check_credentials, resolve_model
+
+    spec = resolve_model(name)
+    check_credentials(spec, options.get("api_base"), options.get("api_key"))
+
+    def build(**kept: Any) -> Agent:
+        from llm_aai.agents.llm import LLMAgent
+        from llm_aai.llm.client import LiteLLMClient
+
+        client = {k: v for k, v in kept.items() if k in CLIENT_OPTIONS}
+        agent = {k: v for k, v in kept.items() if k not in CLIENT_OPTIONS}
+        return LLMAgent(LiteLLMClient(name, **client), **agent)
+
+    return build
+
+
+def make_agent(name: str, **options: Any) -> Agent:
+    """Build one agent by name (``resolve_agent(name, **options).create()``)."""
+    return resolve_agent(name, **options).create()

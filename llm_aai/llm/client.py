@@ -1,0 +1,207 @@
+"""The one model client: litellm for every provider, wrapped in our retry policy.
+
+litellm is imported on first use (it takes seconds), so importing ``llm_aai`` stays fast
+and the non-LLM agents never pay for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from llm_aai.llm.aliases import ModelSpec, resolve_model
+from llm_aai.llm.errors import LLMRequestError
+from llm_aai.llm.retry import RetryPolicy, call_with_retries, is_transient
+from llm_aai.llm.secrets import Secret, redact
+from llm_aai.llm.types import LLMResponse, Message
+
+__all__ = ["ChatClient", "LiteLLMClient", "provider_semaphore"]
+
+log = logging.getLogger(__name__)
+
+_SEMAPHORES: dict[tuple[str, str | None, int], threading.BoundedSemaphore] = {}
+_SEMAPHORES_LOCK = threading.Lock()
+
+
+def provider_semaphore(provider: str, api_base: str | None,
+                       limit: int) -> threading.BoundedSemaphore:
+    """Return the process-wide semaphore bounding concurrent calls to one provider endpoint.
+
+    Clients for the same provider, endpoint and limit share it, so sixteen episodes
+    running in threads still make at most ``limit`` simultaneous requests.
+    """
+    if limit < 1:
+        raise ValueError(f"max_concurrent must be >= 1, got {limit}")
+    key = (provider, api_base, limit)
+    with _SEMAPHORES_LOCK:
+        if key not in _SEMAPHORES:
+            _SEMAPHORES[key] = threading.BoundedSemaphore(limit)
+        return _SEMAPHORES[key]
+
+
+class ChatClient(Protocol):
+    """What an agent needs from a model: send a conversation, get one reply."""
+
+    model: str
+
+    def complete(self, messages: Sequence[Message]) -> LLMResponse:
+        """Send the whole conversation and return the reply with its accounting."""
+        ...
+
+
+def _import_litellm() -> Any:
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout
+    return litellm
+
+
+class LiteLLMClient:
+    """Calls any litellm-supported model with one bounded, transient-only retry policy.
+
+    Args:
+        model: an alias (``claude``) or a litellm model string (``openai/gpt-4o``).
+        api_base: URL of an OpenAI-compatible server (local models, the fake server).
+        api_key: explicit key; otherwise litellm reads the provider's environment variable.
+        temperature: sampling temperature (the paper used 0).
+        max_tokens: cap on the reply length.
+        timeout_s: per-attempt HTTP timeout.
+        max_retries: retries after the first attempt for transient errors.
+        max_concurrent: simultaneous calls allowed per provider endpoint.
+        retry_policy: full control of the backoff; overrides ``max_retries``.
+        extra_params: passed through to ``litellm.completion`` (e.g. ``top_p``).
+
+    """
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None = None,
+        *,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        max_concurrent: int = 8,
+        retry_policy: RetryPolicy | None = None,
+        extra_params: dict[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.spec: ModelSpec = resolve_model(model)
+        self.model = self.spec.litellm_model
+        self.api_base = api_base
+        self._api_key = Secret(api_key) if api_key else None
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout_s = timeout_s
+        self.retry_policy = retry_policy or RetryPolicy(max_attempts=max_retries + 1)
+        self.max_concurrent = max_concurrent
+        self.extra_params = dict(extra_params or {})
+        self._semaphore = provider_semaphore(self.spec.provider, api_base, max_concurrent)
+        self._rng = random.Random(seed)
+
+    def __repr__(self) -> str:
+        return (f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r}, "
+                f"temperature={self.temperature}, max_tokens={self.max_tokens}, "
+                f"timeout_s={self.timeout_s}, max_attempts={self.retry_policy.max_attempts}, "
+                f"api_key={'<set>' if self._api_key else '<from env>'})")
+
+    def describe(self) -> dict[str, Any]:
+        """Return the settings worth writing to a run manifest (never the key)."""
+        return {"model": self.model, "alias": self.spec.alias, "api_base": self.api_base,
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "timeout_s": self.timeout_s, "max_attempts": self.retry_policy.max_attempts,
+                "max_concurrent": self.max_concurrent, **self.extra_params}
+
+    def _secrets(self) -> list[str | None]:
+        secrets = [self._api_key.reveal() if self._api_key else None]
+        secrets += [os.environ.get(env) for env in self.spec.key_envs]
+        return secrets
+
+    def _scrub(self, text: str) -> str:
+        return redact(text, *self._secrets())
+
+    def _request(self, messages: Sequence[Message]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "timeout": self.timeout_s,
+            "num_retries": 0,  # litellm's own retry loop: off, ours decides
+            "max_retries": 0,  # the provider SDK's retry loop: off too
+            **self.extra_params,
+        }
+        if self.api_base:
+            request["api_base"] = self.api_base
+        if self._api_key:
+            request["api_key"] = self._api_key.reveal()
+        elif self.api_base and not any(os.environ.get(e) for e in self.spec.key_envs):
+            # Self-hosted OpenAI-compatible servers ignore the key, but the OpenAI SDK
+            # refuses to send a request without one.
+            request["api_key"] = "no-key-needed"
+        return request
+
+    def _attempt(self, request: dict[str, Any]) -> tuple[Any, float]:
+        litellm = _import_litellm()
+        with self._semaphore:
+            started = time.perf_counter()
+            response = litellm.completion(**request)
+            return response, time.perf_counter() - started
+
+    def complete(self, messages: Sequence[Message]) -> LLMResponse:
+        """Send ``messages`` and return the reply.
+
+        Raises:
+            LLMUnavailable: transient errors outlasted the retry policy.
+            LLMRequestError: a non-transient error (auth, bad request); not retried.
+
+        """
+        request = self._request(messages)
+        failure: LLMRequestError | None = None
+        try:
+            (response, latency), retries = call_with_retries(
+                lambda: self._attempt(request), self.retry_policy,
+                describe=f"{self.model} call", rng=self._rng, scrub=self._scrub)
+        except Exception as exc:
+            if is_transient(exc) or not type(exc).__module__.startswith(("litellm", "openai")):
+                raise
+            failure = LLMRequestError(
+                self._scrub(f"{self.model}: {type(exc).__name__}: {exc}"),
+                status_code=getattr(exc, "status_code", None))
+        if failure is not None:
+            # Raised outside the handler so the provider's exception (whose message may
+            # echo the key) is not chained into tracebacks.
+            raise failure
+        return self._to_response(response, latency, retries)
+
+    def _to_response(self, response: Any, latency: float, retries: int) -> LLMResponse:
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        cost, known = self._cost(response)
+        return LLMResponse(
+            text=choice.message.content or "",
+            model=getattr(response, "model", None) or self.model,
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost_usd=cost,
+            latency_s=latency,
+            retries=retries,
+            raw_finish_reason=getattr(choice, "finish_reason", None),
+            cost_known=known,
+        )
+
+    def _cost(self, response: Any) -> tuple[float, bool]:
+        litellm = _import_litellm()
+        try:
+            return float(litellm.completion_cost(completion_response=response,
+                                                 model=self.model)), True
+        except Exception as exc:  # litellm raises for models missing from its price map
+            log.debug("no price for %s: %s", self.model, type(exc).__name__)
+            return 0.0, False

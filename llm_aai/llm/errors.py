@@ -1,0 +1,44 @@
+"""The few failure types the runner must tell apart.
+
+The runner records :class:`LLMUnavailable` as an infrastructure failure (the trial is
+relaunched), treats :class:`LLMRequestError` as a configuration problem (wrong key,
+unknown model, malformed request: retrying will not help), and shows
+:class:`MissingAPIKey` before any episode starts.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LLMError", "LLMRequestError", "LLMUnavailable", "MissingAPIKey"]
+
+
+class LLMError(Exception):
+    """Base class of every model-call failure raised by ``llm_aai.llm``."""
+
+
+class MissingAPIKey(LLMError):
+    """The provider needs a key and none is set; names the environment variable."""
+
+    def __init__(self, model: str, env_vars: tuple[str, ...]) -> None:
+        self.model = model
+        self.env_vars = env_vars
+        names = " or ".join(env_vars)
+        super().__init__(
+            f"model {model!r} needs an API key: set {names} in the environment "
+            f"(or pass --api-base for a local OpenAI-compatible server)"
+        )
+
+
+class LLMUnavailable(LLMError):
+    """Transient failures persisted through every retry (rate limits, 5xx, timeouts)."""
+
+    def __init__(self, message: str, *, attempts: int) -> None:
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class LLMRequestError(LLMError):
+    """A non-transient failure (auth, bad request, unknown model); not retried."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        self.status_code = status_code
+        super().__init__(message)

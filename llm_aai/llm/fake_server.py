@@ -1,0 +1,317 @@
+"""A real OpenAI-compatible chat server on 127.0.0.1 that answers from a script.
+
+It lives in the package (not only in tests) because three kinds of callers need an
+offline model that speaks real HTTP: our own tests, the benchmarks (harness overhead and
+concurrency speed-up with a fixed latency), and users who want to test their own agents,
+prompts or runner settings without an API key. It depends only on the standard library.
+
+Point litellm at it with model ``openai/<any-name>`` and ``api_base=server.url``. Each
+request consumes one entry of the script: a reply string, or a fault (:class:`RateLimit`,
+:class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`). A callable
+responder can replace the queue. Every request body is recorded so tests can assert
+what was sent (images, full history).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "Delay",
+    "Drop",
+    "FakeChatServer",
+    "HTTPError",
+    "RateLimit",
+    "RecordedRequest",
+    "ServerError",
+]
+
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """Answer 429 with a ``Retry-After`` header (seconds, may be fractional)."""
+
+    retry_after: float | None = 1.0
+
+
+@dataclass(frozen=True)
+class ServerError:
+    """Answer with a 5xx status (transient on the client side)."""
+
+    status: int = 500
+
+
+@dataclass(frozen=True)
+class HTTPError:
+    """Answer with any status and message, e.g. 401 for a wrong key or 400."""
+
+    status: int
+    message: str = "fake server error"
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Sleep ``seconds`` before answering ``then`` (use it to exceed a client timeout)."""
+
+    seconds: float
+    then: str = "Go(1);"
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Close the socket without sending any response."""
+
+
+Action = str | RateLimit | ServerError | HTTPError | Delay | Drop
+Responder = Callable[[dict[str, Any]], Action]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server received it.
+
+    Attributes:
+        path: URL path.
+        body: parsed JSON body (model, messages, temperature, ...).
+        authorization: the Authorization header, kept so tests can check which key was
+            sent; never log it.
+        received_at: ``time.monotonic()`` on arrival, for measuring retry waits.
+        action: the scripted action that answered it.
+
+    """
+
+    path: str
+    body: dict[str, Any]
+    authorization: str | None
+    received_at: float
+    action: Action = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"RecordedRequest(path={self.path!r}, action={self.action!r})"
+
+
+def count_tokens(text: str) -> int:
+    """Deterministic token estimate (4 characters a token), so usage is never zero."""
+    return max(1, len(text) // 4)
+
+
+def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:
+    prompt = 0
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            prompt += count_tokens(content)
+        elif isinstance(content, list):
+            for part in content:
+                if part.get("type") == "image_url":
+                    prompt += 85  # OpenAI's flat cost of a low-detail image
+                else:
+                    prompt += count_tokens(str(part.get("text", "")))
+    completion = count_tokens(reply)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+class FakeChatServer:
+    """Threaded OpenAI-compatible server with a scripted queue of replies and faults.
+
+    Use it as a context manager::
+
+        with FakeChatServer(["Go(5);", RateLimit(0.5), "Turn(90);"]) as server:
+            client = LiteLLMClient("openai/fake", api_base=server.url, api_key="x")
+
+    Args:
+        script: replies and faults consumed one per request, in order.
+        responder: alternative to ``script``; called with each request body.
+        default: reply used once the script is exhausted; if None, an exhausted script
+            answers 400 (non-transient, so a test fails fast and loudly).
+        latency_s: added to every request (for concurrency benchmarks).
+        model_name: the ``model`` echoed in replies.
+
+    """
+
+    def __init__(
+        self,
+        script: Iterable[Action] = (),
+        *,
+        responder: Responder | None = None,
+        default: str | None = None,
+        latency_s: float = 0.0,
+        model_name: str = "fake-model",
+    ) -> None:
+        self._queue: deque[Action] = deque(script)
+        self._responder = responder
+        self._default = default
+        self.latency_s = latency_s
+        self.model_name = model_name
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> FakeChatServer:
+        """Bind to a free port on 127.0.0.1 and serve in a background thread."""
+        handler = _make_handler(self)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
+                                        name="fake-chat-server")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; pending delays are cut short."""
+        self._closing.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL to pass as ``api_base`` (includes ``/v1``)."""
+        if self._httpd is None:
+            raise RuntimeError("FakeChatServer is not running; use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    # -- scripting -------------------------------------------------------------------
+    def push(self, *actions: Action) -> None:
+        """Append replies or faults to the script."""
+        with self._lock:
+            self._queue.extend(actions)
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted actions have not been consumed yet."""
+        with self._lock:
+            return len(self._queue)
+
+    def _next_action(self, body: dict[str, Any]) -> Action:
+        if self._responder is not None:
+            return self._responder(body)
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        if self._default is not None:
+            return self._default
+        return HTTPError(400, "fake server: no scripted reply left")
+
+    def _record(self, path: str, body: dict[str, Any], auth: str | None,
+                action: Action) -> None:
+        request = RecordedRequest(path, body, auth, time.monotonic(), action)
+        with self._lock:
+            self.requests.append(request)
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def completion_body(self, reply: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Build the JSON an OpenAI server returns for a non-streamed chat completion."""
+        return {
+            "id": f"chatcmpl-fake-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", self.model_name),
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": reply},
+                "finish_reason": "stop",
+            }],
+            "usage": _usage(request, reply),
+        }
+
+
+def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            """Stay silent: test output should not fill with access logs."""
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if self.path.rstrip("/") not in CHAT_PATHS:
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError as exc:
+                self._send_json(400, {"error": {"message": f"invalid JSON: {exc}"}})
+                return
+            action = server._next_action(body)
+            server._record(self.path, body, self.headers.get("Authorization"), action)
+            server._enter()
+            try:
+                if server.latency_s and server._closing.wait(server.latency_s):
+                    return
+                self._perform(action, body)
+            finally:
+                server._leave()
+
+        def _perform(self, action: Action, body: dict[str, Any]) -> None:
+            if isinstance(action, str):
+                self._send_json(200, server.completion_body(action, body))
+            elif isinstance(action, RateLimit):
+                headers = {}
+                if action.retry_after is not None:
+                    headers["Retry-After"] = f"{action.retry_after:g}"
+                self._send_json(429, _error("rate limited", "rate_limit_exceeded"), headers)
+            elif isinstance(action, ServerError):
+                self._send_json(action.status, _error("internal error", "server_error"))
+            elif isinstance(action, HTTPError):
+                self._send_json(action.status, _error(action.message, "fake_error"))
+            elif isinstance(action, Delay):
+                if not server._closing.wait(action.seconds):
+                    self._send_json(200, server.completion_body(action.then, body))
+            elif isinstance(action, Drop):
+                self.close_connection = True
+                self.connection.close()
+            else:
+                raise TypeError(f"unknown scripted action {action!r}")
+
+        def _send_json(self, status: int, payload: dict[str, Any],
+                       headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout); nothing left to tell it
+
+    return Handler
+
+
+def _error(message: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": code, "code": code}}

@@ -1,0 +1,185 @@
+"""The one retry policy for model calls: transient errors only, bounded, Retry-After aware.
+
+litellm's own retries (and the OpenAI SDK's) are switched off so that this is the only
+place that decides whether and when to call again; the count of retries is reported
+with each response and in the logs.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from tenacity import (
+    RetryCallState,
+    RetryError,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+)
+
+from llm_aai.llm.errors import LLMUnavailable
+
+__all__ = ["RetryPolicy", "call_with_retries", "is_transient", "retry_after_seconds"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: HTTP statuses worth another try: timeout, conflict/too early, rate limit, 5xx.
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Tell whether ``exc`` is worth a retry: rate limits, drops, timeouts, 5xx.
+
+    litellm's exception classes are checked by name through the MRO so this module
+    does not import litellm (slow) and also recognises the OpenAI SDK's own classes.
+    """
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & {"AuthenticationError", "PermissionDeniedError", "NotFoundError",
+                "BadRequestError", "UnprocessableEntityError", "UnsupportedParamsError"}:
+        return False
+    if names & {"RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError",
+                "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
+                "ConnectError", "ReadTimeout", "RemoteProtocolError", "TimeoutError",
+                "ConnectionError"}:
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and status in TRANSIENT_STATUS
+
+
+def _headers_of(exc: BaseException) -> list[Mapping[str, str]]:
+    found: list[Mapping[str, str]] = []
+    for attr in ("litellm_response_headers", "headers"):
+        value = getattr(exc, attr, None)
+        if value:
+            found.append(value)
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers:
+        found.append(headers)
+    return found
+
+
+def retry_after_seconds(exc: BaseException, now: float | None = None) -> float | None:
+    """Return the wait a server asked for, from ``retry-after-ms`` or ``Retry-After``.
+
+    ``Retry-After`` may be seconds (possibly fractional) or an HTTP date.
+    """
+    for headers in _headers_of(exc):
+        lower = {str(k).lower(): str(v) for k, v in headers.items()}
+        if "retry-after-ms" in lower:
+            try:
+                return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
+            except ValueError:
+                pass
+        value = lower.get("retry-after")
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(value) if value else None
+            if parsed is not None:
+                return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+    return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounds of the retry loop.
+
+    Attributes:
+        max_attempts: total tries including the first (the paper retried 3 times).
+        initial_wait_s: first backoff before jitter.
+        max_wait_s: cap on any single wait, including one asked by Retry-After.
+        max_total_s: give up once this much time has passed since the first try.
+        jitter: full jitter (uniform in [0, backoff]) when True.
+
+    """
+
+    max_attempts: int = 4
+    initial_wait_s: float = 1.0
+    max_wait_s: float = 60.0
+    max_total_s: float = 600.0
+    jitter: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.initial_wait_s < 0 or self.max_wait_s < 0:
+            raise ValueError("retry waits must be non-negative")
+
+    def wait(self, attempt: int, exc: BaseException | None, rng: random.Random) -> float:
+        """Seconds to sleep after failed try number ``attempt`` (1-based)."""
+        asked = retry_after_seconds(exc) if exc is not None else None
+        if asked is not None:
+            return min(asked, self.max_wait_s)
+        backoff = min(self.max_wait_s, self.initial_wait_s * 2 ** (attempt - 1))
+        return rng.uniform(backoff / 2, backoff) if self.jitter else backoff
+
+
+def call_with_retries(
+    fn: Callable[[], T],
+    policy: RetryPolicy,
+    *,
+    describe: str = "model call",
+    rng: random.Random | None = None,
+    scrub: Callable[[str], str] = lambda text: text,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[T, int]:
+    """Run ``fn`` under ``policy``; return its result and how many retries it took.
+
+    Raises:
+        LLMUnavailable: when transient failures outlast the policy.
+        Exception: any non-transient error from ``fn``, unchanged and immediately.
+
+    """
+    jitter_rng = rng or random.Random()
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        return policy.wait(state.attempt_number, exc, jitter_rng)
+
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning("%s failed (attempt %d/%d): %s; retrying in %.2fs", describe,
+                    state.attempt_number, policy.max_attempts,
+                    scrub(_one_line(exc)), state.upcoming_sleep)
+
+    retrying = Retrying(
+        stop=stop_after_attempt(policy.max_attempts) | stop_after_delay(policy.max_total_s),
+        wait=wait,
+        retry=retry_if_exception(is_transient),
+        before_sleep=before_sleep,
+        sleep=sleep,
+        reraise=False,
+    )
+    failure: LLMUnavailable | None = None
+    try:
+        for attempt in retrying:
+            with attempt:
+                result = fn()
+            if not attempt.retry_state.outcome.failed:
+                return result, attempt.retry_state.attempt_number - 1
+    except RetryError as err:
+        last = err.last_attempt
+        failure = LLMUnavailable(
+            f"{describe} still failing after {last.attempt_number} attempts: "
+            f"{scrub(_one_line(last.exception()))}",
+            attempts=last.attempt_number,
+        )
+    if failure is not None:
+        raise failure  # outside the handler: no chained provider exception, no leaked key
+    raise AssertionError("unreachable: tenacity neither returned nor raised")
+
+
+def _one_line(exc: Any) -> str:
+    text = f"{type(exc).__name__}: {exc}" if exc is not None else "unknown error"
+    return " ".join(text.split())[:500]

@@ -1,0 +1,152 @@
+"""LiteLLMClient through the real litellm HTTP path against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import threading
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from llm_aai.llm import (
+    LiteLLMClient,
+    LLMRequestError,
+    LLMUnavailable,
+    RetryPolicy,
+    system_message,
+    user_message,
+)
+from llm_aai.llm.fake_server import Delay, Drop, FakeChatServer, HTTPError, RateLimit, ServerError
+
+FAST = RetryPolicy(max_attempts=3, initial_wait_s=0.01, max_wait_s=2.0, jitter=False)
+
+
+def make_client(server: FakeChatServer, **kw) -> LiteLLMClient:
+    kw.setdefault("retry_policy", FAST)
+    kw.setdefault("timeout_s", 5.0)
+    return LiteLLMClient("openai/fake-vision", api_base=server.url, api_key="test-key", **kw)
+
+
+HELLO = [system_message("You play a game."), user_message("Your remaining health is 99.9.")]
+
+
+def test_success_reports_text_usage_and_settings():
+    with FakeChatServer(["Think(\"hi\");Go(5);"]) as server:
+        response = make_client(server, max_tokens=321).complete(HELLO)
+    assert response.text == 'Think("hi");Go(5);'
+    assert response.retries == 0
+    assert response.input_tokens > 0 and response.output_tokens > 0
+    assert response.raw_finish_reason == "stop"
+    assert response.cost_usd == 0.0 and response.cost_known is False  # unpriced fake model
+    assert response.latency_s > 0
+    body = server.requests[0].body
+    assert body["temperature"] == 0.0 and body["max_tokens"] == 321
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+
+
+def test_images_are_sent_as_png_content_parts():
+    rng = np.random.default_rng(0)
+    frame = rng.integers(0, 256, size=(32, 48, 3), dtype=np.uint8)
+    message = user_message("Your remaining health is 50.0.", [frame, frame],
+                           preamble="Observation captured.")
+    with FakeChatServer(["Go(1);"]) as server:
+        make_client(server).complete([system_message("s"), message])
+    parts = server.requests[0].body["messages"][1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "image_url", "text"]
+    url = parts[1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    decoded = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
+    np.testing.assert_array_equal(decoded, frame)
+
+
+def test_rate_limit_waits_for_retry_after():
+    with FakeChatServer([RateLimit(retry_after=0.6), "Go(2);"]) as server:
+        response = make_client(server).complete(HELLO)
+    assert response.text == "Go(2);" and response.retries == 1
+    waited = server.requests[1].received_at - server.requests[0].received_at
+    assert 0.6 <= waited < 1.5  # the policy's own backoff would be 0.01 s
+
+
+def test_retry_after_is_capped_by_max_wait():
+    policy = RetryPolicy(max_attempts=2, initial_wait_s=0.01, max_wait_s=0.2, jitter=False)
+    with FakeChatServer([RateLimit(retry_after=30), "Go(2);"]) as server:
+        response = make_client(server, retry_policy=policy).complete(HELLO)
+    assert response.retries == 1
+    assert server.requests[1].received_at - server.requests[0].received_at < 1.0
+
+
+@pytest.mark.parametrize("fault", [ServerError(500), ServerError(503), Drop()],
+                         ids=["500", "503", "dropped"])
+def test_transient_fault_then_success(fault):
+    with FakeChatServer([fault, "Turn(90);"]) as server:
+        response = make_client(server).complete(HELLO)
+    assert response.text == "Turn(90);" and response.retries == 1
+    assert len(server.requests) == 2
+
+
+def test_timeout_then_success():
+    with FakeChatServer([Delay(3.0, then="late"), "Go(3);"]) as server:
+        response = make_client(server, timeout_s=0.5).complete(HELLO)
+    assert response.text == "Go(3);" and response.retries == 1
+    waited = server.requests[1].received_at - server.requests[0].received_at
+    assert 0.5 <= waited < 2.5
+
+
+def test_retries_exhausted_raise_llm_unavailable():
+    with FakeChatServer([ServerError(500)] * 5) as server:
+        with pytest.raises(LLMUnavailable) as info:
+            make_client(server).complete(HELLO)
+    assert info.value.attempts == 3
+    assert len(server.requests) == 3  # neither litellm nor the OpenAI SDK retried on its own
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_non_transient_errors_are_not_retried(status):
+    with FakeChatServer([HTTPError(status, "nope"), "Go(1);"]) as server:
+        with pytest.raises(LLMRequestError) as info:
+            make_client(server).complete(HELLO)
+    assert info.value.status_code == status
+    assert len(server.requests) == 1
+
+
+def test_no_api_key_in_any_output(caplog, capsys):
+    sentinel = "sk-SENTINEL-0123456789abcdefXYZ"
+    script = [HTTPError(503, f"overloaded for key {sentinel}"), "Go(1);",
+              HTTPError(401, f"Incorrect API key provided: {sentinel}")]
+    caplog.set_level(logging.DEBUG)
+    with FakeChatServer(script) as server:
+        client = LiteLLMClient("openai/fake", api_base=server.url, api_key=sentinel,
+                               retry_policy=FAST)
+        response = client.complete(HELLO)
+        with pytest.raises(LLMRequestError) as info:
+            client.complete(HELLO)
+    assert server.requests[0].authorization == f"Bearer {sentinel}"  # it was really sent
+    persisted = [repr(client), str(client.describe()), repr(response), str(info.value),
+                 repr(info.value), caplog.text, *capsys.readouterr()]
+    assert "retrying" in caplog.text  # the transient failure was logged ...
+    for text in persisted:
+        assert sentinel not in text  # ... but scrubbed
+        assert sentinel[-8:] not in text
+    assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+def test_provider_semaphore_bounds_concurrency():
+    with FakeChatServer(default="Go(1);", latency_s=0.3) as server:
+        client = make_client(server, max_concurrent=2)
+        threads = [threading.Thread(target=client.complete, args=(HELLO,)) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(server.requests) == 6
+    assert server.max_in_flight == 2
+
+
+def test_local_server_needs_no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeChatServer(["Go(4);"]) as server:
+        client = LiteLLMClient("openai/local", api_base=server.url, retry_policy=FAST)
+        assert client.complete(HELLO).text == "Go(4);"

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from llm_aai.llm import LLMUnavailable, RetryPolicy, is_transient, retry_after_seconds
+from llm_aai.llm.retry import call_with_retries
+
+
+class FakeStatusError(Exception):
+    def __init__(self, status_code, headers=None):
+        super().__init__(f"status {status_code}")
+        self.status_code = status_code
+        self.litellm_response_headers = headers or {}
+
+
+class RateLimitError(FakeStatusError):
+    """Named like litellm's class: classification goes by class name."""
+
+
+class AuthenticationError(FakeStatusError):
+    pass
+
+
+def test_retry_after_formats():
+    assert retry_after_seconds(FakeStatusError(429, {"Retry-After": "2.5"})) == 2.5
+    assert retry_after_seconds(FakeStatusError(429, {"retry-after-ms": "1500"})) == 1.5
+    when = datetime.now(UTC) + timedelta(seconds=30)
+    parsed = retry_after_seconds(FakeStatusError(429, {"Retry-After": format_datetime(when)}))
+    assert 25 <= parsed <= 31
+    assert retry_after_seconds(FakeStatusError(429)) is None
+
+
+def test_classification():
+    assert is_transient(RateLimitError(429))
+    assert is_transient(FakeStatusError(502))
+    assert not is_transient(AuthenticationError(401))
+    assert not is_transient(FakeStatusError(400))
+    assert not is_transient(ValueError("bug"))
+
+
+@given(attempt=st.integers(1, 30), initial=st.floats(0, 10), cap=st.floats(0, 100),
+       seed=st.integers(0, 2**32))
+def test_backoff_is_bounded_and_jittered(attempt, initial, cap, seed):
+    policy = RetryPolicy(initial_wait_s=initial, max_wait_s=cap)
+    wait = policy.wait(attempt, None, random.Random(seed))
+    backoff = min(cap, initial * 2 ** (attempt - 1))
+    assert backoff / 2 <= wait <= backoff <= cap
+
+
+@given(asked=st.floats(0, 1e6), cap=st.floats(0, 100))
+def test_retry_after_is_honoured_up_to_the_cap(asked, cap):
+    policy = RetryPolicy(max_wait_s=cap)
+    exc = RateLimitError(429, {"Retry-After": repr(asked)})
+    assert policy.wait(1, exc, random.Random(0)) == min(asked, cap)
+
+
+def test_counts_retries_and_sleeps_as_told():
+    outcomes = [RateLimitError(429, {"Retry-After": "7"}), FakeStatusError(503), "ok"]
+    slept = []
+
+    def fn():
+        item = outcomes.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    policy = RetryPolicy(max_attempts=5, initial_wait_s=1.0, jitter=False)
+    assert call_with_retries(fn, policy, sleep=slept.append) == ("ok", 2)
+    assert slept == [7.0, 2.0]
+
+
+def test_non_transient_raised_at_once_and_exhaustion_wraps():
+    calls = []
+
+    def auth():
+        calls.append(1)
+        raise AuthenticationError(401)
+
+    with pytest.raises(AuthenticationError):
+        call_with_retries(auth, RetryPolicy(), sleep=lambda s: None)
+    assert len(calls) == 1
+
+    def down():
+        raise FakeStatusError(500)
+
+    with pytest.raises(LLMUnavailable) as info:
+        call_with_retries(down, RetryPolicy(max_attempts=3), sleep=lambda s: None)
+    assert info.value.attempts == 3 and info.value.__context__ is None
