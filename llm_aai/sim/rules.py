@@ -1,0 +1,145 @@
+"""Animal-AI's health, reward, episode-end and blackout rules, in plain Python.
+
+Nothing here knows MuJoCo: the simulator tells the rules, once per physics step, which goals
+the agent touched and which zones it overlaps, and the rules answer with reward events. That
+keeps the game's arithmetic testable on its own (aai-rules.md sections 2, 3 and 5):
+
+- health starts at 100; every physics step costs ``1/(5t)`` reward and ``100/(5t)`` health
+  (nothing when ``t == 0``); the time limit is ``5t`` physics steps (AAI's "x5" quirk);
+- every event adds its reward in full to the return, while health (+100 x reward) is capped
+  at 100; health <= 0 ends the episode;
+- GoodGoal/BadGoal (and bounce forms) and a DeathZone end the episode after the health
+  update; a GoodGoalMulti is removed and the episode ends once the multis collected reach the
+  number of good goals of any kind (so a GoodGoal in the arena keeps it going);
+- a HotZone costs ``min(10 x decay, -0.001)`` extra reward per physics step of overlap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PHYSICS_STEPS_PER_UNIT = 5
+"""``t`` and blackout values count in units of 5 physics steps (AAI's decision-period quirk)."""
+HEALTH_MAX = 100.0
+
+
+@dataclass(frozen=True)
+class RewardEvent:
+    """One contribution to the reward.
+
+    Attributes:
+        kind: the object's name (``GoodGoalMulti``, ``DeathZone``...), ``"decay"`` or
+            ``"hot_zone"`` (those two summed over the physics steps of one AAI step).
+        reward: its reward (health changes by 100 x reward, capped at 100).
+        step: the AAI step (1-based count of ``Simulator.step`` calls) it happened in.
+    """
+
+    kind: str
+    reward: float
+    step: int
+
+
+class Blackouts:
+    """When the lights are off, from an arena's ``blackouts`` list (aai-rules.md section 5).
+
+    The light toggles at the physics step whose count equals ``value x 5``. A single negative
+    value ``-N`` toggles every ``N`` units forever (off at N, on at 2N, ...).
+    """
+
+    def __init__(self, values: tuple[int, ...] | list[int]) -> None:
+        values = [int(v) for v in values]
+        self._period = 0
+        self._toggles: list[int] = []
+        if values and values[0] < 0:
+            self._period = -values[0] * PHYSICS_STEPS_PER_UNIT
+        else:
+            if any(b <= a for a, b in zip(values, values[1:], strict=False)):
+                raise ValueError(f"blackouts must be strictly increasing, got {values}")
+            self._toggles = [v * PHYSICS_STEPS_PER_UNIT for v in values]
+
+    def dark(self, physics_step: int) -> bool:
+        """Whether the observation is black after ``physics_step`` physics steps."""
+        if self._period:
+            return (physics_step // self._period) % 2 == 1
+        toggled = sum(1 for t in self._toggles if t <= physics_step)
+        return toggled % 2 == 1
+
+
+class Rules:
+    """Health, return and episode end for one episode.
+
+    Args:
+        time_limit: the arena's ``t`` (0 = unlimited).
+        good_goals: AAI's ``numberOfGoals``: GoodGoal, GoodGoalMulti and their Bounce forms.
+    """
+
+    def __init__(self, time_limit: int, good_goals: int) -> None:
+        if time_limit < 0:
+            raise ValueError(f"time limit must be >= 0, got {time_limit}")
+        self.time_limit = int(time_limit)
+        self.good_goals = int(good_goals)
+        self.decay = -1.0 / (PHYSICS_STEPS_PER_UNIT * time_limit) if time_limit else 0.0
+        self.hot = min(10.0 * self.decay, -0.001)
+        self.health = HEALTH_MAX
+        self.total_reward = 0.0
+        self.physics_steps = 0
+        self.multis_collected = 0
+        self.done = False
+        self.end_reason: str | None = None
+
+    def _add(self, reward: float) -> None:
+        self.total_reward += reward
+        self.health = min(self.health + 100.0 * reward, HEALTH_MAX)
+
+    def _end(self, reason: str) -> None:
+        if not self.done:
+            self.done, self.end_reason = True, reason
+
+    def tick(self, in_hot_zone: bool) -> tuple[float, float]:
+        """Account for one physics step of time: decay, and the hot zone if overlapping.
+
+        Returns:
+            (decay reward, hot-zone reward) of this step, for the caller's event summary.
+        """
+        if self.done:
+            return 0.0, 0.0
+        self.physics_steps += 1
+        self._add(self.decay)
+        hot = self.hot if in_hot_zone else 0.0
+        if hot:
+            self._add(hot)
+        self._check_health()
+        if (
+            not self.done
+            and self.time_limit
+            and self.physics_steps >= PHYSICS_STEPS_PER_UNIT * self.time_limit
+        ):
+            self._end("time_limit")
+        return self.decay, hot
+
+    def touch_goal(self, name: str, reward: float, *, multi: bool) -> float:
+        """The agent touched a goal ball; returns the reward it paid (0 once the episode ended)."""
+        if self.done:
+            return 0.0
+        self._add(reward)
+        if multi:
+            self.multis_collected += 1
+            if self.multis_collected >= self.good_goals:
+                self._end("all_multis")
+        else:
+            self._end("good_goal" if reward > 0 else "bad_goal")
+        self._check_health()
+        return reward
+
+    def enter_death_zone(self) -> float:
+        """The agent entered a death zone: -1 and the episode ends."""
+        if self.done:
+            return 0.0
+        self._add(-1.0)
+        self._end("death_zone")
+        return -1.0
+
+    def _check_health(self) -> None:
+        if self.health <= 0.0:
+            self.health = 0.0
+            self._end("health_zero")

@@ -1,0 +1,296 @@
+"""The embedded Animal-AI simulator: one object to load an arena, step it and look at it.
+
+This facade ties the pieces together and is all the gymnasium env needs:
+``llm_aai.sim.scene`` builds the MuJoCo world, ``llm_aai.sim.agent_physics`` moves the agent
+as Unity does, ``llm_aai.sim.rules`` keeps health and reward, ``llm_aai.sim.render`` draws.
+It knows nothing of gymnasium, LLMs or files: its input is a ``PlacedArena``.
+
+Time: one ``step()`` is one AAI decision = 3 physics steps of 0.02 s with the same action
+(ML-Agents' decision period 3); the observation is taken after those 3 steps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from llm_aai.arena.geometry import Sphere, box_sphere_overlap
+from llm_aai.arena.placement import PlacedArena
+from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
+from llm_aai.sim.coords import to_unity
+from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
+from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
+
+PHYSICS_STEPS_PER_ACTION = 3
+OVERVIEW_MAX = 1024
+"""Largest overview image; the offscreen buffer is sized for it (and for the eye)."""
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one AAI step did.
+
+    Attributes:
+        reward: sum of this step's rewards (decay, hot zone and events).
+        health: health after the step (0-100).
+        done: whether the episode has ended.
+        end_reason: ``"good_goal"``, ``"bad_goal"``, ``"death_zone"``, ``"all_multis"``,
+            ``"health_zero"`` or ``"time_limit"`` on the ending step, else None.
+        events: this step's reward events (decay and hot zone summed over its physics steps).
+    """
+
+    reward: float
+    health: float
+    done: bool
+    end_reason: str | None
+    events: tuple[RewardEvent, ...]
+
+
+@dataclass(frozen=True)
+class AgentState:
+    """The agent's state in Unity coordinates (y up), as AAI's vector observation has it.
+
+    Attributes:
+        position: world (x, y, z) of the sphere centre.
+        velocity: world velocity (m/s).
+        local_velocity: velocity in the agent's frame (x right, y up, z forward), as in AAI's
+            7-float observation.
+        yaw: degrees, clockwise from +z seen from above.
+        health: 0-100.
+        steps: AAI steps taken since load.
+        physics_steps: physics steps taken since load (AAI's StepCount).
+        grounded: the agent touched something below its centre on the last physics step.
+    """
+
+    position: tuple[float, float, float]
+    velocity: tuple[float, float, float]
+    local_velocity: tuple[float, float, float]
+    yaw: float
+    health: float
+    steps: int
+    physics_steps: int
+    grounded: bool
+
+
+@dataclass
+class _Goal:
+    info: GoalInfo
+    body: int
+    dof: int  # first dof of its free joint
+
+
+class Simulator:
+    """An Animal-AI world on MuJoCo, reusable across arenas.
+
+    Args:
+        resolution: side of the square first-person image (64-1024 px).
+        render: False skips everything OpenGL (physics-only runs, tests, benchmarks);
+            ``observe`` and ``render_overview`` then raise.
+    """
+
+    def __init__(self, resolution: int = 512, *, render: bool = True) -> None:
+        if not 64 <= int(resolution) <= OVERVIEW_MAX:
+            raise ValueError(f"resolution must be in [64, {OVERVIEW_MAX}], got {resolution}")
+        self.resolution = int(resolution)
+        self._render = render
+        self._renderer = None
+        self._model = None
+        self._data = None
+        self._agent: AgentPhysics | None = None
+        self._rules: Rules | None = None
+        self._steps = 0
+
+    # ----------------------------------------------------------------- lifecycle
+    def load(self, placed: PlacedArena, rng: np.random.Generator) -> None:
+        """Build the world of ``placed`` and reset the episode.
+
+        Args:
+            placed: the arena with every random choice already made by the placer.
+            rng: accepted for the backend contract; the placer has already drawn every
+                random value AAI draws (colours, sizes, bounce yaws), so building the world
+                itself is deterministic and does not consume it.
+        """
+        import mujoco
+
+        del rng  # every random draw happened in place_arena; see the docstring
+        scene = build_scene(placed, resolution=OVERVIEW_MAX)
+        model = mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
+        data = mujoco.MjData(model)
+        for bounce in scene.bounces:
+            dof = int(model.jnt_dofadr[model.body_jntadr[model.body(bounce.body).id]])
+            data.qvel[dof : dof + 3] = bounce.velocity  # AAI's 10 m/s kick at Start
+        self._model, self._data = model, data
+        self._agent = AgentPhysics(model, data, scene.agent_yaw)
+        self._goals = {
+            mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, goal.geom): _Goal(
+                goal,
+                model.body(goal.body).id,
+                int(model.jnt_dofadr[model.body_jntadr[model.body(goal.body).id]]),
+            )
+            for goal in scene.goals
+        }
+        self._zones = scene.zones
+        arena = placed.arena
+        good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
+        self._rules = Rules(arena.time_limit, good)
+        self._blackouts = Blackouts(arena.blackouts)
+        self._steps = 0
+        mujoco.mj_forward(model, data)
+        if self._render:
+            if self._renderer is None:
+                from llm_aai.sim.render import ArenaRenderer
+
+                self._renderer = ArenaRenderer(OVERVIEW_MAX)
+            self._renderer.bind(model)
+
+    def close(self) -> None:
+        """Release the renderer (the simulator can still be garbage-collected without it)."""
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+    # ----------------------------------------------------------------- stepping
+    def step(self, move: int, turn: int) -> StepResult:
+        """Advance one AAI step (3 physics steps) with ``move`` {0,1,2} and ``turn`` {0,1,2}.
+
+        Raises:
+            RuntimeError: no arena loaded, or the episode already ended (load again).
+            ValueError: an action outside AAI's 3 x 3 branches.
+        """
+        rules, agent = self._require_loaded()
+        if move not in AGENT_ACTIONS or turn not in AGENT_ACTIONS:
+            raise ValueError(f"actions are 0, 1 or 2 per branch; got move={move}, turn={turn}")
+        if rules.done:
+            raise RuntimeError("the episode has ended; load() the arena again")
+        import mujoco
+
+        self._steps += 1
+        start = rules.total_reward
+        decay = hot = 0.0
+        events: list[RewardEvent] = []
+        for _ in range(PHYSICS_STEPS_PER_ACTION):
+            agent.before_step(move, turn)
+            mujoco.mj_step(self._model, self._data)
+            agent.after_step()
+            in_hot, in_death = self._zone_overlap()
+            step_decay, step_hot = rules.tick(in_hot)
+            decay, hot = decay + step_decay, hot + step_hot
+            for geom in agent.touching:
+                goal = self._goals.get(geom)
+                if goal is not None and not rules.done:
+                    paid = rules.touch_goal(goal.info.name, goal.info.reward,
+                                            multi=goal.info.spec.multi)
+                    events.append(RewardEvent(goal.info.name, paid, self._steps))
+                    if goal.info.spec.multi:
+                        self._remove(goal)
+            if in_death and not rules.done:
+                events.append(RewardEvent("DeathZone", rules.enter_death_zone(), self._steps))
+            if rules.done:
+                break
+        summary = [RewardEvent("decay", decay, self._steps)] if decay else []
+        if hot:
+            summary.append(RewardEvent("hot_zone", hot, self._steps))
+        return StepResult(
+            reward=rules.total_reward - start,
+            health=rules.health,
+            done=rules.done,
+            end_reason=rules.end_reason,
+            events=tuple(summary + events),
+        )
+
+    def _zone_overlap(self) -> tuple[bool, bool]:
+        """Whether the agent overlaps a hot zone and a death zone (Unity trigger test)."""
+        if not self._zones:
+            return False, False
+        sphere = Sphere(to_unity(self._agent.position), AGENT_RADIUS)
+        hot = death = False
+        for zone in self._zones:
+            if box_sphere_overlap(zone.box, sphere):
+                if zone.spec.ends_episode:
+                    death = True
+                else:
+                    hot = True
+        return hot, death
+
+    def _remove(self, goal: _Goal) -> None:
+        """A collected multi goal disappears: no collisions, invisible, parked in place."""
+        model, data = self._model, self._data
+        geom = model.body_geomadr[goal.body]
+        model.geom_contype[geom] = 0
+        model.geom_conaffinity[geom] = 0
+        model.geom_rgba[geom, 3] = 0.0
+        model.body_gravcomp[goal.body] = 1.0
+        data.qvel[goal.dof : goal.dof + 6] = 0.0
+
+    # ----------------------------------------------------------------- observing
+    def observe(self) -> np.ndarray:
+        """The first-person view, ``(resolution, resolution, 3)`` uint8; black in a blackout."""
+        self._require_loaded()
+        renderer = self._require_renderer()
+        if self._blackouts.dark(self._rules.physics_steps):
+            return np.zeros((self.resolution, self.resolution, 3), dtype=np.uint8)
+        return renderer.eye(self._data, self.resolution)
+
+    def render_overview(self, size: int = 512) -> np.ndarray:
+        """A top-down image of the arena (Unity +z up, +x right), ``(size, size, 3)`` uint8."""
+        self._require_loaded()
+        if not 64 <= size <= OVERVIEW_MAX:
+            raise ValueError(f"overview size must be in [64, {OVERVIEW_MAX}], got {size}")
+        return self._require_renderer().overview(self._data, size)
+
+    @property
+    def health(self) -> float:
+        """Current health, 0-100."""
+        return self._require_loaded()[0].health
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode has ended."""
+        return self._require_loaded()[0].done
+
+    @property
+    def end_reason(self) -> str | None:
+        """Why the episode ended (see ``StepResult.end_reason``), or None while it runs."""
+        return self._require_loaded()[0].end_reason
+
+    @property
+    def total_reward(self) -> float:
+        """The episode's return so far."""
+        return self._require_loaded()[0].total_reward
+
+    @property
+    def dark(self) -> bool:
+        """Whether the lights are off (a blackout) right now."""
+        return self._blackouts.dark(self._require_loaded()[0].physics_steps)
+
+    @property
+    def state(self) -> AgentState:
+        """The agent's position, velocity, yaw, health and step counts (Unity coordinates)."""
+        rules, agent = self._require_loaded()
+        velocity = to_unity(agent.velocity)
+        theta = math.radians(agent.yaw)
+        cos, sin = math.cos(theta), math.sin(theta)
+        local = (velocity[0] * cos - velocity[2] * sin, velocity[1],
+                 velocity[0] * sin + velocity[2] * cos)
+        return AgentState(
+            position=to_unity(agent.position),
+            velocity=velocity,
+            local_velocity=local,
+            yaw=agent.yaw,
+            health=rules.health,
+            steps=self._steps,
+            physics_steps=rules.physics_steps,
+            grounded=agent.grounded,
+        )
+
+    def _require_loaded(self) -> tuple[Rules, AgentPhysics]:
+        if self._rules is None or self._agent is None:
+            raise RuntimeError("no arena loaded: call load(placed, rng) first")
+        return self._rules, self._agent
+
+    def _require_renderer(self):
+        if self._renderer is None:
+            raise RuntimeError("this Simulator was created with render=False")
+        return self._renderer

@@ -1,0 +1,110 @@
+import math
+
+import pytest
+
+from tests.sim.conftest import arena, obj
+
+# aai-rules.md section 1: distance while thrusting from rest, and the extra coast after.
+SPEED_TABLE = {1: (0.10, 0.16), 2: (0.34, 0.40), 3: (0.71, 0.64), 5: (1.77, 1.07),
+               9: (4.98, 1.75), 15: (11.6, 2.37), 20: (18.2, 2.68), 35: (40.4, 3.06)}
+
+
+def _settle(sim, steps=5):
+    for _ in range(steps):
+        sim.step(0, 0)
+
+
+@pytest.mark.parametrize("steps", sorted(SPEED_TABLE))
+def test_go_n_matches_aai_speed_table(physics_sim, steps):
+    # Diagonal from a corner: 53 m of free floor, enough for Go(35) plus its coast.
+    sim = physics_sim(arena(agent=(1.0, 0.0, 1.0), yaw=45.0))
+    _settle(sim)
+    x0, _, z0 = sim.state.position
+    for _ in range(steps):
+        sim.step(1, 0)
+    x1, _, z1 = sim.state.position
+    _settle(sim, 15)
+    x2, _, z2 = sim.state.position
+    thrust, coast = SPEED_TABLE[steps]
+    assert math.hypot(x1 - x0, z1 - z0) == pytest.approx(thrust, rel=0.05)
+    assert math.hypot(x2 - x1, z2 - z1) == pytest.approx(coast, rel=0.05, abs=0.01)
+    assert sim.state.velocity == pytest.approx((0, 0, 0), abs=1e-3)  # stopped
+
+
+def test_go_35_crosses_the_arena(physics_sim):
+    sim = physics_sim(arena(agent=(20.0, 0.0, 0.5), yaw=0.0))
+    _settle(sim)  # spawned 0.02 m above the floor: no thrust until it lands
+    for _ in range(35):
+        sim.step(1, 0)
+    assert sim.state.position[2] > 39.4  # at the far fence (centre 0.5 from it)
+
+
+def test_backward_is_as_fast_as_forward(physics_sim):
+    sim = physics_sim(arena(yaw=0.0))
+    _settle(sim)
+    z0 = sim.state.position[2]
+    for _ in range(9):
+        sim.step(2, 0)
+    assert z0 - sim.state.position[2] == pytest.approx(4.98, rel=0.05)
+
+
+def test_turning_is_6_degrees_per_step_and_keeps_momentum(physics_sim):
+    sim = physics_sim(arena(yaw=0.0))
+    _settle(sim)
+    for _ in range(5):
+        sim.step(1, 0)
+    sim.step(0, 1)
+    assert sim.state.yaw == pytest.approx(6.0)
+    vx, _, vz = sim.state.velocity
+    assert abs(vx) < 1e-9 and vz > 0  # still sliding along +z: velocity was not rotated
+    for _ in range(16):
+        sim.step(0, 2)
+    assert sim.state.yaw == pytest.approx(270.0)
+
+
+def test_yaw_zero_faces_plus_z_and_right_turn_is_clockwise(physics_sim):
+    sim = physics_sim(arena(yaw=90.0))
+    _settle(sim)
+    x0 = sim.state.position[0]
+    for _ in range(3):
+        sim.step(1, 0)
+    assert sim.state.position[0] > x0 + 0.5  # yaw 90 faces +x (Unity)
+    assert sim.state.local_velocity[2] > 0 and abs(sim.state.local_velocity[0]) < 1e-6
+
+
+def test_no_thrust_while_airborne_and_falling_is_damped(physics_sim):
+    sim = physics_sim(arena(agent=(20.0, 6.0, 20.0)))
+    sim.step(1, 0)
+    assert not sim.state.grounded
+    assert sim.state.velocity[2] == pytest.approx(0.0, abs=1e-9)  # no forward thrust
+    for _ in range(30):
+        sim.step(0, 0)
+    assert sim.state.grounded
+    assert sim.state.position[1] == pytest.approx(0.49, abs=0.01)
+
+
+def test_walls_stop_the_agent(physics_sim):
+    sim = physics_sim(arena(obj("Wall", (20, 0, 25), (10, 3, 1)), yaw=0.0))
+    for _ in range(20):
+        sim.step(1, 0)
+    assert sim.state.position[2] == pytest.approx(24.5 - 0.5, abs=0.05)
+
+
+@pytest.mark.parametrize(("height", "climbs"), [(2.0, True), (8.0, False)])
+def test_ramps_climbable_up_to_about_45_degrees(physics_sim, height, climbs):
+    # Ramp at yaw 180: tall end toward +z, so the agent walking +z climbs it.
+    ramp = obj("Ramp", (20, 0, 24), (4, height, 4), yaw=180.0)
+    sim = physics_sim(arena(ramp, agent=(20.0, 0.0, 19.0), yaw=0.0))
+    for _ in range(25):
+        sim.step(1, 0)
+    top = sim.state.position[1]
+    assert (top > height * 0.6) is climbs
+
+
+def test_boxes_get_pushed(physics_sim):
+    sim = physics_sim(arena(obj("Cardbox1", (20, 0, 23), (1, 1, 1)), yaw=0.0))
+    body = sim._model.body("body0").id
+    z0 = float(sim._data.xpos[body][1])
+    for _ in range(10):
+        sim.step(1, 0)
+    assert float(sim._data.xpos[body][1]) > z0 + 1.0
