@@ -1,0 +1,241 @@
+"""``AnimalAIEnv``: Animal-AI as a gymnasium environment, on any backend.
+
+The contract, to the letter of gymnasium's ``Env``:
+
+* ``action_space``: ``MultiDiscrete([3, 3])``, AAI's two branches: move (0 none, 1 forward,
+  2 back) and turn (0 none, 1 right, 2 left). One step = one AAI decision (0.06 s).
+* ``observation_space``: ``Dict(image=Box(0, 255, (R, R, 3), uint8), health=Box(0, 100,
+  (1,), float32))``: what the agent perceives, nothing more.
+* ``reset(*, seed=None, options=None)``: ``seed`` reseeds ``np_random``, from which each
+  episode's world seed is drawn (so ``reset(seed=s)`` always builds the same world and
+  ``reset()`` afterwards continues the sequence). ``options={"arena": path_or_task_id}``
+  switches arena, reusing the backend (renderer, Unity player).
+* ``step``: ``terminated`` is AAI's own episode end (goal, death zone, red ball, health run
+  out; running out of time drains health, so it is a termination too). ``truncated`` is
+  always False here; add ``gymnasium.wrappers.TimeLimit`` (or ``max_episode_steps`` in
+  ``gymnasium.make``) for an outside step budget.
+* ``info``: for analysis only (the agent must not use it): ``position`` and ``velocity``
+  (see ``llm_aai.env.backends.base``), plus backend extras such as the reward ``events``.
+* ``render_mode`` is fixed at construction: ``None`` or ``"rgb_array"``, which returns the
+  first-person frame or (``render_view="overview"``, embedded backend) a top-down view.
+
+Arenas are named by a YAML path or a testbed task ID (``"01-04-03"``), looked up in
+``arenas_dir``, ``$LLM_AAI_ARENAS`` or the testbed cache (see ``llm_aai.arena.catalog``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from llm_aai.env.backends.base import HEALTH_MAX, Backend, BackendStep
+
+TASK_ID = re.compile(r"\d{2}-\d{2}-\d{2}")
+RENDER_VIEWS = ("first_person", "overview")
+
+
+def _embedded(resolution: int, **kwargs: Any) -> Backend:
+    from llm_aai.env.backends.embedded import EmbeddedBackend
+
+    return EmbeddedBackend(resolution, **kwargs)
+
+
+def _unity(resolution: int, **kwargs: Any) -> Backend:
+    from llm_aai.env.backends.unity import UnityBackend
+
+    return UnityBackend(resolution=resolution, **kwargs)
+
+
+BACKENDS: dict[str, Callable[..., Backend]] = {"embedded": _embedded, "unity": _unity}
+"""Backend factories by name: ``factory(resolution, **backend_kwargs) -> Backend``."""
+
+
+def resolve_arena(arena: str | os.PathLike[str], arenas_dir: str | Path | None = None) -> Path:
+    """Turn an arena path or testbed task ID into an existing YAML path.
+
+    Task IDs are found as every command finds them (``llm_aai.arena.catalog``): in
+    ``arenas_dir``, else ``$LLM_AAI_ARENAS``, else the testbed cache.
+
+    Raises:
+        FileNotFoundError: no such file (for a task ID, the message says how to fetch it).
+        TaskSelectionError: a task ID that is not in the testbed.
+
+    """
+    text = os.fspath(arena)
+    if TASK_ID.fullmatch(text):
+        from llm_aai.arena.catalog import resolve_arena_path
+
+        return resolve_arena_path(text, arenas_dir)
+    path = Path(text)
+    if not path.is_file():
+        raise FileNotFoundError(f"arena file not found: {path}")
+    return path
+
+
+class AnimalAIEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
+    """Animal-AI arenas as a gymnasium environment.
+
+    Args:
+        arena: YAML path or testbed task ID; may be left out and given to ``reset`` instead.
+        resolution: side of the square first-person image, in pixels.
+        backend: ``"embedded"`` (default), ``"unity"``, or a ``Backend`` instance.
+        render_mode: ``None`` or ``"rgb_array"``.
+        render_view: what ``render`` shows: ``"first_person"`` or ``"overview"``.
+        overview_size: side of the overview image.
+        arenas_dir: folder of testbed YAMLs for task IDs (default ``$LLM_AAI_ARENAS``).
+        backend_kwargs: extra arguments for a named backend (e.g. ``file_name`` for unity).
+
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 50 / 3}
+
+    def __init__(
+        self,
+        arena: str | os.PathLike[str] | None = None,
+        *,
+        resolution: int = 512,
+        backend: str | Backend = "embedded",
+        render_mode: str | None = None,
+        render_view: str = "first_person",
+        overview_size: int = 512,
+        arenas_dir: str | Path | None = None,
+        backend_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if render_view not in RENDER_VIEWS:
+            raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
+        self.render_mode = render_mode
+        self.render_view = render_view
+        self.overview_size = int(overview_size)
+        self.arenas_dir = arenas_dir
+        self.resolution = int(resolution)
+        self._arena_path = None if arena is None else resolve_arena(arena, arenas_dir)
+        self._backend = self._make_backend(backend, dict(backend_kwargs or {}))
+        if render_view == "overview" and not hasattr(self._backend, "render_overview"):
+            self._backend.close()
+            raise ValueError("this backend has no overview; use render_view='first_person'")
+        self.action_space = spaces.MultiDiscrete([3, 3])
+        self.observation_space = spaces.Dict(
+            {
+                "image": spaces.Box(0, 255, (self.resolution, self.resolution, 3), np.uint8),
+                "health": spaces.Box(0.0, HEALTH_MAX, (1,), np.float32),
+            }
+        )
+        self._last: BackendStep | None = None
+
+    def _make_backend(self, backend: str | Backend, kwargs: dict[str, Any]) -> Backend:
+        if not isinstance(backend, str):
+            if kwargs:
+                raise ValueError("backend_kwargs only apply to a backend given by name")
+            if backend.resolution != self.resolution:
+                raise ValueError(
+                    f"backend renders {backend.resolution} px but resolution={self.resolution}"
+                )
+            return backend
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; known: {sorted(BACKENDS)}")
+        return BACKENDS[backend](self.resolution, **kwargs)
+
+    @property
+    def arena_path(self) -> Path | None:
+        """The arena file the next ``reset`` plays (without an ``arena`` option)."""
+        return self._arena_path
+
+    @property
+    def backend(self) -> Backend:
+        """The backend (for tools that need more than the gymnasium API)."""
+        return self._backend
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode; ``options={"arena": path_or_task_id}`` switches arena first."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = options.keys() - {"arena"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; known: ['arena']")
+        if "arena" in options:
+            self._arena_path = resolve_arena(options["arena"], self.arenas_dir)
+        if self._arena_path is None:
+            raise ValueError("no arena: pass arena=... to the env or options={'arena': ...}")
+        world_seed = int(self.np_random.integers(0, 2**31 - 1))
+        self._last = self._backend.reset(self._arena_path, world_seed)
+        info = {**self._last.info, "arena": str(self._arena_path), "world_seed": world_seed}
+        return self._observation(self._last), info
+
+    def step(
+        self, action: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Advance one AAI step with ``action = [move, turn]``."""
+        self._advance(action, render=True)
+        return (
+            self._observation(self._last),
+            float(self._last.reward),
+            bool(self._last.done),
+            False,
+            dict(self._last.info),
+        )
+
+    def play(
+        self, actions: Sequence[np.ndarray] | np.ndarray
+    ) -> tuple[dict[str, np.ndarray], float, bool, bool, list[dict[str, Any]]]:
+        """Take several steps and observe only after the last one (or the one that ends).
+
+        The trajectory is exactly that of calling ``step`` for each action: rendering does
+        not touch the simulation. Only the frames in between are skipped, which is what makes
+        a ``Go(20)`` cost one render instead of twenty. Returns the final observation, the
+        summed reward, ``terminated``, ``truncated`` and the ``info`` of every step taken.
+        """
+        if len(actions) == 0:
+            raise ValueError("play() needs at least one action")
+        total, infos = 0.0, []
+        for index, action in enumerate(actions):
+            self._advance(action, render=index == len(actions) - 1)
+            total += float(self._last.reward)
+            infos.append(dict(self._last.info))
+            if self._last.done:
+                break
+        return self._observation(self._last), total, bool(self._last.done), False, infos
+
+    def _advance(self, action: np.ndarray, *, render: bool) -> None:
+        if self._last is None or self._last.done:
+            raise RuntimeError("the episode has ended or not started: call reset()")
+        array = np.asarray(action)
+        if array.shape != (2,) or not self.action_space.contains(array.astype(np.int64)):
+            raise ValueError(f"action must be [move, turn] with values in 0..2, got {action!r}")
+        self._last = self._backend.step(int(array[0]), int(array[1]), render=render)
+
+    def render(self) -> np.ndarray | None:
+        """Return the ``rgb_array`` frame (None when ``render_mode`` is None)."""
+        if self.render_mode is None:
+            return None
+        if self._last is None:
+            raise RuntimeError("nothing to render before reset()")
+        if self.render_view == "overview":
+            return self._backend.render_overview(self.overview_size)  # type: ignore[attr-defined]
+        return self._last.image.copy()
+
+    def close(self) -> None:
+        """Release the backend (Unity player, OpenGL context)."""
+        backend = getattr(self, "_backend", None)
+        if backend is not None:
+            backend.close()
+            self._backend = None  # type: ignore[assignment]
+
+    def _observation(self, step: BackendStep) -> dict[str, np.ndarray]:
+        expected = self.observation_space["image"].shape
+        if step.image.shape != expected or step.image.dtype != np.uint8:
+            raise RuntimeError(
+                f"backend returned an image {step.image.shape} {step.image.dtype}, "
+                f"expected {expected} uint8"
+            )
+        return {"image": step.image, "health": np.array([step.health], dtype=np.float32)}
