@@ -47,8 +47,9 @@ class TurnRecord:
 
     Attributes:
         turn: 0 for the initial observations, then 1.. for each script.
-        sent_text: the new user text sent this turn (observation, health, feedback).
+        sent_preamble: user text sent before the images (feedback, "Observation captured.").
         sent_images: frame paths relative to the episode directory, in the order sent.
+        sent_text: user text sent after the images (the health).
         reply: the agent's raw reply (None for turn 0 and for the closing turn).
         commands: the parsed script as ``[{"op": "Go", "arg": 3}, ...]``; None if unparsed.
         parse_error: the feedback given when the reply was not a valid script.
@@ -64,6 +65,7 @@ class TurnRecord:
 
     turn: int
     sent_text: str
+    sent_preamble: str = ""
     sent_images: tuple[str, ...] = ()
     reply: str | None = None
     commands: tuple[dict[str, Any], ...] | None = None

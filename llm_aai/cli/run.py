@@ -1,0 +1,88 @@
+"""``python -m llm_aai.run``: evaluate an agent on testbed tasks under the paper's protocol."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; every protocol number is a flag with the paper's value as default."""
+    from llm_aai.script import PAPER_PROTOCOL as defaults
+
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_aai.run",
+        description="Evaluate an LLM (or a built-in agent) on Animal-AI testbed tasks.",
+    )
+    parser.add_argument("--model",
+                        help="alias (claude, gpt, gemini), litellm model string, or built-in agent "
+                             "(heuristic, random, human, replay)")
+    parser.add_argument("--level", help="levels, e.g. 1-10 or 1,3,5 (default: all 10)")
+    parser.add_argument("--tasks", help="comma-separated task ids, e.g. 01-04-03,02-10-01")
+    parser.add_argument("--full-testbed", action="store_true",
+                        help="select from all 900 testbed tasks instead of the 40-task subset")
+    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
+    parser.add_argument("--resolution", type=int, default=512)
+    parser.add_argument("--prompt", default="react", help="prompt protocol: react or icl")
+    parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"))
+    parser.add_argument("--max-scripts", type=int, default=defaults.max_scripts)
+    parser.add_argument("--initial-observations", type=int,
+                        default=defaults.initial_observations)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--max-relaunches", type=int, default=2,
+                        help="relaunches of a trial whose model calls kept failing")
+    parser.add_argument("--relaunch-delay", type=float, default=5.0,
+                        help="seconds before the n-th relaunch, times n")
+    parser.add_argument("--budget-usd", type=float, help="stop scheduling episodes past this cost")
+    parser.add_argument("--out", type=Path, default=Path("results"))
+    parser.add_argument("--run-id", help="name of the run directory (default: timestamp+model)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                        help="continue a run: finished episodes are kept, others rerun")
+    parser.add_argument("--arenas-dir", type=Path,
+                        help="local folder of testbed YAMLs (else $LLM_AAI_ARENAS or the cache)")
+    llm = parser.add_argument_group("model options")
+    llm.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
+    llm.add_argument("--temperature", type=float, default=0.0)
+    llm.add_argument("--max-tokens", type=int, default=1024)
+    llm.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
+    llm.add_argument("--max-retries", type=int, default=6)
+    llm.add_argument("--keep-last-images", type=int,
+                     help="send only the last K images; older ones become a text placeholder")
+    llm.add_argument("--prompt-caching", action="store_true",
+                     help="add Anthropic prompt-caching breakpoints")
+    llm.add_argument("--replay-from", type=Path,
+                     help="with --model replay: the episode directory whose scripts to re-issue")
+    parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
+    return parser
+
+
+def default_run_id(model: str) -> str:
+    """A sortable, filesystem-safe run name."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in model)
+    return f"{stamp}_{safe}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the suite, print where the results are."""
+    from llm_aai.runner.app import RunError, run_from_args
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.model and not args.resume:
+        parser.error("--model is required (unless --resume continues an earlier run)")
+    try:
+        run_dir, results = run_from_args(args)
+    except RunError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished episodes are saved; continue with --resume", file=sys.stderr)
+        return 130
+    passed = sum(r.passed for r in results)
+    print(f"{len(results)} episodes, {passed} passed; results in {run_dir}")
+    return 0

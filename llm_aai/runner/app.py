@@ -1,0 +1,194 @@
+"""Wire a run together from command-line arguments: tasks, agent, env, prompt, store, progress.
+
+Kept apart from the CLI module so that tests and notebooks can start runs programmatically,
+and apart from the suite so the suite never sees argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import os
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult
+from llm_aai.logs.store import RunStore
+from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_seed
+from llm_aai.script import PaperProtocol
+
+# Flags that may differ when a run is resumed; everything else comes from the manifest.
+_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "resume", "arenas_dir", "api_base"}
+
+
+class RunError(Exception):
+    """A problem the user can fix (bad task list, missing key, missing arenas...)."""
+
+
+def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
+    """Start or resume the run the arguments describe; return its directory and results."""
+    from llm_aai.agents import resolve_agent
+    from llm_aai.arena import ArenaError, resolve_arena_path, select_tasks
+    from llm_aai.llm.errors import LLMError
+
+    if args.resume:
+        args = _resumed_args(args)
+    try:
+        tasks = select_tasks(args.level, args.tasks, full=args.full_testbed)
+        arena_paths = {t.task_id: resolve_arena_path(t.task_id, args.arenas_dir) for t in tasks}
+        agent_spec = resolve_agent(args.model, **_agent_options(args))
+    except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
+        raise RunError(str(error)) from error
+
+    config = SuiteConfig(
+        model=args.model, tasks=tuple(tasks), trials=args.trials, seed=args.seed,
+        backend=args.backend, resolution=args.resolution, prompt=args.prompt,
+        script_mode=args.script_mode, concurrency=args.concurrency,
+        max_relaunches=args.max_relaunches, relaunch_delay_s=args.relaunch_delay,
+        budget_usd=args.budget_usd,
+        protocol=dataclasses.replace(PaperProtocol(), max_scripts=args.max_scripts,
+                                     initial_observations=args.initial_observations),
+    )
+    prompt_set = _load_prompts(args.prompt)
+    run_dir = Path(args.resume) if args.resume else Path(args.out) / (
+        args.run_id or _default_run_id(args.model))
+    store = RunStore(run_dir)
+    if not args.resume:
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
+        store.write_manifest(
+            _manifest(args, run_dir.name, config, agent_spec, prompt_set, arena_paths))
+
+    suite = Suite(
+        config, store,
+        make_env=lambda: _make_env(args),
+        make_agent=agent_spec.create,
+        runner_parts=lambda: (prompt_set.messages, prompt_set.system_text),
+        arena_path=arena_paths.__getitem__,
+        on_result=None,
+    )
+    pending = suite.pending()
+    bar = _progress_bar(len(pending), disabled=args.no_progress)
+    suite.on_result = lambda result, progress: _update_bar(bar, progress)
+    try:
+        results = suite.run()
+    finally:
+        bar.close()
+    store.write_summary()
+    return run_dir, results
+
+
+def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "api_base": args.api_base, "temperature": args.temperature,
+        "max_tokens": args.max_tokens, "timeout_s": args.timeout, "max_retries": args.max_retries,
+        "keep_last_images": args.keep_last_images, "prompt_caching": args.prompt_caching,
+        "replay_from": args.replay_from,
+    }
+
+
+def _make_env(args: argparse.Namespace):
+    from llm_aai.env import AnimalAIEnv
+
+    return AnimalAIEnv(resolution=args.resolution, backend=args.backend,
+                       arenas_dir=args.arenas_dir)
+
+
+def _load_prompts(name: str):
+    from llm_aai.prompts import load_prompt_set
+
+    try:
+        return load_prompt_set(name)
+    except KeyError as error:
+        raise RunError(str(error)) from error
+
+
+def _default_run_id(model: str) -> str:
+    from llm_aai.cli.run import default_run_id
+
+    return default_run_id(model)
+
+
+def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
+    """Rebuild the original arguments from the manifest, keeping the overridable ones."""
+    store = RunStore(Path(args.resume))
+    try:
+        saved = store.read_manifest()["cli_args"]
+    except FileNotFoundError as error:
+        raise RunError(str(error)) from error
+    merged = dict(saved)
+    for key in _RESUME_OVERRIDABLE:
+        merged[key] = getattr(args, key)
+    for key in ("out", "arenas_dir", "replay_from"):
+        if merged.get(key) is not None:
+            merged[key] = Path(merged[key])
+    return argparse.Namespace(**merged)
+
+
+def _manifest(args, run_id: str, config: SuiteConfig, agent_spec, prompt_set, arena_paths) -> dict[str, Any]:
+    """Everything needed to know later exactly what ran (never any secret)."""
+    cli_args = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run_id,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cli_args": cli_args,
+        "config": config.to_manifest(),
+        "agent": agent_spec.describe(),
+        "prompt": {"name": prompt_set.name, "sha256": prompt_set.sha256,
+                   "system_text": prompt_set.system_text, **prompt_set.extra_manifest()},
+        "seeds": {"run": config.seed, "episodes": {
+            f"{task.task_id}_t{trial}": episode_seed(config.seed, task.task_id, trial)
+            for task in config.tasks for trial in range(1, config.trials + 1)}},
+        "arenas": {task_id: _sha256(path) for task_id, path in arena_paths.items()},
+        "versions": _versions(),
+        "git": _git_revision(),
+        "host": {"python": platform.python_version(), "platform": platform.platform(),
+                 "mujoco_gl": os.environ.get("MUJOCO_GL")},
+    }
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _versions() -> dict[str, str | None]:
+    versions = {}
+    for package in ("llm-aai", "mujoco", "gymnasium", "litellm", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def _git_revision() -> dict[str, Any] | None:
+    """The source revision when running from a checkout (None from an installed wheel)."""
+    source = Path(__file__).resolve().parents[2]
+    try:
+        revision = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"],
+                                  capture_output=True, text=True, timeout=10, check=True)
+        status = subprocess.run(["git", "-C", str(source), "status", "--porcelain"],
+                                capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"revision": revision.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def _progress_bar(total: int, *, disabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="episode", desc="episodes", disable=disabled, dynamic_ncols=True)
+
+
+def _update_bar(bar, progress: Progress) -> None:
+    bar.update(1)
+    rate = progress.passed / progress.done if progress.done else 0.0
+    bar.set_postfix_str(
+        f"pass {rate:.0%} infra {progress.infra_failures} "
+        f"tok {progress.tokens:,} ${progress.cost_usd:.2f}", refresh=False)

@@ -1,0 +1,161 @@
+"""A run: tasks x trials scheduled on an executor, logged into one resumable directory."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llm_aai.arena import Task, load_config
+from llm_aai.logs.schema import EpisodeResult
+from llm_aai.logs.store import RunStore
+from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
+from llm_aai.runner.executor import Executor, ThreadExecutor
+from llm_aai.script import PaperProtocol
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    """Everything that decides what a run does; recorded verbatim in the manifest."""
+
+    model: str
+    tasks: tuple[Task, ...]
+    trials: int = 1
+    seed: int = 0
+    backend: str = "embedded"
+    resolution: int = 512
+    prompt: str = "react"
+    script_mode: str = "strict"
+    concurrency: int = 1
+    max_relaunches: int = 2
+    relaunch_delay_s: float = 5.0
+    budget_usd: float | None = None
+    protocol: PaperProtocol = field(default_factory=PaperProtocol)
+    agent_options: dict[str, Any] = field(default_factory=dict)
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The config as JSON data (tasks as ids)."""
+        data = dataclasses.asdict(self)
+        data["tasks"] = [task.task_id for task in self.tasks]
+        return data
+
+
+def episode_seed(run_seed: int, task_id: str, trial: int) -> int:
+    """A stable per-episode seed: same run seed, task and trial -> same episode."""
+    digest = hashlib.sha256(f"{run_seed}:{task_id}:{trial}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def episode_id(task_id: str, trial: int) -> str:
+    """The directory name of an episode."""
+    return f"{task_id}_t{trial}"
+
+
+@dataclass
+class Progress:
+    """Live totals for the progress bar (updated from the consuming thread only)."""
+
+    done: int = 0
+    passed: int = 0
+    infra_failures: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, result: EpisodeResult) -> None:
+        self.done += 1
+        self.passed += int(result.passed)
+        self.infra_failures += int(result.end_reason == "infrastructure")
+        self.tokens += result.input_tokens + result.output_tokens
+        self.cost_usd += result.cost_usd
+
+
+class Suite:
+    """Schedules every (task, trial) episode, relaunching infrastructure failures."""
+
+    def __init__(
+        self,
+        config: SuiteConfig,
+        store: RunStore,
+        *,
+        make_env: Callable[[], Any],
+        make_agent: Callable[[], Any],
+        runner_parts: Callable[[], tuple[Any, str]],
+        arena_path: Callable[[str], Path],
+        executor: Executor | None = None,
+        on_result: Callable[[EpisodeResult, Progress], None] | None = None,
+    ):
+        self.config = config
+        self.store = store
+        self.make_env = make_env
+        self.make_agent = make_agent
+        self.runner_parts = runner_parts
+        self.arena_path = arena_path
+        self.executor = executor or ThreadExecutor(config.concurrency)
+        self.on_result = on_result
+        self.progress = Progress()
+        self._local = threading.local()
+
+    def pending(self) -> list[EpisodeSpec]:
+        """Episodes without a sealed result, in task then trial order."""
+        finished = self.store.finished_results()
+        specs = []
+        for task in self.config.tasks:
+            path = self.arena_path(task.task_id)
+            pass_mark = load_config(path).arena().pass_mark
+            for trial in range(1, self.config.trials + 1):
+                eid = episode_id(task.task_id, trial)
+                if eid in finished:
+                    continue
+                specs.append(EpisodeSpec(eid, task.task_id, task.level, trial,
+                                         episode_seed(self.config.seed, task.task_id, trial),
+                                         path, pass_mark))
+        return specs
+
+    def run(self) -> list[EpisodeResult]:
+        """Run every pending episode; returns the results of this invocation."""
+        results = []
+        for result in self.executor.map_unordered(self._run_one, self.pending(),
+                                                  stop=self._over_budget):
+            results.append(result)
+            self.progress.add(result)
+            self.store.write_summary()
+            if self.on_result:
+                self.on_result(result, self.progress)
+        return results
+
+    def _over_budget(self) -> bool:
+        budget = self.config.budget_usd
+        return budget is not None and self.progress.cost_usd >= budget
+
+    def _env(self):
+        """One env per worker thread, reused across its episodes (switching arena on reset)."""
+        env = getattr(self._local, "env", None)
+        if env is None:
+            env = self._local.env = self.make_env()
+        return env
+
+    def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
+        messages, system_prompt = self.runner_parts()
+        attempt = 1
+        while True:
+            writer = self.store.start_episode(spec.episode_id)
+            runner = EpisodeRunner(self._env(), self.make_agent(), messages, system_prompt,
+                                   self.config.protocol, self.config.script_mode)
+            try:
+                result = runner.run(spec, writer)
+            except BaseException:
+                writer.close()
+                raise
+            result = dataclasses.replace(result, attempts=attempt)
+            if result.end_reason != "infrastructure" or attempt > self.config.max_relaunches:
+                writer.finish(result)
+                return result
+            writer.close()
+            self.store.keep_failed_attempt(spec.episode_id, attempt)
+            attempt += 1
+            time.sleep(self.config.relaunch_delay_s * attempt)

@@ -1,0 +1,135 @@
+"""``python -m llm_aai.run`` end to end: real subprocess, real litellm HTTP, local fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from llm_aai.llm.fake_server import FakeChatServer, ServerError
+from llm_aai.logs import RunStore, read_turns
+
+SENTINEL_KEY = "sk-test-SENTINEL-0123456789abcdef"
+
+
+def run_cli(args, *, env_extra=None, timeout=240, **popen):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "llm_aai.run", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=timeout, **popen)
+
+
+def base_args(testbed_dir, out, url, tasks="01-04-03"):
+    return ["--model", "openai/fake", "--api-base", url, "--tasks", tasks,
+            "--arenas-dir", testbed_dir, "--out", out, "--run-id", "r", "--resolution", 64,
+            "--max-scripts", 2, "--no-progress"]
+
+
+def all_text(directory: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in directory.rglob("*")
+                     if p.is_file() and p.suffix in {".json", ".jsonl", ".csv"})
+
+
+def test_llm_run_sends_history_and_images_and_logs_everything(testbed_dir, tmp_path):
+    with FakeChatServer(default='Think("ahead");Go(3);') as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url),
+                         env_extra={"OPENAI_API_KEY": SENTINEL_KEY})
+        requests = [r.body for r in server.requests]
+    assert result.returncode == 0, result.stderr
+    run_dir = tmp_path / "r"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["prompt"]["name"] == "react" and len(manifest["prompt"]["sha256"]) == 64
+    assert manifest["config"]["tasks"] == ["01-04-03"]
+    assert manifest["arenas"]["01-04-03"]
+
+    assert len(requests) == 2
+    first, second = requests
+    assert first["messages"][0]["role"] == "system"
+    images = [p for p in first["messages"][1]["content"] if p["type"] == "image_url"]
+    assert len(images) == 3 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    # the whole history goes with every call
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
+    assert second["messages"][2]["content"] == 'Think("ahead");Go(3);'
+    assert first["temperature"] == 0
+
+    turns = read_turns(run_dir / "episodes" / "01-04-03_t1")
+    assert [t.reply for t in turns[:2]] == ['Think("ahead");Go(3);'] * 2
+    assert turns[0].usage.input_tokens > 0
+    summary = (run_dir / "summary.csv").read_text().splitlines()
+    assert len(summary) == 2 and ",01-04-03,1,1," in summary[1]
+    # the key went over the wire, and nowhere else
+    assert SENTINEL_KEY not in all_text(run_dir)
+    assert SENTINEL_KEY not in result.stdout + result.stderr
+
+
+def test_infrastructure_failure_is_relaunched(testbed_dir, tmp_path):
+    with FakeChatServer([ServerError(500)], default="Go(3);") as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url) + [
+            "--max-retries", 0, "--relaunch-delay", 0])
+    assert result.returncode == 0, result.stderr
+    episodes = tmp_path / "r" / "episodes"
+    finished = RunStore(tmp_path / "r").finished_results()["01-04-03_t1"]
+    assert finished.attempts == 2 and finished.end_reason != "infrastructure"
+    assert (episodes / "01-04-03_t1.attempt-1").is_dir()
+
+
+def test_trial_still_failing_after_relaunches_is_recorded_as_infrastructure(testbed_dir, tmp_path):
+    with FakeChatServer(default=None, responder=lambda body: ServerError(503)) as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url) + [
+            "--max-retries", 0, "--relaunch-delay", 0, "--max-relaunches", 1])
+    assert result.returncode == 0, result.stderr
+    finished = RunStore(tmp_path / "r").finished_results()["01-04-03_t1"]
+    assert finished.end_reason == "infrastructure" and not finished.passed
+    assert finished.attempts == 2
+
+
+def test_resume_after_kill_finishes_without_duplicates(testbed_dir, tmp_path):
+    tasks = "01-04-03,01-06-02,02-02-01"
+    with FakeChatServer(default="Turn(30);", latency_s=0.4) as server:
+        args = base_args(testbed_dir, tmp_path, server.url, tasks) + ["--max-scripts", 4]
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        store = RunStore(tmp_path / "r")
+        deadline = time.monotonic() + 120
+        while not store.finished_results() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        done_before = set(store.finished_results())
+        assert 1 <= len(done_before) < 3
+        resumed = run_cli(["--resume", tmp_path / "r", "--api-base", server.url, "--no-progress",
+                           "--arenas-dir", testbed_dir])
+    assert resumed.returncode == 0, resumed.stderr
+    results = store.finished_results()
+    assert set(results) == {"01-04-03_t1", "01-06-02_t1", "02-02-01_t1"}
+    for episode_id in results:
+        turns = [t.turn for t in read_turns(store.episodes_dir / episode_id)]
+        assert turns == sorted(set(turns))
+    assert len((tmp_path / "r" / "summary.csv").read_text().splitlines()) == 4
+
+
+def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
+    result = run_cli(["--model", "claude", "--tasks", "01-04-03", "--arenas-dir", testbed_dir,
+                      "--out", tmp_path, "--no-progress"])
+    assert result.returncode == 2
+    assert "ANTHROPIC_API_KEY" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--level", "11"], "level"),
+    (["--tasks", "99-99-99"], "99-99-99"),
+])
+def test_bad_task_selection_is_a_clear_error(testbed_dir, tmp_path, args, message):
+    result = run_cli(["--model", "heuristic", "--arenas-dir", testbed_dir, "--out", tmp_path,
+                      *args])
+    assert result.returncode == 2 and message in result.stderr
+    assert "Traceback" not in result.stderr
