@@ -18,7 +18,7 @@ RECORDING = SHARED / "fixtures" / "unity-tutorial-recording"
 
 def _require(path: Path) -> Path:
     if not path.exists():
-        pytest.fail(f"reference material missing: {path} (set LLM_AAI_SHARED to the shared/ folder)")
+        pytest.fail(f"reference material missing: {path} (set LLM_AAI_SHARED to shared/)")
     return path
 
 

@@ -3,7 +3,7 @@
 Layout (``SCHEMA_VERSION`` 1)::
 
     results/<run-id>/
-      manifest.json                 resolved config, versions, git revision, seeds, model, prompt hash
+      manifest.json                 config, versions, git revision, seeds, model, prompt hash
       summary.csv                   one row per finished episode (EpisodeResult fields)
       episodes/<episode-id>/
         turns.jsonl                 one TurnRecord per line, turn 0 = the initial observations

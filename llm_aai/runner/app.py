@@ -130,7 +130,9 @@ def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
     return argparse.Namespace(**merged)
 
 
-def _manifest(args, run_id: str, config: SuiteConfig, agent_spec, prompt_set, arena_paths) -> dict[str, Any]:
+def _manifest(
+    args, run_id: str, config: SuiteConfig, agent_spec, prompt_set, arena_paths
+) -> dict[str, Any]:
     """Everything needed to know later exactly what ran (never any secret)."""
     cli_args = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     return {

@@ -67,6 +67,7 @@ class Progress:
     cost_usd: float = 0.0
 
     def add(self, result: EpisodeResult) -> None:
+        """Count one finished episode."""
         self.done += 1
         self.passed += int(result.passed)
         self.infra_failures += int(result.end_reason == "infrastructure")
