@@ -1,6 +1,6 @@
 """Agents: the LLM agent and the non-LLM baselines, behind one interface and one registry."""
 
-from llm_aai.agents.base import Agent, AgentReply, TurnInput
+from llm_aai.agents.base import Agent, AgentReply, PriorTurn, TurnInput
 from llm_aai.agents.heuristic import HeuristicAgent, HeuristicSettings
 from llm_aai.agents.human import HumanAgent
 from llm_aai.agents.llm import LLMAgent
@@ -16,6 +16,7 @@ from llm_aai.agents.registry import (
 from llm_aai.agents.replay import ReplayAgent, ReplayExhausted
 
 __all__ = [
+    "PriorTurn",
     "AGENTS",
     "Agent",
     "AgentEntry",

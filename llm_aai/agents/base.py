@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Agent", "AgentReply", "TurnInput"]
+__all__ = ["Agent", "AgentReply", "PriorTurn", "TurnInput"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,25 @@ class TurnInput:
             if not (isinstance(image, np.ndarray) and image.ndim == 3 and image.shape[2] >= 3):
                 shape = getattr(image, "shape", type(image).__name__)
                 raise ValueError(f"TurnInput images must be (H, W, 3) arrays, got {shape}")
+
+
+@dataclass(frozen=True)
+class PriorTurn:
+    """One exchange of a worked example, shown to the agent before its episode starts.
+
+    Experiment 2 (in-context learning) opens the conversation with a recorded
+    demonstration: each exchange is what a player was shown and the script it answered,
+    in exactly the form the runner uses for a live turn, so the model reads the example
+    as an earlier conversation of its own.
+
+    Attributes:
+        turn: what was shown (preamble, images, health text).
+        reply: the script given in answer.
+
+    """
+
+    turn: TurnInput
+    reply: str
 
 
 @dataclass(frozen=True)
@@ -80,8 +99,13 @@ class Agent(Protocol):
 
     name: str
 
-    def start_episode(self, system_prompt: str, seed: int) -> None:
-        """Forget the previous episode; ``seed`` makes any randomness reproducible."""
+    def start_episode(self, system_prompt: str, seed: int,
+                      prelude: Sequence[PriorTurn] = ()) -> None:
+        """Forget the previous episode; ``seed`` makes any randomness reproducible.
+
+        ``prelude`` is a worked example to read before the episode (experiment 2). Agents
+        that keep a conversation put it first; agents without one ignore it.
+        """
         ...
 
     def act(self, turn: TurnInput) -> AgentReply:

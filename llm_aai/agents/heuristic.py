@@ -9,11 +9,12 @@ function of the current frame and a ``random.Random(seed)``, so a run is reprodu
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from llm_aai.agents.base import AgentReply, TurnInput
+from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 from llm_aai.agents.vision import (
     Blob,
     Camera,
@@ -88,8 +89,13 @@ class HeuristicAgent:
         self._searched_deg = 0
         self._turn_sign = 1
 
-    def start_episode(self, system_prompt: str, seed: int) -> None:
-        """Reset the search state; the prompt is not needed by a hand-written policy."""
+    def start_episode(self, system_prompt: str, seed: int,
+                      prelude: Sequence[PriorTurn] = ()) -> None:
+        """Reset the search state.
+
+        The prompt and any worked example (``prelude``) are not needed by a
+        hand-written policy.
+        """
         self._rng = random.Random(seed)
         self._searched_deg = 0
         self._turn_sign = self._rng.choice((-1, 1))

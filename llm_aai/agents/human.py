@@ -9,12 +9,13 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 from PIL import Image
 
-from llm_aai.agents.base import AgentReply, TurnInput
+from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 
 __all__ = ["HumanAgent"]
 
@@ -39,8 +40,13 @@ class HumanAgent:
         self.name = name
         self._turn = 0
 
-    def start_episode(self, system_prompt: str, seed: int) -> None:
-        """Show the background prompt once, like the model reads it."""
+    def start_episode(self, system_prompt: str, seed: int,
+                      prelude: Sequence[PriorTurn] = ()) -> None:
+        """Show the background prompt once, like the model reads it.
+
+        A worked example (``prelude``) is not shown: a person at
+        the terminal plays from the frames and the background prompt.
+        """
         self._turn = 0
         self._write(system_prompt.rstrip() + "\n\nA new level begins.\n")
 

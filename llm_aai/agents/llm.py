@@ -1,18 +1,29 @@
 """An agent backed by a chat model, following the paper's conversation protocol.
 
 The whole conversation (system prompt, every turn's text and images, every reply) is
-kept and sent on each turn, so the model sees all previous states and scripts. Two
-options beyond the paper, off by default, trade fidelity for cost: keep only the last K
-images, and mark Anthropic prompt-caching breakpoints.
+kept and sent on each turn, so the model sees all previous states and scripts. A worked
+example (experiment 2) is put right after the system prompt as earlier user/assistant
+exchanges. Two options beyond the paper, off by default, trade fidelity for cost: keep only
+the last K images, and mark Anthropic prompt-caching breakpoints.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from llm_aai.agents.base import AgentReply, TurnInput
+import numpy as np
+
+from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 from llm_aai.llm.client import ChatClient
-from llm_aai.llm.types import Message, assistant_message, system_message, text_part, user_message
+from llm_aai.llm.types import (
+    Message,
+    assistant_message,
+    png_file_data_url,
+    system_message,
+    text_part,
+    user_message,
+)
 
 __all__ = ["DEFAULT_IMAGE_PLACEHOLDER", "LLMAgent"]
 
@@ -51,18 +62,28 @@ class LLMAgent:
         self.prompt_caching = prompt_caching
         self.image_placeholder = image_placeholder
         self.messages: list[Message] = []
+        self._prelude_end = 0
 
     def __repr__(self) -> str:
         return (f"LLMAgent(client={self.client!r}, keep_last_images={self.keep_last_images}, "
                 f"prompt_caching={self.prompt_caching})")
 
-    def start_episode(self, system_prompt: str, seed: int) -> None:
-        """Start a fresh conversation with ``system_prompt``.
+    def start_episode(self, system_prompt: str, seed: int,
+                      prelude: Sequence[PriorTurn] = ()) -> None:
+        """Start a fresh conversation with ``system_prompt``, then the ``prelude``.
 
         ``seed`` is unused: sampling randomness belongs to the provider (temperature 0 by
-        default), and the paper gave the model no memory across episodes.
+        default), and the paper gave the model no memory across episodes. Each prelude
+        exchange becomes a user message built exactly like a live turn's (preamble, images,
+        text) followed by the recorded script as the assistant's reply, so the episode's
+        first observation follows a finished demonstration.
         """
         self.messages = [system_message(system_prompt)]
+        for prior in prelude:
+            shown = prior.turn
+            self.messages.append(user_message(shown.text, shown.images, preamble=shown.preamble))
+            self.messages.append(assistant_message(prior.reply))
+        self._prelude_end = len(self.messages) - 1
 
     def act(self, turn: TurnInput) -> AgentReply:
         """Append this turn, send the history, record and return the reply.
@@ -72,7 +93,7 @@ class LLMAgent:
         """
         if not self.messages:
             raise RuntimeError("call start_episode before act")
-        self.messages.append(user_message(turn.text, turn.images, preamble=turn.preamble))
+        self.messages.append(user_message(turn.text, _encoded_images(turn), preamble=turn.preamble))
         try:
             response = self.client.complete(self.outgoing_messages())
         except BaseException:
@@ -93,7 +114,7 @@ class LLMAgent:
             messages = _drop_old_images(messages, self.keep_last_images,
                                         self.image_placeholder)
         if self.prompt_caching and self.client.model.startswith("anthropic/"):
-            messages = _with_cache_breakpoints(messages)
+            messages = _with_cache_breakpoints(messages, self._prelude_end)
         return messages
 
 
@@ -120,14 +141,17 @@ def _drop_old_images(messages: list[Message], keep: int, placeholder: str) -> li
     return result[::-1]
 
 
-def _with_cache_breakpoints(messages: list[Message]) -> list[Message]:
-    """Mark the system prompt and the newest user message as cacheable prefixes.
+def _with_cache_breakpoints(messages: list[Message], prelude_end: int = 0) -> list[Message]:
+    """Mark the system prompt, the end of the prelude and the newest user message.
 
     Anthropic caches everything up to a marked block; with the history growing by one
-    turn each call, these two marks let every call reuse the previous call's prefix.
+    turn each call, these marks let every call reuse the previous call's prefix, and the
+    prelude mark lets every episode of a run reuse the worked example (same for all).
     """
     marked = [dict(m) for m in messages]
     targets = [0] if marked and marked[0]["role"] == "system" else []
+    if 0 < prelude_end < len(marked):
+        targets.append(prelude_end)
     last_user = max((i for i, m in enumerate(marked) if m["role"] == "user"), default=None)
     if last_user is not None:
         targets.append(last_user)
@@ -141,3 +165,8 @@ def _with_cache_breakpoints(messages: list[Message]) -> list[Message]:
     return marked
 
 
+def _encoded_images(turn: TurnInput) -> Sequence[np.ndarray | str]:
+    """Reuse the PNG files the runner saved (same pixels) instead of encoding frames again."""
+    if turn.image_paths and len(turn.image_paths) == len(turn.images):
+        return [png_file_data_url(path) for path in turn.image_paths]
+    return turn.images

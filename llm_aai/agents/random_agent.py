@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
-from llm_aai.agents.base import AgentReply, TurnInput
+from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 from llm_aai.script import DEGREES_PER_STEP, Command, Go, Script, Turn, format_script
 
 __all__ = ["RandomAgent"]
@@ -28,8 +29,12 @@ class RandomAgent:
         self.name = name
         self._rng = random.Random(0)
 
-    def start_episode(self, system_prompt: str, seed: int) -> None:
-        """Reseed, so the same seed gives the same scripts."""
+    def start_episode(self, system_prompt: str, seed: int,
+                      prelude: Sequence[PriorTurn] = ()) -> None:
+        """Reseed, so the same seed gives the same scripts.
+
+        The prompt and ``prelude`` are ignored.
+        """
         self._rng = random.Random(seed)
 
     def act(self, turn: TurnInput) -> AgentReply:

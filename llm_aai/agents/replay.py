@@ -6,9 +6,9 @@ is deterministic), which makes this agent a regression test of the whole pipelin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from llm_aai.agents.base import AgentReply, TurnInput
+from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 
 __all__ = ["ReplayAgent", "ReplayExhausted"]
 
@@ -34,8 +34,12 @@ class ReplayAgent:
         self.name = name
         self._next = 0
 
-    def start_episode(self, system_prompt: str, seed: int) -> None:
-        """Rewind to the first script."""
+    def start_episode(self, system_prompt: str, seed: int,
+                      prelude: Sequence[PriorTurn] = ()) -> None:
+        """Rewind to the first script.
+
+        The prompt and ``prelude`` are ignored.
+        """
         self._next = 0
 
     def act(self, turn: TurnInput) -> AgentReply:

@@ -6,6 +6,11 @@ data, so they load identically from a source checkout, an editable install and a
 Any other ``.md`` file can be used by passing its path instead of a registered name.
 Each prompt carries the SHA-256 of its exact text, which the runner stores in the run
 manifest so results are tied to the words the model actually read.
+
+Experiment 2 (``icl``) adds a worked example (``llm_aai.prompts.examples``): the ReAct
+background prompt plus a short introduction, and a ``prelude`` of recorded exchanges
+(pictures, health, scripts) that the agent reads before its episode. The example's name and
+hash go into the manifest with the prompt's.
 """
 
 from __future__ import annotations
@@ -13,15 +18,20 @@ from __future__ import annotations
 import hashlib
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+if TYPE_CHECKING:
+    from llm_aai.agents.base import PriorTurn
+    from llm_aai.prompts.examples import Example
+
 __all__ = [
+    "DEFAULT_EXAMPLE",
     "PROMPTS",
     "TURN_FIELDS",
     "Prompt",
@@ -42,18 +52,30 @@ class PromptSpec:
         system: the background prompt file.
         turns: the per-turn message file.
         description: one line for ``--help`` listings.
+        intro: a file appended to the system prompt (after a blank line), if any.
+        example: the worked example (a name under ``prompts/examples`` or a folder) whose
+            exchanges open the conversation, if any.
 
     """
 
     system: str
     turns: str
     description: str
+    intro: str | None = None
+    example: str | None = None
 
 
-#: name -> files. Experiment 1 (ReAct) now; the in-context-learning prompt comes later.
+#: The worked example the ``icl`` prompt shows (a folder under ``prompts/examples``).
+DEFAULT_EXAMPLE = "tutorial-v1"
+
+#: name -> files. Experiment 1 (ReAct) and experiment 2 (ReAct plus a worked example).
 PROMPTS: dict[str, PromptSpec] = {
     "react": PromptSpec("react_system.md", "react_turns.yaml",
                         "experiment 1: background prompt with ReAct-style Think commands"),
+    "icl": PromptSpec("react_system.md", "react_turns.yaml",
+                      "experiment 2: the ReAct prompt plus a worked example played before the "
+                      "episode (supervised in-context learning)",
+                      intro="icl_intro.md", example=DEFAULT_EXAMPLE),
 }
 
 #: turn message -> the fields its template may use.
@@ -127,6 +149,7 @@ class Prompt:
         text: the exact system prompt sent to the model.
         sha256: SHA-256 of ``text`` (UTF-8).
         messages: the per-turn messages.
+        example: the worked example, if the prompt has one.
 
     """
 
@@ -134,6 +157,15 @@ class Prompt:
     text: str
     sha256: str
     messages: TurnMessages
+    example: Example | None = field(default=None, compare=False)
+
+    @property
+    def prelude(self) -> tuple[PriorTurn, ...]:
+        """The worked example as exchanges to put before the episode (empty without one).
+
+        Pass it to ``agent.start_episode(system_text, seed, prelude=prompt.prelude)``.
+        """
+        return () if self.example is None else self.example.prelude()
 
     @property
     def system_text(self) -> str:
@@ -142,11 +174,16 @@ class Prompt:
 
     def extra_manifest(self) -> dict[str, Any]:
         """Return what the run manifest records besides name, hash and text."""
-        return {"turn_messages": dict(self.messages.templates),
-                "turn_messages_sha256": self.messages.sha256}
+        extra: dict[str, Any] = {"turn_messages": dict(self.messages.templates),
+                                 "turn_messages_sha256": self.messages.sha256}
+        if self.example is not None:
+            extra["example"] = self.example.manifest()
+        return extra
 
     def __repr__(self) -> str:
-        return f"Prompt(name={self.name!r}, sha256={self.sha256[:12]}..., chars={len(self.text)})"
+        example = "" if self.example is None else f", example={self.example.name!r}"
+        return (f"Prompt(name={self.name!r}, sha256={self.sha256[:12]}..., "
+                f"chars={len(self.text)}{example})")
 
 
 def _read_package_file(filename: str) -> str:
@@ -191,12 +228,20 @@ def _spec(name: str) -> PromptSpec:
                        f"(or pass the path of a .md file)") from None
 
 
-def load_prompt(name_or_path: str | Path = "react", *, turns: str = "react") -> Prompt:
+def load_prompt(name_or_path: str | Path = "react", *, turns: str = "react",
+                example: str | Path | None = None) -> Prompt:
     """Load a background prompt by registered name or from a ``.md`` file path.
 
     Args:
         name_or_path: a name in :data:`PROMPTS`, or a path to your own prompt file.
         turns: which registered turn templates go with a prompt loaded from a path.
+        example: a worked example (name under ``prompts/examples`` or folder) to use
+            instead of the registered prompt's own; with a prompt file, adds one.
+
+    Raises:
+        KeyError: unknown prompt name.
+        FileNotFoundError: missing prompt file.
+        llm_aai.prompts.examples.ExampleError: the example is missing or corrupt.
 
     """
     candidate = Path(name_or_path)
@@ -204,11 +249,23 @@ def load_prompt(name_or_path: str | Path = "react", *, turns: str = "react") -> 
         if not candidate.is_file():
             raise FileNotFoundError(f"prompt file not found: {candidate}")
         text = candidate.read_text(encoding="utf-8")
-        return Prompt(str(candidate), text, _sha256(text), load_turn_messages(turns))
+        return Prompt(str(candidate), text, _sha256(text), load_turn_messages(turns),
+                      _load_example(example))
     name = str(name_or_path)
     spec = _spec(name)
     text = _read_package_file(spec.system)
-    return Prompt(name, text, _sha256(text), load_turn_messages(name))
+    if spec.intro is not None:
+        text = text.rstrip("\n") + "\n\n" + _read_package_file(spec.intro)
+    chosen = example if example is not None else spec.example
+    return Prompt(name, text, _sha256(text), load_turn_messages(name), _load_example(chosen))
+
+
+def _load_example(example: str | Path | None) -> Example | None:
+    if example is None:
+        return None
+    from llm_aai.prompts.examples import load_example
+
+    return load_example(example)
 
 
 #: The runner's name for :func:`load_prompt`: a prompt together with its turn messages.

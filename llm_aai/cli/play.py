@@ -1,0 +1,115 @@
+"""``python -m llm_aai.play ARENA``: play scripts in an arena under the paper's protocol.
+
+Prints one JSON object per turn as soon as it has been played::
+
+    {"turn": 0, "script": null, "health": 99.94, "reward": -0.0294, "done": false, ...}
+    {"turn": 1, "script": "Go(3);", "health": 96.88, "reward": -0.0018, "done": false, ...}
+
+Turn 0 is the initial observations, with the health the paper's harness showed the model;
+``reward`` is the reward gained during the turn; ``steps`` and ``events`` (goals and zones
+touched) are extra fields. A script that does not parse prints a line with an ``error``
+field and costs one no-op step, as in a run. Playing stops after the turn that ends the
+episode. ``--out DIR`` saves the frames (``turn-000-0.png``...); ``--record-example DIR``
+saves the whole play as a worked example for the ``icl`` prompt.
+
+Exit status: 0 played, 1 bad input (missing arena or scripts file, invalid arena), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from llm_aai.arena.catalog import ARENAS_ENV
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_aai.play",
+        description="Play Think/Go/Turn scripts in an Animal-AI arena with the paper's protocol.")
+    parser.add_argument("arena", help="an arena YAML file or a testbed task id (e.g. 01-04-03)")
+    scripts = parser.add_mutually_exclusive_group()
+    scripts.add_argument("--scripts-file", type=Path, metavar="F",
+                         help="one script per line (blank lines and # comments skipped)")
+    scripts.add_argument("--script", action="append", default=[], metavar="TEXT",
+                         help="a script to play; repeat for several turns")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="save every frame here as PNG")
+    parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
+    parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
+    parser.add_argument("--resolution", type=int, default=512,
+                        help="side of the first-person image in pixels (default 512)")
+    parser.add_argument("--arenas-dir", type=Path,
+                        help=f"folder of testbed files (default: ${ARENAS_ENV}, then the cache)")
+    parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"))
+    example = parser.add_argument_group("worked examples (experiment 2)")
+    example.add_argument("--record-example", type=Path, metavar="DIR",
+                         help="save the play as a worked example folder (example.json, frames, "
+                              "arena copy)")
+    example.add_argument("--example-name", help="name of the example (default: DIR's name)")
+    example.add_argument("--example-resolution", type=int, default=256,
+                         help="side of the example's saved frames (default 256)")
+    example.add_argument("--example-description", default="",
+                         help="a paragraph describing the example")
+    example.add_argument("--prompt", default="icl",
+                         help="prompt whose turn messages the example's texts use (default icl)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; return the exit status."""
+    args = build_parser().parse_args(argv)
+    from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError
+    from llm_aai.arena.errors import ArenaError, PlacementError
+    from llm_aai.env import AnimalAIEnv, resolve_arena
+    from llm_aai.playback import play_scripts, read_scripts_file, save_frames
+
+    try:
+        arena = resolve_arena(args.arena, args.arenas_dir)
+        scripts = (read_scripts_file(args.scripts_file) if args.scripts_file
+                   else list(args.script))
+        messages = None
+        if args.record_example is not None:
+            from llm_aai.prompts import load_turn_messages
+
+            messages = load_turn_messages(args.prompt)
+    except (FileNotFoundError, ArenaNotFoundError, TaskSelectionError, KeyError,
+            UnicodeDecodeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+    played = []
+    try:
+        env = AnimalAIEnv(arena, resolution=args.resolution, backend=args.backend,
+                          arenas_dir=args.arenas_dir)
+    except (ImportError, RuntimeError, ValueError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    try:
+        for turn in play_scripts(env, scripts, seed=args.seed, mode=args.script_mode):
+            if args.out is not None:
+                save_frames(turn, args.out)
+            print(turn.to_json_line(), flush=True)
+            played.append(turn)
+    except (ArenaError, PlacementError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        env.close()
+
+    if args.record_example is not None:
+        from llm_aai.prompts.examples import record_example
+
+        source = {"kind": "play", "backend": args.backend, "seed": args.seed,
+                  "resolution_played": args.resolution, "script_mode": args.script_mode,
+                  "turn_messages": args.prompt, "arena_source": str(args.arena)}
+        example = record_example(
+            args.example_name or args.record_example.name, played, messages,
+            arena_path=arena, description=args.example_description, source=source)
+        saved = example.save(args.record_example, resolution=args.example_resolution)
+        print(json.dumps({"example": str(args.record_example), "name": saved.name,
+                          "sha256": saved.sha256}), file=sys.stderr)
+    return 0

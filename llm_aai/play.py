@@ -1,0 +1,8 @@
+"""``python -m llm_aai.play``: see ``llm_aai.cli.play``."""
+
+import sys
+
+from llm_aai.cli.play import main
+
+if __name__ == "__main__":
+    sys.exit(main())
