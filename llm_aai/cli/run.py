@@ -27,7 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
     parser.add_argument("--resolution", type=int, default=512)
-    parser.add_argument("--prompt", default="react", help="prompt protocol: react or icl")
+    parser.add_argument("--prompt", default="react",
+                        help="react (experiment 1) or icl (experiment 2: a worked example first)")
+    parser.add_argument("--example", type=Path,
+                        help="with --prompt icl: an example directory to use instead of the "
+                             "built-in tutorial (see python -m llm_aai.prompts.examples)")
     parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"))
     parser.add_argument("--max-scripts", type=int, default=defaults.max_scripts)
     parser.add_argument("--initial-observations", type=int,
@@ -50,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--max-tokens", type=int, default=1024)
     llm.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
     llm.add_argument("--max-retries", type=int, default=6)
+    llm.add_argument("--provider-concurrency", type=int,
+                     help="simultaneous calls to one provider (default: --concurrency)")
     llm.add_argument("--keep-last-images", type=int,
                      help="send only the last K images; older ones become a text placeholder")
     llm.add_argument("--prompt-caching", action="store_true",

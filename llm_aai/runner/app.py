@@ -54,7 +54,7 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         protocol=dataclasses.replace(PaperProtocol(), max_scripts=args.max_scripts,
                                      initial_observations=args.initial_observations),
     )
-    prompt_set = _load_prompts(args.prompt)
+    prompt_set = _load_prompts(args.prompt, args.example)
     run_dir = Path(args.resume) if args.resume else Path(args.out) / (
         args.run_id or _default_run_id(args.model))
     store = RunStore(run_dir)
@@ -68,7 +68,7 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         config, store,
         make_env=lambda: _make_env(args),
         make_agent=agent_spec.create,
-        runner_parts=lambda: (prompt_set.messages, prompt_set.system_text),
+        prompt=prompt_set,
         arena_path=arena_paths.__getitem__,
         on_result=None,
     )
@@ -87,6 +87,7 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "api_base": args.api_base, "temperature": args.temperature,
         "max_tokens": args.max_tokens, "timeout_s": args.timeout, "max_retries": args.max_retries,
+        "max_concurrent": args.provider_concurrency or args.concurrency,
         "keep_last_images": args.keep_last_images, "prompt_caching": args.prompt_caching,
         "replay_from": args.replay_from,
     }
@@ -99,12 +100,13 @@ def _make_env(args: argparse.Namespace):
                        arenas_dir=args.arenas_dir)
 
 
-def _load_prompts(name: str):
+def _load_prompts(name: str, example: Path | None):
     from llm_aai.prompts import load_prompt_set
+    from llm_aai.prompts.examples import ExampleError
 
     try:
-        return load_prompt_set(name)
-    except KeyError as error:
+        return load_prompt_set(name, example=example) if example else load_prompt_set(name)
+    except (KeyError, ExampleError, FileNotFoundError) as error:
         raise RunError(str(error)) from error
 
 
@@ -124,7 +126,7 @@ def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
     merged = dict(saved)
     for key in _RESUME_OVERRIDABLE:
         merged[key] = getattr(args, key)
-    for key in ("out", "arenas_dir", "replay_from"):
+    for key in ("out", "arenas_dir", "replay_from", "example"):
         if merged.get(key) is not None:
             merged[key] = Path(merged[key])
     return argparse.Namespace(**merged)

@@ -17,7 +17,7 @@ from llm_aai.agents.base import Agent, TurnInput
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage
 from llm_aai.logs.store import EpisodeWriter
-from llm_aai.prompts import TurnMessages
+from llm_aai.prompts import Prompt
 from llm_aai.script import (
     NOOP,
     PAPER_PROTOCOL,
@@ -118,15 +118,14 @@ class EpisodeRunner:
         self,
         env,
         agent: Agent,
-        messages: TurnMessages,
-        system_prompt: str,
+        prompt: Prompt,
         protocol: PaperProtocol = PAPER_PROTOCOL,
         script_mode: str = "strict",
     ):
         self.env = env
         self.agent = agent
-        self.messages = messages
-        self.system_prompt = system_prompt
+        self.prompt = prompt
+        self.messages = prompt.messages
         self.protocol = protocol
         self.script_mode = script_mode
 
@@ -142,7 +141,8 @@ class EpisodeRunner:
 
     def _play(self, spec: EpisodeSpec, writer: EpisodeWriter, tally: _Tally) -> None:
         observation, _ = self.env.reset(seed=spec.seed, options={"arena": str(spec.arena_path)})
-        self.agent.start_episode(self.system_prompt, spec.seed)
+        # the ICL prompt's worked example arrives as a prelude of prior exchanges
+        self.agent.start_episode(self.prompt.system_text, spec.seed, prelude=self.prompt.prelude)
         start = run_initial_observations(self.env, observation, self.protocol)
         tally.add(start.outcome)
         observation = start.outcome.observation

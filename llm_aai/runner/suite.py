@@ -85,7 +85,7 @@ class Suite:
         *,
         make_env: Callable[[], Any],
         make_agent: Callable[[], Any],
-        runner_parts: Callable[[], tuple[Any, str]],
+        prompt: Any,
         arena_path: Callable[[str], Path],
         executor: Executor | None = None,
         on_result: Callable[[EpisodeResult, Progress], None] | None = None,
@@ -94,7 +94,7 @@ class Suite:
         self.store = store
         self.make_env = make_env
         self.make_agent = make_agent
-        self.runner_parts = runner_parts
+        self.prompt = prompt
         self.arena_path = arena_path
         self.executor = executor or ThreadExecutor(config.concurrency)
         self.on_result = on_result
@@ -141,11 +141,10 @@ class Suite:
         return env
 
     def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
-        messages, system_prompt = self.runner_parts()
         attempt = 1
         while True:
             writer = self.store.start_episode(spec.episode_id)
-            runner = EpisodeRunner(self._env(), self.make_agent(), messages, system_prompt,
+            runner = EpisodeRunner(self._env(), self.make_agent(), self.prompt,
                                    self.config.protocol, self.config.script_mode)
             try:
                 result = runner.run(spec, writer)

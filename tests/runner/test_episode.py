@@ -26,8 +26,7 @@ def env():
 def play(env, tmp_path, arena, scripts, *, pass_mark=0.0, protocol=PaperProtocol(), agent=None):
     store = RunStore(tmp_path / "run")
     spec = EpisodeSpec("ep_t1", "ep", 1, 1, seed=3, arena_path=arena, pass_mark=pass_mark)
-    runner = EpisodeRunner(env, agent or ReplayAgent(scripts), PROMPT.messages, PROMPT.system_text,
-                           protocol)
+    runner = EpisodeRunner(env, agent or ReplayAgent(scripts), PROMPT, protocol)
     writer = store.start_episode(spec.episode_id)
     result = runner.run(spec, writer)
     writer.finish(result)
@@ -94,7 +93,7 @@ def test_zero_pass_mark_passes_with_goal(env, tmp_path, make_arena):
 class _Unreachable:
     name = "unreachable"
 
-    def start_episode(self, system_prompt, seed, **_):
+    def start_episode(self, system_prompt, seed, prelude=()):
         pass
 
     def act(self, turn):

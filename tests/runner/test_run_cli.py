@@ -133,3 +133,21 @@ def test_bad_task_selection_is_a_clear_error(testbed_dir, tmp_path, args, messag
                       *args])
     assert result.returncode == 2 and message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_icl_run_sends_the_worked_example_before_the_episode(testbed_dir, tmp_path):
+    with FakeChatServer(default="Go(3);") as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url) + [
+            "--prompt", "icl", "--max-scripts", 1])
+        first = server.requests[0].body
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["prompt"]["name"] == "icl"
+    assert len(manifest["prompt"]["example"]["sha256"]) == 64
+    roles = [m["role"] for m in first["messages"]]
+    # system, then demonstration exchanges (user/assistant pairs), then the episode's first turn
+    assert roles[0] == "system" and roles[-1] == "user" and roles.count("assistant") >= 5
+    demo_replies = [m["content"] for m in first["messages"] if m["role"] == "assistant"]
+    assert all("Think(" in reply or "Go(" in reply or "Turn(" in reply for reply in demo_replies)
+    last_images = [p for p in first["messages"][-1]["content"] if p["type"] == "image_url"]
+    assert len(last_images) == 3
