@@ -1,0 +1,92 @@
+"""``python -m llm_aai.replay``: animate a logged episode and check it re-simulates exactly.
+
+Exit status: 0 when done (and, with ``--resimulate``, everything matched the log), 1 when the
+re-simulation differs from the log, 2 on bad input (not an episode, a wrong arena file, a run
+that was not on the embedded simulator, an unknown output format).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_aai.replay",
+        description="Animate a logged episode (one frame per image the agent was shown, "
+                    "captioned with turn, thoughts, script and health) and/or re-execute its "
+                    "logged actions in the embedded simulator to check the log.",
+    )
+    parser.add_argument("episode", type=Path, metavar="EPISODE_DIR",
+                        help="an episode directory: <run>/episodes/<task>_t<trial>")
+    parser.add_argument("--out", type=Path, metavar="FILE",
+                        help="animation to write, .gif or .mp4 (default: <episode-id>.gif in "
+                             "the current directory; with --resimulate, none unless given)")
+    parser.add_argument("--resimulate", action="store_true",
+                        help="re-execute the logged actions in the embedded simulator and "
+                             "compare health, reward, state and frames with the log, per turn")
+    parser.add_argument("--overview", action="store_true",
+                        help="put the simulator's top-down view beside each frame "
+                             "(re-simulates the episode; embedded runs only)")
+    parser.add_argument("--fps", type=float, default=1.0,
+                        help="animation frames per second (default: 1)")
+    parser.add_argument("--arenas-dir", type=Path, metavar="DIR",
+                        help="where to find the arena for re-simulation (default: the run's "
+                             "own --arenas-dir, else $LLM_AAI_ARENAS or the testbed cache)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command; returns the exit status."""
+    from llm_aai.replay import FORMATS, ReplayInputError, load_episode
+
+    args = build_parser().parse_args(argv)
+    if args.out is not None and args.out.suffix.lower() not in FORMATS:
+        return _fail(f"{args.out}: animation format must be one of {', '.join(FORMATS)}")
+    if not args.fps > 0:
+        return _fail(f"--fps must be positive, got {args.fps}")
+    out = args.out
+    if out is None and not args.resimulate:
+        out = Path(f"{args.episode.resolve().name}.gif")
+    try:
+        episode = load_episode(args.episode)
+        report = _resimulate(episode, args) if args.resimulate or args.overview else None
+        if out is not None:
+            _animate(episode, report, out, args.fps)
+    except ReplayInputError as error:
+        return _fail(str(error))
+    except OSError as error:
+        return _fail(f"cannot write {out}: {error}")
+    return 1 if report is not None and args.resimulate and not report.ok else 0
+
+
+def _resimulate(episode, args):
+    from llm_aai.replay import resimulate, tile_size
+
+    size = min(tile_size(episode), 1024) if args.overview else None
+    report = resimulate(episode, arenas_dir=args.arenas_dir, overview_size=size)
+    if args.resimulate:
+        print(report.render())
+    elif not report.ok:
+        print(f"warning: the re-simulation differs from the log, so the overviews show the "
+              f"simulated run, not the logged one ({report.verdict()})", file=sys.stderr)
+    return report
+
+
+def _animate(episode, report, out: Path, fps: float) -> None:
+    from llm_aai.replay import render_frames, write_animation
+
+    overviews = report.overviews if report is not None and report.overviews else None
+    frames = render_frames(episode, overviews=overviews)
+    write_animation(frames, out, fps=fps)
+    height, width = frames[0].shape[:2]
+    print(f"wrote {out}: {len(frames)} frames of {width}x{height} at {fps:g} fps, "
+          f"{out.stat().st_size:,} bytes")
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2

@@ -1,0 +1,149 @@
+"""Load one logged episode, with whatever of its run is needed to replay or re-simulate it.
+
+Replay works from the log alone (``turns.jsonl`` and the saved frames), so it serves every
+agent kind alike. Re-simulation also needs the run's manifest (resolution, backend, protocol,
+seeds, arena checksums), which lives two directories up: ``<run>/episodes/<episode-id>/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llm_aai.logs.schema import EpisodeResult, SchemaError, TurnRecord
+from llm_aai.logs.store import MANIFEST, RESULT, TURNS, read_result, read_turns
+
+EPISODE_ID = re.compile(r"(?P<task>\d{2}-\d{2}-\d{2})_t(?P<trial>\d+)(?:\.attempt-\d+)?")
+"""An episode directory name: ``<task>_t<trial>``, or ``...attempt-N`` for a set-aside attempt."""
+
+
+class ReplayInputError(ValueError):
+    """The episode cannot be replayed as asked; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class ShownFrame:
+    """One image the agent was shown, in the order shown.
+
+    Attributes:
+        turn: the record that sent it (turn ``k``'s images came before script ``k``).
+        index: its position among that record's images (0..count-1).
+        count: how many images that record sent (3 for the initial observations).
+        path: the PNG file.
+        record: the turn record that sent it (its reply answers this image).
+
+    """
+
+    turn: int
+    index: int
+    count: int
+    path: Path
+    record: TurnRecord
+
+
+@dataclass(frozen=True)
+class LoggedEpisode:
+    """An episode as its log recorded it.
+
+    Attributes:
+        directory: the episode directory (holds ``turns.jsonl`` and ``frames/``).
+        episode_id: the directory name, e.g. ``01-04-03_t1`` (or ``...attempt-1``).
+        turns: every turn record, in order.
+        result: the sealed result, or None for an unfinished episode.
+        manifest: the run's manifest, or None when the episode sits outside a run directory.
+
+    """
+
+    directory: Path
+    episode_id: str
+    turns: tuple[TurnRecord, ...]
+    result: EpisodeResult | None
+    manifest: dict[str, Any] | None
+
+    @property
+    def base_id(self) -> str:
+        """The episode id without an ``.attempt-N`` suffix (the key of the manifest's seeds)."""
+        return self.episode_id.split(".attempt-")[0]
+
+    @property
+    def task_id(self) -> str | None:
+        """The testbed task, from the result or else from the directory name."""
+        if self.result is not None:
+            return self.result.task_id
+        match = EPISODE_ID.fullmatch(self.episode_id)
+        return match["task"] if match else None
+
+    @property
+    def agent(self) -> str:
+        """The agent's name as logged (result first, then the manifest), or ``"?"``."""
+        if self.result is not None:
+            return self.result.agent
+        if self.manifest is not None:
+            return str(self.manifest.get("agent", {}).get("name", "?"))
+        return "?"
+
+    @property
+    def seed(self) -> int | None:
+        """The episode's reset seed (result first, then the manifest's seed table)."""
+        if self.result is not None:
+            return self.result.seed
+        if self.manifest is not None:
+            seed = self.manifest.get("seeds", {}).get("episodes", {}).get(self.base_id)
+            return None if seed is None else int(seed)
+        return None
+
+    def shown_frames(self) -> list[ShownFrame]:
+        """Every image the agent was shown, in order (the final frame last)."""
+        frames = []
+        for record in self.turns:
+            count = len(record.sent_images)
+            for index, relative in enumerate(record.sent_images):
+                frames.append(ShownFrame(record.turn, index, count,
+                                         self.directory / relative, record))
+        return frames
+
+
+def load_episode(path: str | Path) -> LoggedEpisode:
+    """Read an episode directory (and its run's manifest, when it is inside a run).
+
+    Raises:
+        ReplayInputError: not an episode directory, or a malformed log (file and line named).
+
+    """
+    directory = Path(path)
+    if not (directory / TURNS).is_file():
+        raise ReplayInputError(_not_an_episode(directory))
+    try:
+        turns = tuple(read_turns(directory))
+        result = read_result(directory) if (directory / RESULT).is_file() else None
+    except SchemaError as error:
+        raise ReplayInputError(str(error)) from error
+    if not turns:
+        raise ReplayInputError(f"{directory / TURNS}: no turns logged")
+    return LoggedEpisode(directory, directory.name, turns, result,
+                         _manifest(directory.parent.parent))
+
+
+def _manifest(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ReplayInputError(f"{path}: not valid JSON: {error}") from error
+
+
+def _not_an_episode(directory: Path) -> str:
+    """Say what was expected, listing the episodes when a run directory was given instead."""
+    message = f"{directory} is not an episode directory (no {TURNS})"
+    episodes = sorted(p.parent.name for p in (directory / "episodes").glob(f"*/{TURNS}")) if (
+        directory / MANIFEST).is_file() else []
+    if episodes:
+        shown = ", ".join(episodes[:8])
+        more = f" and {len(episodes) - 8} more" if len(episodes) > 8 else ""
+        message += f"; this is a run directory, pass one of episodes/{{{shown}}}{more}"
+    return message

@@ -1,0 +1,154 @@
+"""Animations: one captioned frame per shown image, written as GIF and MP4 and read back."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from llm_aai.cli.replay import main
+from llm_aai.replay import (
+    CaptionStyle,
+    caption,
+    load_episode,
+    render_frames,
+    resimulate,
+    tile_size,
+    write_animation,
+)
+from llm_aai.replay.animation import _font, _wrap_paragraph
+
+from .conftest import episode_dirs
+
+
+def _logged(frame):
+    with Image.open(frame.path) as handle:
+        return np.asarray(handle.convert("RGB"))
+
+
+@pytest.mark.parametrize("kind", ("heuristic", "replay", "llm", "human"))
+def test_every_agent_kind_animates_with_the_logged_images(runs, kind):
+    for directory in episode_dirs(runs[kind]):
+        episode = load_episode(directory)
+        shown = episode.shown_frames()
+        frames = render_frames(episode)
+        assert len(frames) == len(shown) == sum(len(t.sent_images) for t in episode.turns)
+        assert len({f.shape for f in frames}) == 1
+        height, width = frames[0].shape[:2]
+        assert height % 16 == 0 and width % 16 == 0
+        tile = tile_size(episode)
+        assert tile == 256  # 128 px runs are doubled for legibility
+        for frame, image in zip(frames, shown, strict=True):
+            enlarged = np.repeat(np.repeat(_logged(image), 2, axis=0), 2, axis=1)
+            assert np.array_equal(frame[:tile, :tile], enlarged)
+
+
+def test_captions_say_turn_thought_script_error_and_outcome(runs):
+    episode = load_episode(runs["llm"] / "episodes" / "01-04-03_t1")
+    shown = episode.shown_frames()
+    first = " | ".join(text for _, text in caption(episode, shown[0]))
+    assert "turn 1 · image 1/3" in first and "Think: The arena looks empty" in first
+    assert "Script: Turn(30); Go(4);" in first
+    assert f"After {episode.turns[0].steps} steps: health {episode.turns[0].health:.2f}" in first
+    invalid = " | ".join(text for _, text in caption(episode, shown[3]))
+    assert "Reply did not parse:" in invalid and "I would rather not move." in invalid
+    last = " | ".join(text for _, text in caption(episode, shown[-1]))
+    assert "Clock run out with" in last and ("PASSED" in last or "FAILED" in last)
+    frames = render_frames(episode)
+    tile = tile_size(episode)
+    # the caption panel is drawn, and differs with the caption
+    assert not np.array_equal(frames[0][tile:], frames[3][tile:])
+    assert len(np.unique(frames[0][tile:].reshape(-1, 3), axis=0)) > 10
+
+
+def test_long_thoughts_are_wrapped_and_cut(runs):
+    episode = load_episode(runs["heuristic"] / "episodes" / "04-16-01_t1")
+    record = episode.turns[1]
+    words = " ".join(f"word{i}" for i in range(600)) + " " + "x" * 400
+    long = dataclasses.replace(record, commands=({"op": "Think", "arg": words},))
+    episode = dataclasses.replace(episode, turns=(episode.turns[0], long, *episode.turns[2:]))
+    style = CaptionStyle(max_lines=12)
+    frames = render_frames(episode, style=style)
+    tile = tile_size(episode)
+    font = _font(style.font_size)
+    line = font.getbbox("Ágjy|")[3] - font.getbbox("Ágjy|")[1] + style.line_spacing
+    assert frames[0].shape[0] <= tile + 12 * line + 2 * style.margin + 16
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab cdéWM—.1"), max_size=300),
+       st.integers(min_value=40, max_value=600))
+def test_wrapping_fits_the_width_and_keeps_every_character(text, width):
+    font = _font(15)
+    rows = _wrap_paragraph(text, font, width)
+    assert all(font.getlength(row) <= width or len(row) == 1 for row in rows)
+    assert "".join(rows).replace(" ", "") == text.replace(" ", "")
+
+
+def test_gif_and_mp4_read_back_with_every_frame(runs, tmp_path, capsys):
+    episode_dir = runs["heuristic"] / "episodes" / "04-16-01_t1"
+    count = len(load_episode(episode_dir).shown_frames())
+    gif, mp4 = tmp_path / "a.gif", tmp_path / "a.mp4"
+    assert main([str(episode_dir), "--out", str(gif)]) == 0
+    assert main([str(episode_dir), "--out", str(mp4), "--fps", "4"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {gif}: {count} frames" in out and f"wrote {mp4}: {count} frames" in out
+    frames = iio.imread(gif, index=None)
+    assert frames.shape[0] == count
+    video = iio.imread(mp4, index=None, plugin="FFMPEG")
+    assert video.shape[0] == count and video.shape[1:] == frames.shape[1:]
+    assert iio.immeta(mp4, plugin="FFMPEG")["fps"] == 4
+    assert iio.immeta(gif, index=0)["duration"] == 1000
+
+
+def test_overview_panel_sits_beside_the_first_person_frame(runs, tmp_path):
+    episode = load_episode(runs["heuristic"] / "episodes" / "04-16-01_t1")
+    tile = tile_size(episode)
+    report = resimulate(episode, overview_size=tile)
+    frames = render_frames(episode, overviews=report.overviews)
+    key = (episode.shown_frames()[-1].turn, 0)
+    assert np.array_equal(frames[-1][:tile, tile:2 * tile], report.overviews[key])
+    path = write_animation(frames, tmp_path / "o.gif", fps=2)
+    assert iio.imread(path, index=None).shape[0] == len(frames)
+
+
+def test_overview_option_on_the_command_line(runs, tmp_path, capsys):
+    out = tmp_path / "o.mp4"
+    episode_dir = runs["replay"] / "episodes" / "01-04-03_t1"
+    assert main([str(episode_dir), "--overview", "--out", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert iio.imread(out, index=None, plugin="FFMPEG").shape[0] == len(
+        load_episode(episode_dir).shown_frames())
+
+
+def test_default_output_is_a_gif_named_after_the_episode(runs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main([str(runs["human"] / "episodes" / "04-16-01_t1")]) == 0
+    assert (tmp_path / "04-16-01_t1.gif").stat().st_size > 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["{episode}", "--out", "x.avi"], "animation format must be one of .gif, .mp4"),
+    (["{episode}", "--fps", "0"], "--fps must be positive"),
+    (["{run}"], "this is a run directory, pass one of episodes/{01-04-03_t1, 04-16-01_t1}"),
+    (["{run}/nowhere"], "is not an episode directory"),
+])
+def test_bad_input_is_a_clear_error(runs, capsys, argv, message):
+    run = runs["heuristic"]
+    argv = [a.format(run=run, episode=run / "episodes" / "01-04-03_t1") for a in argv]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_malformed_log_names_file_and_line(runs, copy_run, capsys):
+    episode_dir = copy_run(runs["heuristic"]) / "episodes" / "01-04-03_t1"
+    lines = (episode_dir / "turns.jsonl").read_text().splitlines()
+    lines[2] = lines[2][:40]
+    (episode_dir / "turns.jsonl").write_text("\n".join(lines) + "\n")
+    assert main([str(episode_dir), "--out", str(episode_dir / "a.gif")]) == 2
+    assert "turns.jsonl:3:" in capsys.readouterr().err
