@@ -6,5 +6,6 @@
 
 from llm_aai.sim.rules import RewardEvent
 from llm_aai.sim.simulator import AgentState, Simulator, StepResult
+from llm_aai.sim.stability import SimulationUnstable
 
-__all__ = ["AgentState", "RewardEvent", "Simulator", "StepResult"]
+__all__ = ["AgentState", "RewardEvent", "SimulationUnstable", "Simulator", "StepResult"]

@@ -39,6 +39,7 @@ class ArenaRenderer:
         self._eye_option.geomgroup[GROUP_AGENT] = 0  # the eye sits inside the agent's body
         self._overview_option = mujoco.MjvOption()
         self._overview_option.geomgroup[GROUP_INVISIBLE] = 0
+        self._overview_option.geomgroup[GROUP_AGENT] = 1  # MuJoCo hides group 3 by default
         self._eye_camera = mujoco.MjvCamera()
         self._eye_camera.type = mujoco.mjtCamera.mjCAMERA_FIXED
         self._top_camera = mujoco.MjvCamera()

@@ -22,6 +22,7 @@ from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
+from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
 PHYSICS_STEPS_PER_ACTION = 3
 OVERVIEW_MAX = 1024
@@ -100,6 +101,8 @@ class Simulator:
         self._data = None
         self._agent: AgentPhysics | None = None
         self._rules: Rules | None = None
+        self._watch: StabilityWatch | None = None
+        self._failure: SimulationUnstable | None = None
         self._steps = 0
 
     # ----------------------------------------------------------------- lifecycle
@@ -137,6 +140,9 @@ class Simulator:
         self._rules = Rules(arena.time_limit, good)
         self._blackouts = Blackouts(arena.blackouts)
         self._steps = 0
+        where = str(arena.location.file) if arena.location else "<arena>"
+        self._watch = StabilityWatch(model, data, where, self._describe_body(model, placed))
+        self._failure = None
         mujoco.mj_forward(model, data)
         if self._render:
             if self._renderer is None:
@@ -158,10 +164,14 @@ class Simulator:
         Raises:
             RuntimeError: no arena loaded, or the episode already ended (load again).
             ValueError: an action outside AAI's 3 x 3 branches.
+            SimulationUnstable: the physics diverged (see ``llm_aai.sim.stability``); raised
+                again on every later step until the next ``load``.
         """
         rules, agent = self._require_loaded()
         if move not in AGENT_ACTIONS or turn not in AGENT_ACTIONS:
             raise ValueError(f"actions are 0, 1 or 2 per branch; got move={move}, turn={turn}")
+        if self._failure is not None:
+            raise self._failure
         if rules.done:
             raise RuntimeError("the episode has ended; load() the arena again")
         import mujoco
@@ -173,6 +183,7 @@ class Simulator:
         for _ in range(PHYSICS_STEPS_PER_ACTION):
             agent.before_step(move, turn)
             mujoco.mj_step(self._model, self._data)
+            self._check_stable()
             agent.after_step()
             in_hot, in_death = self._zone_overlap()
             step_decay, step_hot = rules.tick(in_hot)
@@ -199,6 +210,37 @@ class Simulator:
             end_reason=rules.end_reason,
             events=tuple(summary + events),
         )
+
+    def _check_stable(self) -> None:
+        try:
+            self._watch.check(self._rules.physics_steps * self._model.opt.timestep)
+        except SimulationUnstable as error:
+            self._failure = error
+            raise
+
+    @staticmethod
+    def _describe_body(model, placed: PlacedArena):
+        """A function naming the placed object behind a MuJoCo body id (for error messages)."""
+
+        def describe(body: int) -> str:
+            import mujoco
+
+            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, body) or ""
+            if name == "agent":
+                return f"the Agent at {placed.agent.position}"
+            if name.startswith("body") and name[4:].isdigit():
+                obj = placed.objects[int(name[4:])]
+                return (f"{obj.spec.name} (item {obj.item_index}, instance {obj.instance_index}) "
+                        f"spawned at {tuple(round(v, 3) for v in obj.position)}")
+            return f"body {name or body}"
+
+        return describe
+
+    @property
+    def physics_warnings(self) -> dict[str, int]:
+        """MuJoCo warnings raised since load (name -> count); empty for a healthy episode."""
+        self._require_loaded()
+        return self._watch.warnings()
 
     def _zone_overlap(self) -> tuple[bool, bool]:
         """Whether the agent overlaps a hot zone and a death zone (Unity trigger test)."""

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from llm_aai.arena.objects import OBJECTS, Kind
-from llm_aai.sim import Simulator, StepResult
+from llm_aai.sim import SimulationUnstable, Simulator, StepResult
 from llm_aai.sim.scene import build_scene
 from tests.sim.conftest import arena, obj
 
@@ -15,8 +15,8 @@ EVERY_KIND = (
     obj("CylinderTunnelTransparent", (30, 0, 10), (3, 3, 3)),
     obj("Cardbox1", (5, 0, 15), (1, 1, 1)),
     obj("Cardbox2", (8, 0, 15), (2, 2, 2), yaw=45),
-    obj("UObject", (12, 0, 15), (2, 1, 5)),
-    obj("LObject", (16, 0, 15), (2, 1, 5)),
+    obj("UObject", (13, 0, 15), (2, 1, 5)),  # 6 m long along x: spans x 10-16
+    obj("LObject", (21, 0, 15), (2, 1, 5)),
     obj("LObject2", (5, 0, 25), (2, 1, 5)),
     obj("DeathZone", (35, 0, 35), (3, 0.5, 3)),
     obj("HotZone", (35, 0, 25), (3, 0.5, 3)),
@@ -37,6 +37,44 @@ def test_every_testbed_object_builds():
     assert len(scene.goals) == 6 and len(scene.zones) == 2 and len(scene.bounces) == 3
     zone = model.geom("obj10")
     assert zone.contype[0] == 0 and zone.conaffinity[0] == 0  # zones never collide
+
+
+def test_every_kind_arena_spawns_without_overlaps():
+    # The placer never overlaps objects; a hand-made arena must not either (see below).
+    scene = build_scene(arena(*EVERY_KIND, agent=(20.0, 0.0, 5.0)))
+    model = mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    deep = [(model.geom(c.geom[0]).name, model.geom(c.geom[1]).name)
+            for c in (data.contact[k] for k in range(data.ncon)) if c.dist < -0.005]
+    assert deep == []
+
+
+def test_diverging_physics_raises_instead_of_silently_resetting(physics_sim, tmp_path,
+                                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warning to ./MUJOCO_LOG.TXT
+    # A U and an L block spawned 0.6 m into each other: the stiff contact flings the 1.5 kg
+    # L away and MuJoCo's accelerations blow up within a second. MuJoCo would then quietly
+    # reset the world; the simulator must say so, naming the object, and refuse to go on.
+    sim = physics_sim(arena(obj("UObject", (12, 0, 15), (2, 1, 5)),
+                            obj("LObject", (16, 0, 15), (2, 1, 5))))
+    with pytest.raises(SimulationUnstable, match=r"LObject \(item 0, instance 0\)") as info:
+        for _ in range(60):
+            sim.step(0, 0)
+    assert info.value.warning == "mjWARN_BADQACC" and 0 < info.value.time < 3.0
+    assert "QACC" in (tmp_path / "MUJOCO_LOG.TXT").read_text()
+    with pytest.raises(SimulationUnstable):
+        sim.step(0, 0)  # the episode is void from then on
+
+
+def test_nan_state_is_reported_with_its_owner(physics_sim, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sim = physics_sim(arena(obj("Cardbox1", (20, 0, 25), (1, 1, 1))))
+    sim.step(0, 0)
+    assert sim.physics_warnings == {}
+    sim._data.qvel[sim._model.body("body0").dofadr[0]] = float("nan")
+    with pytest.raises(SimulationUnstable, match="Cardbox1"):
+        sim.step(0, 0)
 
 
 def test_ramp_mesh_sits_where_placed():

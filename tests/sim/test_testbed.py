@@ -20,6 +20,7 @@ def test_all_testbed_arenas_build_and_run(testbed_dir):
     physics = Simulator(render=False)
     renderer = Simulator(128)
     ends: dict[str, int] = {}
+    warned: dict[str, dict[str, int]] = {}
     for k, path in enumerate(files):
         rng = np.random.default_rng(k)
         placed = place_arena(load_config(path).arena(), rng)
@@ -36,6 +37,11 @@ def test_all_testbed_arenas_build_and_run(testbed_dir):
             if result.done:
                 ends[result.end_reason] = ends.get(result.end_reason, 0) + 1
                 break
+        # step() raises SimulationUnstable on divergence; any other MuJoCo warning (contact
+        # buffer full, bad inertia...) is also a silently degraded world: none allowed.
+        if sim.physics_warnings:
+            warned[path.name] = sim.physics_warnings
     renderer.close()
+    assert warned == {}
     assert set(ends) <= {"good_goal", "bad_goal", "death_zone", "all_multis", "health_zero",
                          "time_limit"}
