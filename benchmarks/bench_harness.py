@@ -6,6 +6,8 @@ Run from the repository root::
 
 Both parts drive the real pipeline (runner, env, renderer, litellm over HTTP, log writes)
 against the local fake OpenAI-compatible server, so only the model's thinking time is fake.
+The server runs in a separate process, as a real provider would: its JSON parsing must not
+compete with the harness for this process's interpreter lock.
 
 1. Overhead per turn: a run with zero model latency; everything a turn costs is harness.
    Goal: <= 5% of a 1 s model latency, i.e. <= 50 ms per turn.
@@ -16,8 +18,10 @@ against the local fake OpenAI-compatible server, so only the model's thinking ti
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from llm_aai.cli.run import build_parser
@@ -28,6 +32,26 @@ from llm_aai.runner.app import run_from_args
 REPO = Path(__file__).resolve().parents[1]
 TASKS = "01-04-03,01-06-02,01-21-01,01-23-01"
 REPLY = 'Think("Looking around.");Turn(30);Go(2);'
+
+
+def _serve(latency: float, urls, stop) -> None:
+    with FakeChatServer(default=REPLY, latency_s=latency) as server:
+        urls.put(server.url)
+        stop.wait()
+
+
+@contextmanager
+def fake_provider(latency: float):
+    """The fake OpenAI-compatible server in its own process; yields its base URL."""
+    context = multiprocessing.get_context("spawn")
+    urls, stop = context.Queue(), context.Event()
+    process = context.Process(target=_serve, args=(latency, urls, stop), daemon=True)
+    process.start()
+    try:
+        yield urls.get(timeout=60)
+    finally:
+        stop.set()
+        process.join(timeout=10)
 
 
 def _run(url: str, out: Path, *, concurrency: int, trials: int, scripts: int, arenas: str,
@@ -49,23 +73,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--episodes", type=int, default=16, help="a multiple of 4")
-    parser.add_argument("--scripts", type=int, default=3)
+    parser.add_argument("--scripts", type=int, default=8)
     parser.add_argument("--resolution", type=int, default=512)
     parser.add_argument("--arenas-dir", default=str(REPO.parent / "shared/testbed/competition"))
     args = parser.parse_args(argv)
     trials = max(1, args.episodes // 4)
     common = dict(scripts=args.scripts, arenas=args.arenas_dir, resolution=args.resolution)
     with tempfile.TemporaryDirectory() as tmp:
-        with FakeChatServer(default=REPLY) as server:
-            _run(server.url, Path(tmp) / "warm", concurrency=1, trials=1, **{**common,
-                                                                             "scripts": 1})
-            elapsed, turns = _run(server.url, Path(tmp) / "o", concurrency=1, trials=trials,
-                                  **common)
+        with fake_provider(0.0) as url:
+            _run(url, Path(tmp) / "warm", concurrency=1, trials=1, **{**common, "scripts": 1})
+            elapsed, turns = _run(url, Path(tmp) / "o", concurrency=1, trials=1, **common)
         overhead_ms = 1000 * elapsed / turns
-        with FakeChatServer(default=REPLY, latency_s=args.latency) as server:
-            serial, _ = _run(server.url, Path(tmp) / "s", concurrency=1, trials=trials, **common)
-            parallel, _ = _run(server.url, Path(tmp) / "p", concurrency=16, trials=trials,
-                               **common)
+        with fake_provider(args.latency) as url:
+            serial, _ = _run(url, Path(tmp) / "s", concurrency=1, trials=trials, **common)
+            parallel, _ = _run(url, Path(tmp) / "p", concurrency=16, trials=trials, **common)
     speedup = serial / parallel
     share = overhead_ms / (10 * args.latency)
     print(f"{'measure':<40}{'value':>12}  goal")
