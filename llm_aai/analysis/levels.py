@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-LEVEL_NAMES: dict[int, str] = {
-    1: "Food Retrieval",
-    2: "Preferences",
-    3: "Static Obstacles",
-    4: "Avoidance",
-    5: "Spatial Reasoning and Support",
-    6: "Generalisation",
-    7: "Internal Modelling",
-    8: "Object Permanence and Working Memory",
-    9: "Numerosity and Advanced Preferences",
-    10: "Causal Reasoning",
-}
+# One list of level names for the whole project: the testbed catalog's.
+from llm_aai.arena.catalog import LEVEL_NAMES
 
 
 def level_name(level: int) -> str:

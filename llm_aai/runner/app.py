@@ -19,7 +19,7 @@ from typing import Any
 
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult
 from llm_aai.logs.store import RunStore
-from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_seed
+from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
 from llm_aai.script import PaperProtocol
 
 # Flags that may differ when a run is resumed; everything else comes from the manifest.
@@ -147,7 +147,7 @@ def _manifest(
         "prompt": {"name": prompt_set.name, "sha256": prompt_set.sha256,
                    "system_text": prompt_set.system_text, **prompt_set.extra_manifest()},
         "seeds": {"run": config.seed, "episodes": {
-            f"{task.task_id}_t{trial}": episode_seed(config.seed, task.task_id, trial)
+            episode_id(task.task_id, trial): episode_seed(config.seed, task.task_id, trial)
             for task in config.tasks for trial in range(1, config.trials + 1)}},
         "arenas": {task_id: _sha256(path) for task_id, path in arena_paths.items()},
         "versions": _versions(),
