@@ -90,5 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted: finished episodes are saved; continue with --resume", file=sys.stderr)
         return 130
     passed = sum(r.passed for r in results)
-    print(f"{len(results)} episodes, {passed} passed; results in {run_dir}")
+    print(f"{len(results)} episodes, {passed} passed; results in {run_dir}\n")
+    if results:  # the comparison researchers run this for: per level, vs children and agents
+        from llm_aai.cli import analyze
+
+        analyze.main([str(run_dir)])
+        print(f"\nfigure: python -m llm_aai.analyze {run_dir} --plot pass-rates.png")
     return 0
