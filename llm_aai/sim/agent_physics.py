@@ -7,7 +7,9 @@ Unity's ``TrainingAgent`` does this on every physics step (aai-rules.md section 
    steps);
 2. the yaw turns by +-2 degrees (even airborne); the velocity is *not* rotated;
 3. PhysX then damps the velocity (linear drag 1.6: ``v *= 1 - 1.6 * 0.02``), resolves contacts
-   with Coulomb friction mu = 0.6 and integrates the position.
+   with Coulomb friction and integrates the position. The agent has Unity's default material
+   (mu 0.6) and PhysX averages the two materials' coefficients, so the agent's friction is 0.6
+   against everything except the Cardboxes, whose LowFriction material (0.25) gives 0.425.
 
 Steps 1-2, gravity, the damping and the agent's Coulomb friction are applied here, directly
 to the agent's velocity, in PhysX's order; MuJoCo then resolves the contacts (normal forces
@@ -36,7 +38,10 @@ THRUST_DV = 1.0
 QUICK_STOP = 0.9
 DAMPING = 1.0 - 1.6 * 0.02
 FRICTION = 0.6
-"""Unity's default material (agent and ground both use it)."""
+"""Unity's default material (agent, ground, walls, balls and U/L/J blocks use it)."""
+PUSHABLE_PRIORITY = 1
+"""Geom priority of the Cardbox class (``llm_aai.sim.looks``): its friction is already the
+PhysX average of LowFriction and the default material, i.e. the agent's coefficient with it."""
 GRAVITY = 9.81
 DT = 0.02
 TURN_DEG = 2.0
@@ -77,8 +82,15 @@ class AgentPhysics:
         self.yaw = float(yaw) % 360.0
         self.grounded = False  # AAI resets the flag at episode start
         self._mass = float(model.body("agent").mass[0])
-        # The last step's agent contacts: (unit normal pointing at the agent, normal force N).
-        self._contacts: list[tuple[tuple[float, float, float], float]] = []
+        # Coulomb coefficient of the agent against each geom (PhysX average combine).
+        self._mu = [
+            float(model.geom_friction[g, 0]) if model.geom_priority[g] == PUSHABLE_PRIORITY
+            else FRICTION
+            for g in range(model.ngeom)
+        ]
+        # The last step's agent contacts: (unit normal pointing at the agent, normal force N,
+        # friction coefficient).
+        self._contacts: list[tuple[tuple[float, float, float], float, float]] = []
         self.touching: list[int] = []  # geom ids the agent touched on the last step
         self._impose_yaw()
 
@@ -92,6 +104,10 @@ class AgentPhysics:
         """MuJoCo-frame world position of the agent's centre."""
         x, y, z = self._qpos[self._pos].tolist()
         return (self._origin[0] + x, self._origin[1] + y, self._origin[2] + z)
+
+    def friction_with(self, geom: int) -> float:
+        """The Coulomb coefficient of the agent's contact with MuJoCo geom ``geom``."""
+        return self._mu[geom]
 
     def before_step(self, move: int, turn: int) -> None:
         """Apply one physics step's action, gravity, drag and friction before MuJoCo integrates.
@@ -116,13 +132,13 @@ class AgentPhysics:
             self.yaw = (self.yaw + (TURN_DEG if turn == TURN_RIGHT else -TURN_DEG)) % 360.0
         vz -= GRAVITY * DT
         vx, vy, vz = vx * DAMPING, vy * DAMPING, vz * DAMPING
-        scale = FRICTION * DT * DAMPING / self._mass
-        for (nx, ny, nz), force in self._contacts:
+        scale = DT * DAMPING / self._mass
+        for (nx, ny, nz), force, mu in self._contacts:
             along = vx * nx + vy * ny + vz * nz
             tx, ty, tz = vx - along * nx, vy - along * ny, vz - along * nz
             speed = math.sqrt(tx * tx + ty * ty + tz * tz)
             if speed > 0.0:
-                cut = min(scale * force, speed) / speed
+                cut = min(scale * mu * force, speed) / speed
                 vx, vy, vz = vx - tx * cut, vy - ty * cut, vz - tz * cut
         self._qvel[self._dof] = (vx, vy, vz)
         self._impose_yaw()
@@ -155,8 +171,9 @@ class AgentPhysics:
                 if geom1 == agent:
                     nx, ny, nz = -nx, -ny, -nz
                 force = max(float(data.efc_force[address]), 0.0)
-                contacts.append(((nx, ny, nz), force))
-                touching.append(geom2 if geom1 == agent else geom1)
+                other = geom2 if geom1 == agent else geom1
+                contacts.append(((nx, ny, nz), force, self._mu[other]))
+                touching.append(other)
                 grounded = grounded or nz > GROUND_NORMAL_Z
         self._contacts = contacts
         self.touching = touching

@@ -205,7 +205,10 @@ def _u_block(i: int, obj: PlacedObject, parts: _Parts) -> None:
 
     Unity prefab (before scale): spine 1x1x10 at the origin, arms 3x1x1 centred at
     (x = +-1, z = +-5.5); scale (0.3 sx, sy, 0.1 sz). The yaw already carries the prefab's
-    +90 degrees (the placer adds it).
+    +90 degrees (the placer adds it). Unlike the Cardboxes, their colliders have no physics
+    material (U3 ``Assets/Prefabs/Moveable/UObject.prefab``: ``m_Material`` fileID 0), so they
+    keep the default geom class: Unity's default mu 0.6, and 0.425 against a box (whose
+    priority-1 class carries the averaged value).
     """
     sx, sy, sz = obj.size
     name = obj.spec.name if obj.spec.name in _U_ARMS else _alias_to_name(obj.spec)
@@ -220,7 +223,7 @@ def _u_block(i: int, obj: PlacedObject, parts: _Parts) -> None:
         geoms.append(
             f'<geom name="obj{i}_{k}" type="box" pos="{_fmt((cx, cz, 0.0))}" '
             f'size="{_fmt((hx, hz, sy / 2))}" mass="{mass:.6g}" rgba="{_rgba(obj)}" '
-            f'material="plank" class="pushable"/>'
+            f'material="plank"/>'
         )
     parts.bodies.append(
         f'<body name="body{i}" pos="{_fmt(_centre(obj, sy))}" quat="{_fmt(yaw_quat(obj.yaw))}">'

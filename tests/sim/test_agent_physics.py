@@ -108,3 +108,24 @@ def test_boxes_get_pushed(physics_sim):
     for _ in range(10):
         sim.step(1, 0)
     assert float(sim._data.xpos[body][1]) > z0 + 1.0
+
+
+def test_friction_is_the_physx_average_of_the_two_materials(physics_sim):
+    # Unity: agent, floor, walls, balls and U/L/J blocks have the default material (0.6);
+    # Cardboxes have LowFriction (0.25); PhysX averages the pair: 0.6, or 0.425 with a box.
+    import mujoco
+
+    sim = physics_sim(arena(obj("Cardbox2", (10.0, 0.0, 10.0), (2, 2, 2)),
+                            obj("UObject", (30.0, 0.0, 30.0), (2, 1, 5)),
+                            obj("Wall", (10.0, 0.0, 30.0), (2, 2, 2)),
+                            obj("GoodGoal", (30.0, 0.0, 10.0), (1, 1, 1))))
+    model, agent = sim._model, sim._agent
+    by_name = {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g): g for g in range(model.ngeom)}
+    assert agent.friction_with(by_name["obj0"]) == pytest.approx(0.425)
+    assert agent.friction_with(by_name["floor"]) == pytest.approx(0.6)
+    for name in ("obj1_0", "obj1_1", "obj1_2", "obj2", "obj3"):
+        assert agent.friction_with(by_name[name]) == pytest.approx(0.6), name
+    # Object against object (MuJoCo's priority rule): U-block on the floor 0.6, box 0.425.
+    assert model.geom_friction[by_name["obj1_0"], 0] == pytest.approx(0.6)
+    assert model.geom_priority[by_name["obj1_0"]] < model.geom_priority[by_name["obj0"]]
+    assert model.geom_friction[by_name["obj0"], 0] == pytest.approx(0.425)
