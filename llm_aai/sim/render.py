@@ -1,36 +1,61 @@
 """Offscreen rendering: the agent's first-person eye and a top-down overview.
 
-One OpenGL context lives as long as the simulator; each loaded arena only gets a fresh
-``MjrContext`` (its textures and meshes on the GPU side) and ``MjvScene``. That keeps arena
-rebuilds cheap and lets one process hold several simulators (each makes its context current
-before drawing). Set ``LP_NUM_THREADS=1`` per process when running several at once on a CPU
-(Mesa llvmpipe otherwise uses every core for every frame).
+A process has one OpenGL context, shared by all its simulators and lent to one thread at a
+time (:func:`shared_gl`). Each simulator keeps its own ``MjrContext`` (its arena's textures,
+meshes and offscreen framebuffer) and ``MjvScene`` inside that context, rebuilt only when
+it loads another arena. Why one context: creating one and compiling its shaders costs
+about 0.2 s of CPU, which sixteen concurrent episodes would each pay, while drawing a frame
+takes a few milliseconds and Mesa's llvmpipe already spreads each frame over every core, so
+serialising draws loses little. Set ``LP_NUM_THREADS=1`` per process when running several
+processes at once on a CPU.
 """
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from llm_aai.sim.scene import GROUP_AGENT, GROUP_INVISIBLE
 
 _MAX_GEOM = 4000
+_GL_SIZE = 1024
+"""Nominal size of the shared context; frames go to each MjrContext's own offscreen buffer."""
+
+_gl_context = None
+_gl_lock = threading.RLock()
+
+
+@contextmanager
+def shared_gl() -> Iterator[None]:
+    """Hold the process's OpenGL context, current in this thread, for the ``with`` block.
+
+    The context is created on first use (``MUJOCO_GL`` picks EGL, OSMesa or GLFW) and
+    released from the thread on exit, so another thread can take it next.
+    """
+    global _gl_context
+    with _gl_lock:
+        if _gl_context is None:
+            from mujoco.rendering.classic import gl_context
+
+            _gl_context = gl_context.GLContext(_GL_SIZE, _GL_SIZE)
+        with _gl_context.as_current():
+            yield
 
 
 class ArenaRenderer:
     """Draws one MuJoCo model, re-bindable to the next arena's model.
 
-    Args:
-        buffer_size: the largest square image it will be asked for (must not exceed the
-            model's ``offwidth``/``offheight``).
+    The largest image it can draw is the model's ``offwidth`` x ``offheight`` (the scene
+    sets them), the size of the offscreen buffer its ``MjrContext`` allocates.
     """
 
-    def __init__(self, buffer_size: int) -> None:
+    def __init__(self) -> None:
         import mujoco
-        from mujoco.rendering.classic import gl_context
 
         self._mujoco = mujoco
-        self._gl = gl_context.GLContext(buffer_size, buffer_size)
-        self._gl.make_current()
         self._ctx = None
         self._scene = None
         self._model = None
@@ -55,12 +80,11 @@ class ArenaRenderer:
     def bind(self, model) -> None:
         """Upload ``model``'s assets; later draws show data of this model."""
         mujoco = self._mujoco
-        self._gl.make_current()
-        if self._ctx is not None:
-            self._ctx.free()
-        self._model = model
-        self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100)
-        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._ctx)
+        with shared_gl():
+            if self._ctx is not None:
+                self._ctx.free()
+            self._model = model
+            self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100)
         self._scene = mujoco.MjvScene(model, maxgeom=_MAX_GEOM)
         self._eye_camera.fixedcamid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, "eye")
 
@@ -81,21 +105,20 @@ class ArenaRenderer:
                 f"image size {size} exceeds the offscreen buffer "
                 f"({self._model.vis.global_.offwidth}); build the scene with a larger resolution"
             )
-        self._gl.make_current()
         mujoco.mjv_updateScene(self._model, data, option, None, camera,
                                mujoco.mjtCatBit.mjCAT_ALL, self._scene)
         rect = mujoco.MjrRect(0, 0, size, size)
-        mujoco.mjr_render(rect, self._scene, self._ctx)
         pixels = np.empty((size, size, 3), dtype=np.uint8)
-        mujoco.mjr_readPixels(pixels, None, rect, self._ctx)
+        with shared_gl():
+            # another simulator may have bound its own framebuffer since our last frame
+            mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._ctx)
+            mujoco.mjr_render(rect, self._scene, self._ctx)
+            mujoco.mjr_readPixels(pixels, None, rect, self._ctx)
         return np.ascontiguousarray(pixels[::-1])
 
     def close(self) -> None:
-        """Free the GPU-side context and the OpenGL context."""
+        """Free this renderer's GPU-side resources (the shared OpenGL context stays)."""
         if self._ctx is not None:
-            self._gl.make_current()
-            self._ctx.free()
+            with shared_gl():
+                self._ctx.free()
             self._ctx = None
-        if self._gl is not None:
-            self._gl.free()
-            self._gl = None

@@ -148,7 +148,7 @@ class Simulator:
             if self._renderer is None:
                 from llm_aai.sim.render import ArenaRenderer
 
-                self._renderer = ArenaRenderer(OVERVIEW_MAX)
+                self._renderer = ArenaRenderer()
             self._renderer.bind(model)
 
     def close(self) -> None:
