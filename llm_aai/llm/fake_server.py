@@ -5,7 +5,11 @@ offline model that speaks real HTTP: our own tests, the benchmarks (harness over
 concurrency speed-up with a fixed latency), and users who want to test their own agents,
 prompts or runner settings without an API key. It depends only on the standard library.
 
-Point litellm at it with model ``openai/<any-name>`` and ``api_base=server.url``. Each
+It speaks two dialects: OpenAI's chat completions (``/v1/chat/completions``; point litellm
+at it with model ``openai/<any-name>`` or ``hosted_vllm/<any-name>``) and Anthropic's messages
+(``/v1/messages``; model ``anthropic/<any-name>``), so the default ``claude`` path through
+litellm is exercised as well, from message conversion to the response parser. Pass
+``api_base=server.url`` (OpenAI dialect) or ``server.root_url`` (Anthropic). Each
 request consumes one entry of the script: a reply string, or a fault (:class:`RateLimit`,
 :class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`). A callable
 responder can replace the queue. Every request body is recorded so tests can assert
@@ -34,6 +38,7 @@ __all__ = [
 ]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 
 
 @dataclass(frozen=True)
@@ -104,19 +109,25 @@ def count_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    """Estimate the prompt's tokens in either dialect (an image counts a flat 85)."""
     prompt = 0
-    for message in body.get("messages", []):
+    blocks = [{"content": body["system"]}] if "system" in body else []
+    for message in blocks + list(body.get("messages", [])):
         content = message.get("content")
         if isinstance(content, str):
             prompt += count_tokens(content)
         elif isinstance(content, list):
             for part in content:
-                if part.get("type") == "image_url":
+                if part.get("type") in ("image_url", "image"):
                     prompt += 85  # OpenAI's flat cost of a low-detail image
                 else:
                     prompt += count_tokens(str(part.get("text", "")))
-    completion = count_tokens(reply)
+    return prompt
+
+
+def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:
+    prompt, completion = _prompt_tokens(body), count_tokens(reply)
     return {"prompt_tokens": prompt, "completion_tokens": completion,
             "total_tokens": prompt + completion}
 
@@ -160,6 +171,8 @@ class FakeChatServer:
         self._thread: threading.Thread | None = None
         self.in_flight = 0
         self.max_in_flight = 0
+        self.busy_s = 0.0
+        """Total time spent handling requests, scripted latency and delays excluded."""
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> FakeChatServer:
@@ -188,11 +201,16 @@ class FakeChatServer:
 
     @property
     def url(self) -> str:
-        """Base URL to pass as ``api_base`` (includes ``/v1``)."""
+        """Base URL to pass as ``api_base`` for OpenAI-dialect models (includes ``/v1``)."""
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """Base URL without ``/v1``: what litellm's Anthropic provider takes as ``api_base``."""
         if self._httpd is None:
             raise RuntimeError("FakeChatServer is not running; use it as a context manager")
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}"
 
     # -- scripting -------------------------------------------------------------------
     def push(self, *actions: Action) -> None:
@@ -231,6 +249,20 @@ class FakeChatServer:
         with self._lock:
             self.in_flight -= 1
 
+    def messages_body(self, reply: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Build the JSON Anthropic's messages endpoint returns for a non-streamed reply."""
+        return {
+            "id": f"msg_fake_{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", self.model_name),
+            "content": [{"type": "text", "text": reply}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": _prompt_tokens(request),
+                      "output_tokens": count_tokens(reply)},
+        }
+
     def completion_body(self, reply: str, request: dict[str, Any]) -> dict[str, Any]:
         """Build the JSON an OpenAI server returns for a non-streamed chat completion."""
         return {
@@ -247,29 +279,58 @@ class FakeChatServer:
         }
 
 
+_ANTHROPIC_ERROR_TYPES = {401: "authentication_error", 403: "permission_error",
+                          404: "not_found_error", 429: "rate_limit_error",
+                          529: "overloaded_error"}
+_OPENAI_ERROR_TYPES = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
+
+
 def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out as two writes: with Nagle's algorithm on, the body waits
+        # for the client's delayed ACK of the headers (~40 ms a request on Linux), a latency
+        # no real provider adds and a benchmark would wrongly charge to the harness.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             """Stay silent: test output should not fill with access logs."""
 
         def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            self.waited = 0.0
+            started = time.perf_counter()
+            try:
+                self._handle()
+            finally:
+                with server._lock:
+                    server.busy_s += time.perf_counter() - started - self.waited
+
+        def _wait(self, seconds: float) -> bool:
+            """Sleep ``seconds`` unless the server closes first; True if it closed."""
+            started = time.perf_counter()
+            closed = server._closing.wait(seconds)
+            self.waited += time.perf_counter() - started
+            return closed
+
+        def _handle(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if self.path.rstrip("/") not in CHAT_PATHS:
+            path = self.path.rstrip("/")
+            if path not in CHAT_PATHS + ANTHROPIC_PATHS:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
+            self.dialect = "anthropic" if path in ANTHROPIC_PATHS else "openai"
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError as exc:
-                self._send_json(400, {"error": {"message": f"invalid JSON: {exc}"}})
+                self._send_error(400, f"invalid JSON: {exc}")
                 return
             action = server._next_action(body)
-            server._record(self.path, body, self.headers.get("Authorization"), action)
+            auth = self.headers.get("Authorization") or self.headers.get("x-api-key")
+            server._record(self.path, body, auth, action)
             server._enter()
             try:
-                if server.latency_s and server._closing.wait(server.latency_s):
+                if server.latency_s and self._wait(server.latency_s):
                     return
                 self._perform(action, body)
             finally:
@@ -277,24 +338,41 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
 
         def _perform(self, action: Action, body: dict[str, Any]) -> None:
             if isinstance(action, str):
-                self._send_json(200, server.completion_body(action, body))
+                self._send_reply(action, body)
             elif isinstance(action, RateLimit):
                 headers = {}
                 if action.retry_after is not None:
                     headers["Retry-After"] = f"{action.retry_after:g}"
-                self._send_json(429, _error("rate limited", "rate_limit_exceeded"), headers)
+                self._send_error(429, "rate limited", headers)
             elif isinstance(action, ServerError):
-                self._send_json(action.status, _error("internal error", "server_error"))
+                self._send_error(action.status, "internal error")
             elif isinstance(action, HTTPError):
-                self._send_json(action.status, _error(action.message, "fake_error"))
+                self._send_error(action.status, action.message)
             elif isinstance(action, Delay):
-                if not server._closing.wait(action.seconds):
-                    self._send_json(200, server.completion_body(action.then, body))
+                if not self._wait(action.seconds):
+                    self._send_reply(action.then, body)
             elif isinstance(action, Drop):
                 self.close_connection = True
                 self.connection.close()
             else:
                 raise TypeError(f"unknown scripted action {action!r}")
+
+        def _send_reply(self, reply: str, body: dict[str, Any]) -> None:
+            build = server.messages_body if self.dialect == "anthropic" else server.completion_body
+            self._send_json(200, build(reply, body))
+
+        def _send_error(self, status: int, message: str,
+                        headers: dict[str, str] | None = None) -> None:
+            """An error body in the dialect's own shape, its type the one the status implies."""
+            if self.dialect == "anthropic":
+                kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error" if status >= 500
+                                                  else "invalid_request_error")
+                payload = {"type": "error", "error": {"type": kind, "message": message}}
+            else:
+                kind = _OPENAI_ERROR_TYPES.get(status, "server_error" if status >= 500
+                                               else "invalid_request_error")
+                payload = {"error": {"message": message, "type": kind, "code": kind}}
+            self._send_json(status, payload, headers)
 
         def _send_json(self, status: int, payload: dict[str, Any],
                        headers: dict[str, str] | None = None) -> None:
@@ -311,7 +389,3 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (timeout); nothing left to tell it
 
     return Handler
-
-
-def _error(message: str, code: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": code, "code": code}}

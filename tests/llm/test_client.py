@@ -150,3 +150,11 @@ def test_local_server_needs_no_key(monkeypatch):
     with FakeChatServer(["Go(4);"]) as server:
         client = LiteLLMClient("openai/local", api_base=server.url, retry_policy=FAST)
         assert client.complete(HELLO).text == "Go(4);"
+
+
+def test_server_busy_time_excludes_its_scripted_latency():
+    with FakeChatServer(["Go(1);", Delay(0.3, then="Go(2);")], latency_s=0.2) as server:
+        client = make_client(server)
+        client.complete(HELLO)
+        client.complete(HELLO)
+    assert 0.0 < server.busy_s < 0.2
