@@ -53,8 +53,8 @@ class PromptSpec:
         turns: the per-turn message file.
         description: one line for ``--help`` listings.
         intro: a file appended to the system prompt (after a blank line), if any.
-        example: the worked example (a name under ``prompts/examples`` or a folder) whose
-            exchanges open the conversation, if any.
+        example: the worked example (a name under ``llm_aai/prompts/worked_examples`` or a
+            folder) whose exchanges open the conversation, if any.
 
     """
 
@@ -65,7 +65,7 @@ class PromptSpec:
     example: str | None = None
 
 
-#: The worked example the ``icl`` prompt shows (a folder under ``prompts/examples``).
+#: The worked example the ``icl`` prompt shows (a folder under ``llm_aai/prompts/worked_examples``).
 DEFAULT_EXAMPLE = "tutorial-v1"
 
 #: name -> files. Experiment 1 (ReAct) and experiment 2 (ReAct plus a worked example).
@@ -235,7 +235,7 @@ def load_prompt(name_or_path: str | Path = "react", *, turns: str = "react",
     Args:
         name_or_path: a name in :data:`PROMPTS`, or a path to your own prompt file.
         turns: which registered turn templates go with a prompt loaded from a path.
-        example: a worked example (name under ``prompts/examples`` or folder) to use
+        example: a worked example (name under ``llm_aai/prompts/worked_examples`` or folder) to use
             instead of the registered prompt's own; with a prompt file, adds one.
 
     Raises:

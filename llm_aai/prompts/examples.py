@@ -3,7 +3,7 @@
 An example is a folder holding ``example.json``, the PNG frames it refers to and, when
 known, a copy of the arena it was played in::
 
-    prompts/examples/tutorial-v1/
+    llm_aai/prompts/worked_examples/tutorial-v1/
       example.json      format, name, provenance, arena hash, and one entry per turn
       arena.yaml        the arena (so the example can be replayed and checked)
       turn-000-0.png    the frames shown after each turn (three for turn 0)
@@ -53,8 +53,8 @@ __all__ = [
 FORMAT = 1
 EXAMPLE_FILE = "example.json"
 ARENA_FILE = "arena.yaml"
-#: Where named examples live: ``prompts/examples`` of the source tree.
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "prompts" / "examples"
+#: Where named examples live: package data, so a wheel install has them too.
+EXAMPLES_DIR = Path(__file__).resolve().parent / "worked_examples"
 
 
 class ExampleError(ValueError):
@@ -234,7 +234,7 @@ def _load_frame(path: Path, expected_sha: str, where: str) -> np.ndarray:
 
 
 def load_example(name_or_path: str | Path) -> Example:
-    """Load and verify an example folder (or a named example under ``prompts/examples``).
+    """Load and verify an example folder (or a named example under ``EXAMPLES_DIR``).
 
     Raises:
         ExampleError: missing folder or file, malformed ``example.json`` (the message names

@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from llm_aai.env import AnimalAIEnv
+from llm_aai.frames import FrameFormat
 from llm_aai.logs import EpisodeResult, RunStore, TurnRecord
 from llm_aai.playback import play_scripts
 from llm_aai.prompts import load_prompt, load_turn_messages
@@ -55,7 +57,7 @@ def test_tutorial_arena_shows_every_testbed_object_type(tutorial):
     assert {"Wall", "WallTransparent", "Ramp", "CylinderTunnel", "Cardbox1", "Cardbox2",
             "DeathZone", "HotZone", "GoodGoal", "GoodGoalMulti", "BadGoal"} <= names
     assert names & {"UObject", "LObject"}
-    repo_arena = EXAMPLES_DIR.parents[1] / "arenas" / "tutorial.yaml"
+    repo_arena = Path(__file__).resolve().parents[2] / "arenas" / "tutorial.yaml"
     assert repo_arena.read_text(encoding="utf-8") == tutorial.arena_yaml
 
 
@@ -110,7 +112,7 @@ def test_icl_prompt_carries_the_example_and_react_is_unchanged(tutorial):
 
 def _fake_episode(tmp_path):
     """A logged episode as the runner writes it: reply records, then a closing record."""
-    store = RunStore(tmp_path / "run")
+    store = RunStore(tmp_path / "run", FrameFormat("png"))  # lossless, to compare pixels
     writer = store.start_episode("01-01-01_t1")
     rng = np.random.default_rng(1)
     frames = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(6)]
