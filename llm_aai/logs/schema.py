@@ -8,7 +8,8 @@ Layout (``SCHEMA_VERSION`` 1)::
       episodes/<episode-id>/
         turns.jsonl                 one TurnRecord per line, turn 0 = the initial observations
         result.json                 the EpisodeResult; its presence marks the episode finished
-        frames/turn-NNN-K.png       every image sent to the agent
+        frames/turn-NNN-K.jpg       every image sent to the agent, byte for byte (.png with
+                                    --frames png; see llm_aai.frames)
       episodes/<episode-id>.attempt-N/   an earlier attempt that failed for infrastructure reasons
 
 Each turn record holds only what was *new* that turn (the text and images sent, the reply), so
@@ -118,8 +119,18 @@ SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult))
 
 
 def to_dict(record: Any) -> dict[str, Any]:
-    """Serialise a record to JSON-ready data (tuples become lists)."""
-    return dataclasses.asdict(record)
+    """Serialise a record to JSON-ready data: nested records become dicts.
+
+    Tuples are kept as they are (``json`` writes them as lists). Not ``dataclasses.asdict``:
+    it deep-copies every element, and a run-out turn carries thousands of actions.
+    """
+    return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_dict(value)
+    return value
 
 
 def turn_from_dict(data: dict[str, Any]) -> TurnRecord:
