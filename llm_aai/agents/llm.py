@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
+from llm_aai.frames import file_data_url
 from llm_aai.llm.client import ChatClient
 from llm_aai.llm.types import (
     Message,
     assistant_message,
-    png_file_data_url,
     system_message,
     text_part,
     user_message,
@@ -166,7 +166,7 @@ def _with_cache_breakpoints(messages: list[Message], prelude_end: int = 0) -> li
 
 
 def _encoded_images(turn: TurnInput) -> Sequence[np.ndarray | str]:
-    """Reuse the PNG files the runner saved (same pixels) instead of encoding frames again."""
+    """Send the frame files the runner saved, byte for byte, instead of encoding them again."""
     if turn.image_paths and len(turn.image_paths) == len(turn.images):
-        return [png_file_data_url(path) for path in turn.image_paths]
+        return [file_data_url(path) for path in turn.image_paths]
     return turn.images

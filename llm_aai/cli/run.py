@@ -10,6 +10,7 @@ from pathlib import Path
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line; every protocol number is a flag with the paper's value as default."""
+    from llm_aai.frames import FRAME_KINDS
     from llm_aai.script import PAPER_PROTOCOL as defaults
 
     parser = argparse.ArgumentParser(
@@ -27,6 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
     parser.add_argument("--resolution", type=int, default=512)
+    parser.add_argument("--frames", default="jpeg", choices=FRAME_KINDS,
+                        help="how frames are sent and logged: jpeg (as in the paper's "
+                             "recording, default) or png (lossless)")
+    parser.add_argument("--jpeg-quality", type=int, default=75, help="1-95 (default: 75)")
     parser.add_argument("--prompt", default="react",
                         help="react (experiment 1) or icl (experiment 2: a worked example first)")
     parser.add_argument("--example", type=Path,
@@ -49,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--arenas-dir", type=Path,
                         help="local folder of testbed YAMLs (else $LLM_AAI_ARENAS or the cache)")
     llm = parser.add_argument_group("model options")
-    llm.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
+    llm.add_argument("--api-base", help=("base URL of the provider's API: a local "
+                                         "OpenAI-compatible server, a proxy, or "
+                                         "llm_aai.llm.fake_server"))
     llm.add_argument("--temperature", type=float, default=0.0)
     llm.add_argument("--max-tokens", type=int, default=1024)
     llm.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")

@@ -1,6 +1,7 @@
 """Model access: one litellm client for every provider, one retry policy, one response type.
 
-``fake_server`` is a real OpenAI-compatible HTTP server for offline tests and benchmarks.
+``fake_server`` is a real HTTP server speaking the OpenAI and Anthropic chat dialects, for
+offline tests and benchmarks.
 """
 
 from llm_aai.llm.aliases import (

@@ -10,7 +10,6 @@ import base64
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,14 +50,6 @@ def encode_png_data_url(image: np.ndarray) -> str:
     buffer = io.BytesIO()
     Image.fromarray(array[:, :, :3]).save(buffer, format="PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def png_file_data_url(path: str | Path) -> str:
-    """A PNG file as a data URL, without decoding it: the runner already saved the frame."""
-    data = Path(path).read_bytes()
-    if not data.startswith(b"\x89PNG"):
-        raise ValueError(f"{path} is not a PNG file")
-    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 def image_part(image: np.ndarray | str) -> dict[str, Any]:

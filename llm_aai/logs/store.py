@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
+from llm_aai.frames import DEFAULT_FRAME_FORMAT, FrameFormat
 from llm_aai.logs.schema import (
     SUMMARY_COLUMNS,
     EpisodeResult,
@@ -56,15 +56,16 @@ def atomic_write_text(path: Path, text: str) -> None:
 class EpisodeWriter:
     """Appends one episode's turns and frames; ``finish`` seals it with its result."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, frame_format: FrameFormat = DEFAULT_FRAME_FORMAT):
         self.directory = directory
+        self.frame_format = frame_format
         (directory / FRAMES).mkdir(parents=True, exist_ok=True)
         self._turns = open(directory / TURNS, "a", encoding="utf-8")  # noqa: SIM115
 
     def save_frame(self, turn: int, index: int, image: np.ndarray) -> str:
-        """Save an RGB frame as PNG and return its path relative to the episode directory."""
-        relative = f"{FRAMES}/turn-{turn:03d}-{index}.png"
-        Image.fromarray(image).save(self.directory / relative, optimize=False, compress_level=1)
+        """Save an RGB frame in the run's format; return its path relative to the episode."""
+        relative = f"{FRAMES}/turn-{turn:03d}-{index}{self.frame_format.suffix}"
+        (self.directory / relative).write_bytes(self.frame_format.encode(image))
         return relative
 
     def write_turn(self, record: TurnRecord) -> None:
@@ -85,8 +86,9 @@ class EpisodeWriter:
 class RunStore:
     """A run directory: the manifest, the episodes and the summary table."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, frame_format: FrameFormat = DEFAULT_FRAME_FORMAT):
         self.root = Path(root)
+        self.frame_format = frame_format
 
     @property
     def episodes_dir(self) -> Path:
@@ -120,7 +122,7 @@ class RunStore:
             raise FileExistsError(f"episode {episode_id} is already finished in {self.root}")
         if directory.exists():
             shutil.rmtree(directory)
-        return EpisodeWriter(directory)
+        return EpisodeWriter(directory, self.frame_format)
 
     def keep_failed_attempt(self, episode_id: str, attempt: int) -> Path:
         """Move an infrastructure-failed attempt aside so its log survives a relaunch."""

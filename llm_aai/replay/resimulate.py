@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
+from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs.schema import TurnRecord
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 
@@ -298,7 +298,8 @@ def _check_start(episode: LoggedEpisode, start, tap: _OverviewTap,
     checks = [Check("observations", len(shown) == len(first.sent_images),
                     str(len(first.sent_images)), str(len(shown)))]
     for index, (image, relative) in enumerate(zip(shown, first.sent_images, strict=False)):
-        checks.append(_frame_check(f"frame {index}", episode.directory / relative, image))
+        checks.append(_frame_check(f"frame {index}", episode, episode.directory / relative,
+                                   image))
         if tap.size:
             overviews[(first.turn, index)] = tap.views[index]
     return TurnCheck(0, "start", start.outcome.steps, tuple(checks))
@@ -348,7 +349,8 @@ class _Walk:
             notes.append("state not logged")
         frame_key, frame_path, why = self._logged_frame_after(index, record)
         if frame_path is not None:
-            checks.append(_frame_check("frame", frame_path, outcome.observation["image"]))
+            checks.append(_frame_check("frame", self.episode, frame_path,
+                                       outcome.observation["image"]))
         else:
             notes.append(why)
         if frame_key is not None and self.overview_size:
@@ -436,13 +438,23 @@ def _state_checks(state: Mapping[str, Any], outcome) -> list[Check]:
     return checks
 
 
-def _frame_check(name: str, path: Path, image: np.ndarray) -> Check:
-    """Pixel-for-pixel equality with a logged PNG, describing the difference if any."""
+def _frame_check(name: str, episode: LoggedEpisode, path: Path, image: np.ndarray) -> Check:
+    """Pixel-for-pixel equality with a logged frame, describing the difference if any.
+
+    A JPEG frame is compared with the re-rendered frame encoded the same way (the run's
+    quality, from the manifest): the encoder is deterministic, so an exact replay still
+    matches every pixel.
+    """
     try:
-        with Image.open(path) as handle:
-            logged = np.asarray(handle.convert("RGB"))
+        logged = read_frame(path)
     except (OSError, ValueError) as error:
         raise ReplayInputError(f"{path}: cannot read the logged frame: {error}") from error
+    if path.suffix.lower() in (".jpg", ".jpeg"):
+        quality = (episode.manifest or {}).get("config", {}).get("jpeg_quality")
+        if quality is None:
+            raise ReplayInputError(f"{_manifest_path(episode)}: config.jpeg_quality: missing, "
+                                   f"needed to compare the JPEG frame {path.name}")
+        image = FrameFormat("jpeg", int(quality)).as_stored(image)
     image = np.asarray(image)
     if logged.shape != image.shape:
         return Check(name, False, f"{path.name} {logged.shape}", f"{image.shape}")

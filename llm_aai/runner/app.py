@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from llm_aai.frames import FrameFormat
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult
 from llm_aai.logs.store import RunStore
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
@@ -42,6 +43,7 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         tasks = select_tasks(args.level, args.tasks, full=args.full_testbed)
         arena_paths = {t.task_id: resolve_arena_path(t.task_id, args.arenas_dir) for t in tasks}
         agent_spec = resolve_agent(args.model, **_agent_options(args))
+        frame_format = FrameFormat(args.frames, args.jpeg_quality)
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
         raise RunError(str(error)) from error
 
@@ -50,14 +52,14 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         backend=args.backend, resolution=args.resolution, prompt=args.prompt,
         script_mode=args.script_mode, concurrency=args.concurrency,
         max_relaunches=args.max_relaunches, relaunch_delay_s=args.relaunch_delay,
-        budget_usd=args.budget_usd,
+        budget_usd=args.budget_usd, frames=args.frames, jpeg_quality=args.jpeg_quality,
         protocol=dataclasses.replace(PaperProtocol(), max_scripts=args.max_scripts,
                                      initial_observations=args.initial_observations),
     )
     prompt_set = _load_prompts(args.prompt, args.example)
     run_dir = Path(args.resume) if args.resume else Path(args.out) / (
         args.run_id or _default_run_id(args.model))
-    store = RunStore(run_dir)
+    store = RunStore(run_dir, frame_format)
     if not args.resume:
         if run_dir.exists() and any(run_dir.iterdir()):
             raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
@@ -124,6 +126,9 @@ def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
     except FileNotFoundError as error:
         raise RunError(str(error)) from error
     merged = dict(saved)
+    # runs started before the frame format was a choice stored PNG frames
+    merged.setdefault("frames", "png")
+    merged.setdefault("jpeg_quality", 75)
     for key in _RESUME_OVERRIDABLE:
         merged[key] = getattr(args, key)
     for key in ("out", "arenas_dir", "replay_from", "example"):

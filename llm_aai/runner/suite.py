@@ -35,6 +35,8 @@ class SuiteConfig:
     max_relaunches: int = 2
     relaunch_delay_s: float = 5.0
     budget_usd: float | None = None
+    frames: str = "jpeg"
+    jpeg_quality: int = 75
     protocol: PaperProtocol = field(default_factory=PaperProtocol)
     agent_options: dict[str, Any] = field(default_factory=dict)
 

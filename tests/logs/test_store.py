@@ -2,8 +2,7 @@ import json
 
 import numpy as np
 import pytest
-from PIL import Image
-
+from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs import EpisodeResult, RunStore, SchemaError, TurnRecord, Usage, read_turns
 from llm_aai.logs.store import read_result
 
@@ -15,12 +14,15 @@ def _result(eid="01-04-03_t1", passed=True, reward=1.5):
                          end_reason="good_goal", steps=120)
 
 
-def test_turns_round_trip_through_jsonl_with_frames(tmp_path):
-    store = RunStore(tmp_path / "run")
+@pytest.mark.parametrize("frame_format", [FrameFormat("png"), FrameFormat("jpeg", 80)],
+                         ids=["png", "jpeg"])
+def test_turns_round_trip_through_jsonl_with_frames(tmp_path, frame_format):
+    store = RunStore(tmp_path / "run", frame_format)
     writer = store.start_episode("01-04-03_t1")
     frame = np.zeros((8, 8, 3), np.uint8)
     frame[2, 3] = (255, 10, 20)
     path = writer.save_frame(1, 0, frame)
+    assert path == f"frames/turn-001-0{frame_format.suffix}"
     record = TurnRecord(turn=1, sent_text="Observation captured.", sent_images=(path,),
                         reply='Go(3);', commands=({"op": "Go", "arg": 3},),
                         actions=((1, 0), (1, 0), (1, 0)), steps=3, health=99.5, reward=-0.02,
@@ -31,7 +33,8 @@ def test_turns_round_trip_through_jsonl_with_frames(tmp_path):
 
     episode_dir = store.episodes_dir / "01-04-03_t1"
     assert read_turns(episode_dir) == [record]
-    assert np.array_equal(np.asarray(Image.open(episode_dir / path)), frame)
+    assert (episode_dir / path).read_bytes() == frame_format.encode(frame)
+    assert np.array_equal(read_frame(episode_dir / path), frame_format.as_stored(frame))
     assert read_result(episode_dir) == _result()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -52,7 +53,14 @@ def test_llm_run_sends_history_and_images_and_logs_everything(testbed_dir, tmp_p
     first, second = requests
     assert first["messages"][0]["role"] == "system"
     images = [p for p in first["messages"][1]["content"] if p["type"] == "image_url"]
-    assert len(images) == 3 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert len(images) == 3
+    # the frames go out as the JPEG files the log keeps, byte for byte
+    episode = run_dir / "episodes" / "01-04-03_t1"
+    sent = [base64.b64decode(p["image_url"]["url"].removeprefix("data:image/jpeg;base64,"))
+            for p in images]
+    logged = [(episode / name).read_bytes() for name in read_turns(episode)[0].sent_images]
+    assert sent == logged and all(name.endswith(".jpg")
+                                  for name in read_turns(episode)[0].sent_images)
     # the whole history goes with every call
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
     assert second["messages"][2]["content"] == 'Think("ahead");Go(3);'
@@ -66,6 +74,18 @@ def test_llm_run_sends_history_and_images_and_logs_everything(testbed_dir, tmp_p
     # the key went over the wire, and nowhere else
     assert SENTINEL_KEY not in all_text(run_dir)
     assert SENTINEL_KEY not in result.stdout + result.stderr
+
+
+def test_png_frames_on_request(testbed_dir, tmp_path):
+    with FakeChatServer(default="Go(1);") as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url) + ["--frames", "png"])
+        url = server.requests[0].body["messages"][1]["content"][1]["image_url"]["url"]
+    assert result.returncode == 0, result.stderr
+    assert url.startswith("data:image/png;base64,")
+    turns = read_turns(tmp_path / "r" / "episodes" / "01-04-03_t1")
+    assert all(name.endswith(".png") for turn in turns for name in turn.sent_images)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["config"]["frames"] == "png"
 
 
 def test_infrastructure_failure_is_relaunched(testbed_dir, tmp_path):
