@@ -70,8 +70,17 @@ def fence_geoms(size: float) -> list[str]:
     return geoms
 
 
-def document(*, assets: str, static: str, bodies: str, resolution: int) -> str:
-    """The whole MJCF document around the scene's fragments."""
+def document(*, assets: str, static: str, bodies: str, resolution: int, contacts: str = "") -> str:
+    """The whole MJCF document around the scene's fragments.
+
+    Collision bits (MuJoCo collides two geoms when either's contype shares a bit with the
+    other's conaffinity): the floor (class ``ground``) 1/1; Cardboxes (``pushable``) 4/2;
+    U/L/J blocks (``movable``) 2/2; every other geom 3/7. So Cardboxes and blocks collide
+    with everything except the floor, and Cardboxes not with each other: those contacts are
+    the explicit ``<pair>`` elements in ``contacts``, frictionless against the floor
+    (``llm_aai.sim.floor_friction`` explains why) and with PhysX's average friction between
+    two Cardboxes (0.25; MuJoCo would take 0.425 from their geoms).
+    """
     buf = max(int(resolution), 64)
     sun = _fmt(_SUN_DIR)
     # A directional light's shadow map is an orthographic box starting at the light's
@@ -92,8 +101,14 @@ def document(*, assets: str, static: str, bodies: str, resolution: int) -> str:
     <headlight ambient="{_fmt(AMBIENT)}" diffuse="0 0 0" specular="0 0 0"/>
   </visual>
   <default>
-    <geom friction="0.6 0 0" condim="3" solref="0.02 1" solimp="0.95 0.99 0.001"/>
-    <default class="pushable"><geom priority="1" friction="0.425 0 0"/></default>
+    <geom friction="0.6 0 0" condim="3" solref="0.02 1" solimp="0.95 0.99 0.001"
+          contype="3" conaffinity="7"/>
+    <pair condim="1" solref="0.02 1" solimp="0.95 0.99 0.001"/>
+    <default class="ground"><geom contype="1" conaffinity="1"/></default>
+    <default class="pushable">
+      <geom priority="1" friction="0.425 0 0" contype="4" conaffinity="2"/>
+    </default>
+    <default class="movable"><geom contype="2" conaffinity="2"/></default>
     <default class="ball"><geom friction="0.6 0 0" condim="3"/></default>
   </default>
   <asset>
@@ -124,6 +139,7 @@ def document(*, assets: str, static: str, bodies: str, resolution: int) -> str:
     {static}
     {bodies}
   </worldbody>
+  <contact>{contacts}</contact>
 </mujoco>
 """
 

@@ -36,6 +36,9 @@ TUNNEL_SEGMENTS = 14
 TUNNEL_MIN_THICKNESS = 0.06
 
 GROUP_SOLID, GROUP_ZONE, GROUP_INVISIBLE, GROUP_AGENT = 0, 1, 2, 3
+BOX_BOX_FRICTION = (0.25, 0.25, 0.005, 0.0001, 0.0001)
+"""Cardbox against Cardbox: both LowFriction (0.25), which PhysX's average keeps; MuJoCo's
+pair format also wants the (unused at condim 3) torsional and rolling coefficients."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,19 @@ class BounceInfo:
     velocity: tuple[float, float, float]
 
 
+@dataclass(frozen=True)
+class PushableInfo:
+    """A body the agent can push across the floor (Cardbox, U/L/J block).
+
+    Its contacts with the floor come from explicit frictionless pairs (see
+    ``llm_aai.sim.floor_friction``, which applies their Coulomb friction).
+    """
+
+    body: str
+    geoms: tuple[str, ...]
+    cardbox: bool  # a Cardbox (LowFriction material), not a U/L/J block
+
+
 @dataclass
 class Scene:
     """The compiled description of one arena, ready for ``mujoco.MjModel.from_xml_string``.
@@ -76,6 +92,8 @@ class Scene:
         xml: MJCF text.
         assets: file name -> bytes for the procedurally drawn textures the XML references.
         goals / zones / bounces: what ``llm_aai.sim.rules`` and the simulator act on.
+        pushables: the free bodies whose floor friction ``llm_aai.sim.floor_friction``
+            applies.
         agent_start: MuJoCo position of the agent's centre at spawn.
         agent_yaw: Unity yaw of the agent at spawn (degrees).
     """
@@ -87,6 +105,7 @@ class Scene:
     bounces: list[BounceInfo]
     agent_start: tuple[float, float, float]
     agent_yaw: float
+    pushables: list[PushableInfo] = field(default_factory=list)
 
 
 @dataclass
@@ -99,6 +118,7 @@ class _Parts:
     goals: list[GoalInfo] = field(default_factory=list)
     zones: list[ZoneInfo] = field(default_factory=list)
     bounces: list[BounceInfo] = field(default_factory=list)
+    pushables: list[PushableInfo] = field(default_factory=list)
 
 
 def _fmt(values) -> str:
@@ -194,6 +214,7 @@ def _box(i: int, obj: PlacedObject, parts: _Parts) -> None:
         f'<body name="body{i}" pos="{_fmt(_centre(obj, sy))}" quat="{_fmt(yaw_quat(obj.yaw))}">'
         f"<freejoint/>{geom}</body>"
     )
+    parts.pushables.append(PushableInfo(f"body{i}", (f"obj{i}",), cardbox=True))
 
 
 _U_ARMS = {"UObject": (1, -1), "LObject": (-1,), "LObject2": (-1,)}
@@ -223,11 +244,14 @@ def _u_block(i: int, obj: PlacedObject, parts: _Parts) -> None:
         geoms.append(
             f'<geom name="obj{i}_{k}" type="box" pos="{_fmt((cx, cz, 0.0))}" '
             f'size="{_fmt((hx, hz, sy / 2))}" mass="{mass:.6g}" rgba="{_rgba(obj)}" '
-            f'material="plank"/>'
+            f'material="plank" class="movable"/>'
         )
     parts.bodies.append(
         f'<body name="body{i}" pos="{_fmt(_centre(obj, sy))}" quat="{_fmt(yaw_quat(obj.yaw))}">'
         f"<freejoint/>{''.join(geoms)}</body>"
+    )
+    parts.pushables.append(
+        PushableInfo(f"body{i}", tuple(f"obj{i}_{k}" for k in range(len(pieces))), cardbox=False)
     )
 
 
@@ -286,7 +310,7 @@ def _arena_shell() -> list[str]:
     half = ARENA_SIZE / 2
     geoms = [
         f'<geom name="floor" type="plane" pos="{half} {half} {FLOOR_TOP}" size="21 21 1" '
-        f'material="floor"/>'
+        f'material="floor" class="ground"/>'
     ]
     for k, (cx, cy, hx, hy) in enumerate(
         ((-0.5, half, 0.5, 21), (ARENA_SIZE + 0.5, half, 0.5, 21),
@@ -337,10 +361,23 @@ def build_scene(placed: PlacedArena, *, resolution: int = 512) -> Scene:
                              "simulator cannot build")
         builder(i, obj, parts)
     agent_body, start = _agent_body(placed.agent)
+    # Contacts the contype/conaffinity bits filter out (looks.py), given as explicit pairs:
+    # pushable bodies against the floor (frictionless), Cardbox against Cardbox (PhysX's
+    # average of two LowFriction materials).
+    pairs = [
+        f'<pair geom1="floor" geom2="{geom}" condim="1"/>'
+        for pushable in parts.pushables for geom in pushable.geoms
+    ]
+    boxes = [p.geoms[0] for p in parts.pushables if p.cardbox]
+    pairs += [
+        f'<pair geom1="{a}" geom2="{b}" condim="3" friction="{_fmt(BOX_BOX_FRICTION)}"/>'
+        for k, a in enumerate(boxes) for b in boxes[k + 1:]
+    ]
     xml = looks.document(
         assets="".join(parts.assets),
         static="".join(_arena_shell() + parts.static),
         bodies=agent_body + "".join(parts.bodies),
+        contacts="".join(pairs),
         resolution=resolution,
     )
     return Scene(
@@ -351,4 +388,5 @@ def build_scene(placed: PlacedArena, *, resolution: int = 512) -> Scene:
         bounces=parts.bounces,
         agent_start=start,
         agent_yaw=placed.agent.yaw,
+        pushables=parts.pushables,
     )

@@ -1,0 +1,148 @@
+"""Coulomb friction between the floor and the bodies the agent pushes (Cardboxes, U/L/J).
+
+Why not MuJoCo's own contact friction: MuJoCo resolves contacts as a convex problem with
+soft constraints, and in that model a contact that *slides* gets a separating velocity
+roughly proportional to the friction coefficient times the slip speed. For slow slides that
+is invisible; for a 1-2 kg Cardbox that a 100 kg agent kicks from rest to 15-20 m/s in one
+0.02 s step it is not: measured, a lone 1 kg box given 10 m/s along the floor rose 0.7 m and
+one given 20 m/s rose 2.7 m (halving the timestep only divides that by about four), and in
+the tutorial recording's box pile the pushed boxes flew several metres up. PhysX (Unity)
+keeps the normal and friction impulses separate: a box slid along flat ground stays on it.
+The agent's own friction is applied outside MuJoCo for the same reason
+(``llm_aai.sim.agent_physics``).
+
+So a pushable body meets the floor through explicit *frictionless* contact pairs (normal
+force only; ``llm_aai.sim.scene``), and its floor friction is a MuJoCo dry-friction
+("frictionloss") constraint on the body's own degrees of freedom, whose bound this module
+sets before every physics step from the floor's normal force on the previous step:
+
+- sliding: a force of at most ``mu * N`` against the horizontal velocity. MuJoCo bounds each
+  degree of freedom separately, so the bound is split over world x and y in proportion to
+  the velocity's components: the resulting force is ``mu * N`` along the slide, whatever its
+  heading. At rest it is split evenly (the static region is then the square inscribed in the
+  Coulomb circle, slightly conservative);
+- spinning about the floor normal: a torque of at most ``mu * sum(N_k * r_k)``, ``r_k`` being
+  each contact point's horizontal distance from the centre of mass, as corner contacts
+  sliding tangentially would give.
+
+Because the constraint is solved inside MuJoCo's step, it stops a slide without overshoot
+and holds a resting body; it has no normal component, so nothing lifts. ``N`` is the real
+contact force, so a box carrying another one drags twice as hard, and a box in the air or
+resting on another box (whose contact keeps MuJoCo's friction) gets none. The coefficient is
+the PhysX average of the two materials (``llm_aai.sim.looks``): 0.425 for the Cardboxes'
+LowFriction against the default floor, 0.6 for U/L/J blocks. Not modelled: friction acting
+at the bottom face (the slight forward pitch of a sliding box), since it acts on the body's
+degrees of freedom rather than at the contact points. Still MuJoCo's: friction between two
+free bodies (box on box: ``tests/sim/test_pushing.py`` keeps a strict xfail on a stacked box
+that a fast push still throws up ~1 m) and against walls, ramps and balls.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+STILL = 1e-6
+"""Horizontal speed (m/s) below which a body counts as at rest (even split of the bound)."""
+RESTING_TOLERANCE = 0.01
+"""A resting body's bounds are rewritten only when its floor force changed by more than this."""
+
+
+class FloorFriction:
+    """Sets the floor friction of the pushable bodies of one compiled arena.
+
+    Plain Python floats and lists rather than numpy: this runs on every physics step over a
+    handful of bodies, where numpy's per-call overhead would cost more than the physics.
+
+    Args:
+        model: the compiled arena; needs the plane geom ``floor``.
+        data: its state.
+        bodies: for each pushable body, its MuJoCo body name and geom names (each geom meets
+            the floor through a frictionless ``<pair>``).
+    """
+
+    def __init__(self, model, data, bodies: Sequence[tuple[str, Sequence[str]]]) -> None:
+        import mujoco
+
+        self._model, self._data = model, data
+        self._floor = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+        self._bodies = [int(model.body(name).id) for name, _ in bodies]
+        self._dofs = [int(model.jnt_dofadr[model.body_jntadr[b]]) for b in self._bodies]
+        # Which pushable each geom belongs to (-1: none).
+        self._owner = [-1] * model.ngeom
+        self._mu = [0.0] * len(bodies)
+        for k, (_, geoms) in enumerate(bodies):
+            for name in geoms:
+                geom = int(model.geom(name).id)
+                self._owner[geom] = k
+                self._mu[k] = float(model.geom_friction[geom, 0])
+        self._normal = [0.0] * len(bodies)  # floor normal force on each body, last step (N)
+        self._arm = [0.0] * len(bodies)  # sum of N_k * r_k (N m)
+        self._written = [0.0] * len(bodies)  # the normal force its bounds were set from
+
+    def before_step(self) -> None:
+        """Set each body's friction bounds from the last step's floor forces and velocity."""
+        if not self._bodies:
+            return
+        data = self._data
+        qvel = data.qvel.tolist()
+        frictionloss = self._model.dof_frictionloss
+        written = self._written
+        for k, dof in enumerate(self._dofs):
+            normal = self._normal[k]
+            if normal <= 0.0:
+                if written[k]:
+                    frictionloss[dof : dof + 6] = 0.0
+                    written[k] = 0.0
+                continue
+            vx, vy = qvel[dof], qvel[dof + 1]
+            speed = math.hypot(vx, vy)
+            if speed <= STILL and abs(normal - written[k]) <= RESTING_TOLERANCE * written[k]:
+                continue  # a resting body keeps its bounds (the common case, so skip the work)
+            mu = self._mu[k]
+            slide = mu * normal
+            if speed > STILL:
+                fx, fy = slide * abs(vx) / speed, slide * abs(vy) / speed
+            else:
+                fx = fy = slide * math.sqrt(0.5)
+            spin = mu * self._arm[k]
+            # The world vertical in the body's frame: a free joint's angular dofs are local.
+            ux, uy, uz = data.xmat[self._bodies[k], 6:9].tolist()
+            frictionloss[dof : dof + 6] = (fx, fy, 0.0, spin * abs(ux), spin * abs(uy),
+                                           spin * abs(uz))
+            written[k] = normal
+
+    def after_step(self) -> None:
+        """Read the floor's normal force on each pushable body from this step's contacts."""
+        if not self._bodies:
+            return
+        normal, arm = self._normal, self._arm
+        for k in range(len(normal)):
+            normal[k] = arm[k] = 0.0
+        data = self._data
+        if not data.ncon:
+            return
+        contact = data.contact
+        floor, owner, bodies = self._floor, self._owner, self._bodies
+        arrays = None
+        # The floor is a plane, MuJoCo's first geom type: it is always a contact's geom1.
+        for k, (geom1, geom2) in enumerate(contact.geom.tolist()):
+            if geom1 != floor:
+                continue
+            body = owner[geom2]
+            if body < 0:
+                continue
+            if arrays is None:
+                arrays = (contact.efc_address.tolist(), data.efc_force.tolist(),
+                          contact.pos.tolist(), data.xipos.tolist())
+            address, force, where, centre = arrays
+            row = address[k]
+            if row < 0:  # an inactive contact (no constraint)
+                continue
+            f = force[row]
+            if f <= 0.0:
+                continue
+            px, py, _ = where[k]
+            cx, cy, _ = centre[bodies[body]]
+            normal[body] += f
+            arm[body] += f * math.hypot(px - cx, py - cy)
