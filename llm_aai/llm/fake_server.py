@@ -167,7 +167,7 @@ class FakeChatServer:
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self.in_flight = 0
         self.max_in_flight = 0
@@ -178,7 +178,7 @@ class FakeChatServer:
     def start(self) -> FakeChatServer:
         """Bind to a free port on 127.0.0.1 and serve in a background thread."""
         handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
                                         name="fake-chat-server")
@@ -277,6 +277,12 @@ class FakeChatServer:
             }],
             "usage": _usage(request, reply),
         }
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: sixteen clients connecting at once would
+    # see some connections dropped and retried a second later, a stall no provider adds.
+    request_queue_size = 128
 
 
 _ANTHROPIC_ERROR_TYPES = {401: "authentication_error", 403: "permission_error",
