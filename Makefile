@@ -22,4 +22,4 @@ test: $(STAMP)
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$status
 
 bench: $(STAMP)
-	$(PY) -m benchmarks
+	$(if $(ARENAS),LLM_AAI_ARENAS=$(ARENAS)) $(PY) -m benchmarks

@@ -12,24 +12,18 @@ compile, renderer upload) and the process's peak resident memory.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import time
 from pathlib import Path
 
 import numpy as np
 
+from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.arena.placement import place_arena
 from llm_aai.arena.yaml_io import load_config
 from llm_aai.sim import Simulator
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_ARENA = "04-10-01.yaml"  # walls, a hot zone, a death zone and goals: a typical arena
-
-
-def _testbed() -> Path:
-    shared = Path(os.environ.get("LLM_AAI_SHARED", REPO.parent / "shared"))
-    return shared / "testbed" / "competition"
+DEFAULT_TASK = "04-10-01"  # walls, a hot zone, a death zone and goals: a typical arena
 
 
 def _placed(path: Path, seed: int):
@@ -77,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=200, help="observations to render")
     parser.add_argument("--resolution", type=int, default=512)
     args = parser.parse_args(argv)
-    path = args.arena or _testbed() / DEFAULT_ARENA
+    # found like the run command finds arenas: $LLM_AAI_ARENAS, then the download cache
+    path = args.arena or resolve_arena_path(DEFAULT_TASK)
     rate = bench_physics(path, args.steps)
     build, frame_ms = bench_render(path, args.frames, args.resolution)
     # Frame time above includes one AAI step; subtract it to report the observation alone.

@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pytest
+
 from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs import EpisodeResult, RunStore, SchemaError, TurnRecord, Usage, read_turns
 from llm_aai.logs.store import read_result
