@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-__all__ = ["DEFAULT_FRAME_FORMAT", "FRAME_KINDS", "FrameFormat", "file_data_url", "read_frame"]
+__all__ = ["DEFAULT_FRAME_FORMAT", "FRAME_KINDS", "FrameFormat", "data_url", "file_data_url",
+           "read_frame"]
 
 FRAME_KINDS = ("jpeg", "png")
 _SUFFIX = {"jpeg": ".jpg", "png": ".png"}
@@ -76,14 +77,22 @@ def read_frame(path: str | Path) -> np.ndarray:
         return np.asarray(handle.convert("RGB"))
 
 
+def data_url(data: bytes, source: object = "data") -> str:
+    """PNG or JPEG bytes as a base64 data URL, the type read from the bytes themselves.
+
+    Raises:
+        ValueError: the bytes (from ``source``, named in the message) are neither.
+    """
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
+    raise ValueError(f"{source} is neither a PNG nor a JPEG file")
+
+
 def file_data_url(path: str | Path) -> str:
     """A saved PNG or JPEG frame as a base64 data URL, without decoding it.
 
     Raises:
         ValueError: the file is neither PNG nor JPEG.
     """
-    data = Path(path).read_bytes()
-    for magic, mime in _MAGIC:
-        if data.startswith(magic):
-            return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
-    raise ValueError(f"{path} is neither a PNG nor a JPEG file")
+    return data_url(Path(path).read_bytes(), path)

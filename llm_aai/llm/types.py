@@ -6,13 +6,13 @@ base64 data URLs) for every provider, so the agents build only this one format.
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from llm_aai.frames import FrameFormat, data_url
 
 __all__ = [
     "LLMResponse",
@@ -38,8 +38,6 @@ def encode_png_data_url(image: np.ndarray) -> str:
 
     PNG is lossless, so the model sees exactly the pixels the simulator rendered.
     """
-    from PIL import Image  # pillow is a core dependency; imported here to keep import light
-
     array = np.asarray(image)
     if array.ndim != 3 or array.shape[2] not in (3, 4):
         raise ValueError(f"expected an (H, W, 3) image array, got shape {array.shape}")
@@ -47,9 +45,7 @@ def encode_png_data_url(image: np.ndarray) -> str:
         if np.issubdtype(array.dtype, np.floating) and array.size and array.max() <= 1.0:
             array = np.rint(array * 255.0)
         array = np.clip(array, 0, 255).astype(np.uint8)
-    buffer = io.BytesIO()
-    Image.fromarray(array[:, :, :3]).save(buffer, format="PNG", compress_level=1)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return data_url(FrameFormat("png").encode(array[:, :, :3]))
 
 
 def image_part(image: np.ndarray | str) -> dict[str, Any]:

@@ -368,8 +368,7 @@ def example_from_episode(
         ExampleError: the episode has no scripted turn, or a frame it names is missing.
 
     """
-    from PIL import Image
-
+    from llm_aai.frames import read_frame
     from llm_aai.logs import read_result, read_turns
 
     episode_dir = Path(episode_dir)
@@ -385,8 +384,7 @@ def example_from_episode(
             if not frame_path.is_file():
                 raise ExampleError(f"{episode_dir}: turn {record.turn} names a missing frame "
                                    f"{relative}")
-            with Image.open(frame_path) as image:
-                images.append(np.asarray(image.convert("RGB")))
+            images.append(read_frame(frame_path))
         return tuple(images)
 
     zero = next((r for r in records if r.turn == 0 and r.reply is None), None)

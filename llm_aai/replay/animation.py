@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from llm_aai.frames import read_frame
 from llm_aai.logs.schema import TurnRecord
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError, ShownFrame
 
@@ -221,8 +222,7 @@ def _require_ffmpeg() -> None:
 
 def _read(path: Path) -> np.ndarray:
     try:
-        with Image.open(path) as handle:
-            return np.asarray(handle.convert("RGB"))
+        return read_frame(path)
     except (OSError, ValueError) as error:
         raise ReplayInputError(f"{path}: cannot read the logged frame: {error}") from error
 
