@@ -9,6 +9,7 @@ it happens, so a crash loses at most the episode in flight.
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,12 @@ def _state(outcome: ScriptOutcome) -> dict[str, Any] | None:
 
 
 class EpisodeRunner:
-    """Plays one episode of a task with an agent in an env, writing every turn."""
+    """Plays one episode of a task with an agent in an env, writing every turn.
+
+    Args:
+        setup_gate: held while the episode sets up (reset and the initial observations),
+            so that episodes sharing a CPU can be made to set up one at a time.
+    """
 
     def __init__(
         self,
@@ -121,6 +127,7 @@ class EpisodeRunner:
         prompt: Prompt,
         protocol: PaperProtocol = PAPER_PROTOCOL,
         script_mode: str = "strict",
+        setup_gate: AbstractContextManager | None = None,
     ):
         self.env = env
         self.agent = agent
@@ -128,6 +135,7 @@ class EpisodeRunner:
         self.messages = prompt.messages
         self.protocol = protocol
         self.script_mode = script_mode
+        self.setup_gate = setup_gate or nullcontext()
 
     def run(self, spec: EpisodeSpec, writer: EpisodeWriter) -> EpisodeResult:
         """Play ``spec`` to its end; an unreachable model ends it as an infrastructure failure."""
@@ -140,10 +148,12 @@ class EpisodeRunner:
         return self._result(spec, tally, started, tally.end_reason or "script_cap")
 
     def _play(self, spec: EpisodeSpec, writer: EpisodeWriter, tally: _Tally) -> None:
-        observation, _ = self.env.reset(seed=spec.seed, options={"arena": str(spec.arena_path)})
+        with self.setup_gate:
+            observation, _ = self.env.reset(seed=spec.seed,
+                                            options={"arena": str(spec.arena_path)})
+            start = run_initial_observations(self.env, observation, self.protocol)
         # the ICL prompt's worked example arrives as a prelude of prior exchanges
         self.agent.start_episode(self.prompt.system_text, spec.seed, prelude=self.prompt.prelude)
-        start = run_initial_observations(self.env, observation, self.protocol)
         tally.add(start.outcome)
         observation = start.outcome.observation
         images = [shown["image"] for shown in start.observations]

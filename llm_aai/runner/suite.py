@@ -7,6 +7,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,7 @@ class Suite:
         self.on_result = on_result
         self.progress = Progress()
         self._local = threading.local()
+        self._setup_lock = threading.Lock()
 
     def pending(self) -> list[EpisodeSpec]:
         """Episodes without a sealed result, in task then trial order."""
@@ -142,12 +144,28 @@ class Suite:
             env = self._local.env = self.make_env()
         return env
 
+    def _setup_gate(self, env) -> AbstractContextManager:
+        """One episode at a time sets up when the simulation runs in this process.
+
+        Setting up (building the arena, drawing the initial observations) is CPU work that
+        threads of one process cannot overlap. Started all at once, sixteen episodes finish
+        setting up together, about 2 s later, and then stay in step to the end, where their
+        run-outs queue behind each other too. One at a time, the first model requests go out
+        at once and the episodes stay staggered; a suite of 16 episodes at concurrency 16
+        measured 11.7 s without the gate and 10.9 s with it. A backend whose world runs
+        elsewhere (the Unity player) gets no gate.
+        """
+        backend = getattr(env, "backend", None)
+        in_process = getattr(backend, "simulates_in_process", False)
+        return self._setup_lock if in_process else nullcontext()
+
     def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
         attempt = 1
         while True:
             writer = self.store.start_episode(spec.episode_id)
-            runner = EpisodeRunner(self._env(), self.make_agent(), self.prompt,
-                                   self.config.protocol, self.config.script_mode)
+            env = self._env()
+            runner = EpisodeRunner(env, self.make_agent(), self.prompt, self.config.protocol,
+                                   self.config.script_mode, setup_gate=self._setup_gate(env))
             try:
                 result = runner.run(spec, writer)
             except BaseException:

@@ -48,8 +48,8 @@ def shared_gl() -> Iterator[None]:
 class ArenaRenderer:
     """Draws one MuJoCo model, re-bindable to the next arena's model.
 
-    The largest image it can draw is the model's ``offwidth`` x ``offheight`` (the scene
-    sets them), the size of the offscreen buffer its ``MjrContext`` allocates.
+    Images of any size can be drawn; the offscreen buffer its ``MjrContext`` allocates
+    starts at the model's ``offwidth`` x ``offheight`` and grows on demand.
     """
 
     def __init__(self) -> None:
@@ -78,15 +78,31 @@ class ArenaRenderer:
         self._top_camera.orthographic = 1
 
     def bind(self, model) -> None:
-        """Upload ``model``'s assets; later draws show data of this model."""
+        """Upload ``model``'s assets; later draws show data of this model.
+
+        The offscreen buffer starts at the model's ``offwidth`` (the scene sets it to the
+        eye's resolution) and grows when a larger image is asked for: a 1024 px buffer
+        for 512 px frames made every frame about 15% slower and every bind 6 ms slower.
+        """
+        self._model = model
+        self._make_context()
+        self._scene = self._mujoco.MjvScene(model, maxgeom=_MAX_GEOM)
+        self._eye_camera.fixedcamid = self._mujoco.mj_name2id(
+            model, self._mujoco.mjtObj.mjOBJ_CAMERA, "eye")
+
+    def _make_context(self) -> None:
         mujoco = self._mujoco
         with shared_gl():
             if self._ctx is not None:
                 self._ctx.free()
-            self._model = model
-            self._ctx = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100)
-        self._scene = mujoco.MjvScene(model, maxgeom=_MAX_GEOM)
-        self._eye_camera.fixedcamid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, "eye")
+            self._ctx = mujoco.MjrContext(self._model, mujoco.mjtFontScale.mjFONTSCALE_100)
+
+    def _ensure_buffer(self, size: int) -> None:
+        """Grow the offscreen buffer (a new ``MjrContext``) if ``size`` does not fit."""
+        visual = self._model.vis.global_
+        if size > visual.offwidth or size > visual.offheight:
+            visual.offwidth = visual.offheight = size
+            self._make_context()
 
     def eye(self, data, size: int) -> np.ndarray:
         """The agent's first-person view, ``(size, size, 3)`` uint8."""
@@ -100,11 +116,7 @@ class ArenaRenderer:
         mujoco = self._mujoco
         if self._ctx is None:
             raise RuntimeError("renderer has no model: call bind() first")
-        if size > self._model.vis.global_.offwidth or size > self._model.vis.global_.offheight:
-            raise ValueError(
-                f"image size {size} exceeds the offscreen buffer "
-                f"({self._model.vis.global_.offwidth}); build the scene with a larger resolution"
-            )
+        self._ensure_buffer(size)
         mujoco.mjv_updateScene(self._model, data, option, None, camera,
                                mujoco.mjtCatBit.mjCAT_ALL, self._scene)
         rect = mujoco.MjrRect(0, 0, size, size)

@@ -348,7 +348,8 @@ def build_scene(placed: PlacedArena, *, resolution: int = 512) -> Scene:
 
     Args:
         placed: an arena with every random choice resolved.
-        resolution: the largest image the offscreen buffer must hold (eye camera and overview).
+        resolution: the offscreen buffer's starting size, the eye camera's (the renderer
+            grows it for a larger overview).
 
     Returns:
         The scene, whose XML compiles with ``mujoco.MjModel.from_xml_string(xml, assets)``.

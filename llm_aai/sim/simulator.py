@@ -119,7 +119,7 @@ class Simulator:
         import mujoco
 
         del rng  # every random draw happened in place_arena; see the docstring
-        scene = build_scene(placed, resolution=OVERVIEW_MAX)
+        scene = build_scene(placed, resolution=self.resolution)
         model = mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
         data = mujoco.MjData(model)
         for bounce in scene.bounces:

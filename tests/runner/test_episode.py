@@ -118,3 +118,51 @@ def test_usage_is_summed_into_the_result(env, tmp_path, make_arena):
     assert (result.input_tokens, result.output_tokens) == (200, 14)
     assert result.cost_usd == pytest.approx(0.02)
     assert turns[0].usage.retries == 1
+
+
+class _RecordingGate:
+    """A setup gate that notes how far the episode was when it was entered and left."""
+
+    def __init__(self, steps, agent):
+        self.steps, self.agent, self.seen = steps, agent, []
+
+    def __enter__(self):
+        self.seen.append(("enter", len(self.steps), len(self.agent.calls)))
+
+    def __exit__(self, *exc):
+        self.seen.append(("exit", len(self.steps), len(self.agent.calls)))
+
+
+class _CountingReplay(ReplayAgent):
+    def __init__(self, scripts):
+        super().__init__(scripts)
+        self.calls = []
+
+    def act(self, turn):
+        self.calls.append(turn)
+        return super().act(turn)
+
+
+def test_setup_gate_spans_reset_and_the_initial_observations_only(
+    env, tmp_path, make_arena, monkeypatch
+):
+    steps: list = []
+    real_play = env.play
+
+    def counting_play(actions):
+        steps.extend(actions)
+        return real_play(actions)
+
+    monkeypatch.setattr(env, "play", counting_play)
+    agent = _CountingReplay(["Go(1);"])
+    gate = _RecordingGate(steps, agent)
+    store = RunStore(tmp_path / "run")
+    spec = EpisodeSpec("ep_t1", "ep", 1, 1, seed=3, arena_path=make_arena(), pass_mark=0.0)
+    runner = EpisodeRunner(env, agent, PROMPT, PaperProtocol(max_scripts=1, run_out_clock=False),
+                           setup_gate=gate)
+    runner.run(spec, store.start_episode(spec.episode_id))
+    assert gate.seen == [
+        ("enter", 0, 0),
+        ("exit", 1 + 3 * 16, 0),  # reset and every initial observation inside; no model call
+    ]
+    assert len(agent.calls) == 1 and len(steps) == 1 + 3 * 16 + 1

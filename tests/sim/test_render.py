@@ -52,3 +52,19 @@ def test_a_closed_simulator_leaves_the_others_drawing():
     first.close()
     assert np.array_equal(second.observe(), before)
     second.close()
+
+
+def test_a_large_overview_grows_the_buffer_and_leaves_the_eye_unchanged():
+    sim = Simulator(64)
+    try:
+        sim.load(SCENES[1], np.random.default_rng(0))
+        eye = sim.observe()
+        small = sim.render_overview(64)
+        large = sim.render_overview(256)  # four times the buffer the 64 px eye needed
+        assert large.shape == (256, 256, 3)
+        # the same picture at four times the size: block averages agree with the small one
+        shrunk = large.reshape(64, 4, 64, 4, 3).mean(axis=(1, 3))
+        assert np.abs(shrunk - small).mean() < 12
+        assert np.array_equal(sim.observe(), eye)
+    finally:
+        sim.close()

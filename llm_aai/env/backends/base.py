@@ -10,6 +10,9 @@ re-implementation, the default) and ``unity`` (the real Animal-AI player through
 * ``velocity``: its velocity in its own frame (x right, y up, z forward), m/s, as in AAI's
   7-float vector observation.
 
+A backend may set ``simulates_in_process = True`` when its world runs on this process's
+CPU; the suite then lets episodes set up one at a time (see ``Suite._setup_gate``).
+
 Backends may add more: the embedded one adds ``events``, ``end_reason``, ``yaw`` and
 ``world_velocity``; the unity one adds ``interrupted`` on the last step.
 """

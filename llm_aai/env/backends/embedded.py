@@ -25,6 +25,9 @@ class EmbeddedBackend:
 
     """
 
+    simulates_in_process = True
+    """The world is simulated and drawn by this process's CPU (the suite's schedule uses it)."""
+
     def __init__(self, resolution: int = 512) -> None:
         from llm_aai.sim import Simulator
 

@@ -130,6 +130,9 @@ class UnityBackend:
 
     """
 
+    simulates_in_process = False
+    """The Unity player simulates the world in its own process."""
+
     _CONTROLLED = frozenset(
         {"arenas_configurations", "seed", "useCamera", "play", "resolution", "file_name",
          "worker_id", "base_port", "no_graphics"}
