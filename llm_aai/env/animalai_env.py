@@ -25,6 +25,7 @@ Arenas are named by a YAML path or a testbed task ID (``"01-04-03"``), looked up
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -186,25 +187,41 @@ class AnimalAIEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         )
 
     def play(
-        self, actions: Sequence[np.ndarray] | np.ndarray
-    ) -> tuple[dict[str, np.ndarray], float, bool, bool, list[dict[str, Any]]]:
+        self, actions: Sequence[np.ndarray] | np.ndarray, *, observe: bool = True
+    ) -> tuple[dict[str, np.ndarray] | None, float, bool, bool, list[dict[str, Any]]]:
         """Take several steps and observe only after the last one (or the one that ends).
 
         The trajectory is exactly that of calling ``step`` for each action: rendering does
         not touch the simulation. Only the frames in between are skipped, which is what makes
         a ``Go(20)`` cost one render instead of twenty. Returns the final observation, the
-        summed reward, ``terminated``, ``truncated`` and the ``info`` of every step taken.
+        summed reward, ``terminated``, ``truncated`` and the ``info`` of every step taken
+        (each with the ``health`` after that step).
+
+        With ``observe=False`` the last frame is not drawn either, unless the step ended the
+        episode, and the observation returned is None: for steps whose result nobody may
+        look at (the protocol's last no-ops before the first script). ``observe()`` draws it
+        later if it is wanted after all.
         """
         if len(actions) == 0:
             raise ValueError("play() needs at least one action")
         total, infos = 0.0, []
+        last = len(actions) - 1
         for index, action in enumerate(actions):
-            self._advance(action, render=index == len(actions) - 1)
+            self._advance(action, render=observe and index == last)
             total += float(self._last.reward)
-            infos.append(dict(self._last.info))
+            infos.append({**self._last.info, "health": self._last.health})
             if self._last.done:
                 break
-        return self._observation(self._last), total, bool(self._last.done), False, infos
+        observation = self._observation(self._last) if self._last.image is not None else None
+        return observation, total, bool(self._last.done), False, infos
+
+    def observe(self) -> dict[str, np.ndarray]:
+        """The observation of the current state, drawing its frame now if it was skipped."""
+        if self._last is None:
+            raise RuntimeError("nothing to observe before reset()")
+        if self._last.image is None:
+            self._last = dataclasses.replace(self._last, image=self._backend.frame())
+        return self._observation(self._last)
 
     def _advance(self, action: np.ndarray, *, render: bool) -> None:
         if self._last is None or self._last.done:
@@ -228,7 +245,7 @@ class AnimalAIEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
             raise RuntimeError("nothing to render before reset()")
         if self.render_view == "overview":
             return self._backend.render_overview(self.overview_size)  # type: ignore[attr-defined]
-        return self._last.image.copy()
+        return self.observe()["image"].copy()
 
     def close(self) -> None:
         """Release the backend (Unity player, OpenGL context)."""

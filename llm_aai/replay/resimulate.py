@@ -272,8 +272,8 @@ class _OverviewTap:
         self.size = size
         self.views: list[np.ndarray] = []
 
-    def play(self, actions):
-        result = self.env.play(actions)
+    def play(self, actions, *, observe: bool = True):
+        result = self.env.play(actions, observe=observe)
         self._capture()
         return result
 

@@ -151,7 +151,9 @@ class EpisodeRunner:
         with self.setup_gate:
             observation, _ = self.env.reset(seed=spec.seed,
                                             options={"arena": str(spec.arena_path)})
-            start = run_initial_observations(self.env, observation, self.protocol)
+            # the frame after the last no-ops is drawn only if the first script takes no step
+            start = run_initial_observations(self.env, observation, self.protocol,
+                                             observe_last=False)
         # the ICL prompt's worked example arrives as a prelude of prior exchanges
         self.agent.start_episode(self.prompt.system_text, spec.seed, prelude=self.prompt.prelude)
         tally.add(start.outcome)
@@ -205,8 +207,11 @@ class EpisodeRunner:
             outcome = execute_actions(self.env, [NOOP] * self.protocol.run_out_max_steps,
                                       observation=observation)
             tally.add(outcome)
+        final = outcome.observation
+        if final is None:  # no script followed the initial observations' undrawn last frame
+            final = self.env.observe()
         turn = tally.scripts + 1
-        frame = writer.save_frame(turn, 0, outcome.observation["image"])
+        frame = writer.save_frame(turn, 0, final["image"])
         writer.write_turn(TurnRecord(
             turn=turn, sent_text=self.messages.episode_end(tally.reward, tally.health),
             sent_images=(frame,), actions=tuple([NOOP] * outcome.steps), steps=outcome.steps,

@@ -66,7 +66,8 @@ class ScriptOutcome:
 
     Attributes:
         observation: the observation after the last step taken (the one passed in if no step
-            was taken, e.g. ``Turn(5);`` or a script of thoughts).
+            was taken, e.g. ``Turn(5);`` or a script of thoughts); None if its frame was not
+            drawn (``observe=False``).
         health: health in that observation.
         reward: reward summed over the steps taken.
         steps: steps taken; fewer than the script's actions if the episode ended.
@@ -77,7 +78,7 @@ class ScriptOutcome:
 
     """
 
-    observation: Observation
+    observation: Observation | None
     health: float
     reward: float
     steps: int
@@ -119,27 +120,34 @@ def execute_actions(
     env: StepEnv,
     actions: Iterable[Action],
     *,
-    observation: Observation,
+    observation: Observation | None,
     thoughts: tuple[str, ...] = (),
+    observe: bool = True,
 ) -> ScriptOutcome:
     """Step ``env`` through ``actions``, stopping at the end of the episode.
 
     Args:
         env: a gymnasium-style env in a running episode.
         actions: ``(move, turn)`` pairs, one per step.
-        observation: the current observation, returned unchanged if no step is taken.
+        observation: the current observation, returned unchanged if no step is taken; None
+            when its frame was never drawn (then ``env.observe()`` draws it if needed).
         thoughts: carried into the outcome.
+        observe: False lets an env with ``play(actions, observe=False)`` skip drawing the
+            last frame; the outcome's observation is then None unless the episode ended.
 
     """
     actions = [np.array(action, dtype=np.int64) for action in actions]
     if not actions:
+        if observation is None:
+            observation = _observe_now(env)
         return ScriptOutcome(observation, health_of(observation), 0.0, 0, False, False, thoughts)
     # An unwrapped AnimalAIEnv plays the same trajectory with one render instead of one per
     # step. Wrapped envs go step by step so that wrappers (TimeLimit...) keep their say.
     play = getattr(env, "play", None)
     if play is not None:
-        observation, reward, terminated, truncated, infos = play(actions)
-        return ScriptOutcome(observation, health_of(observation), float(reward), len(infos),
+        observation, reward, terminated, truncated, infos = play(actions, observe=observe)
+        health = health_of(observation) if observation is not None else infos[-1]["health"]
+        return ScriptOutcome(observation, float(health), float(reward), len(infos),
                              bool(terminated), bool(truncated), thoughts, tuple(infos))
     reward = 0.0
     steps = 0
@@ -164,6 +172,13 @@ def execute_actions(
     )
 
 
+def _observe_now(env: StepEnv) -> Observation:
+    observe = getattr(env, "observe", None)
+    if observe is None:
+        raise TypeError(f"{type(env).__name__} has no observe(): pass the current observation")
+    return observe()
+
+
 def execute_script(env: StepEnv, script: Script, *, observation: Observation) -> ScriptOutcome:
     """Play ``script`` step by step; the outcome's observation is taken with no waiting.
 
@@ -179,7 +194,11 @@ def execute_script(env: StepEnv, script: Script, *, observation: Observation) ->
 
 
 def run_initial_observations(
-    env: StepEnv, observation: Observation, protocol: PaperProtocol = PAPER_PROTOCOL
+    env: StepEnv,
+    observation: Observation,
+    protocol: PaperProtocol = PAPER_PROTOCOL,
+    *,
+    observe_last: bool = True,
 ) -> InitialObservations:
     """Run the start of an episode: no-ops after reset, then the initial observations.
 
@@ -187,18 +206,23 @@ def run_initial_observations(
         env: a gymnasium-style env right after ``reset``.
         observation: the observation ``reset`` returned.
         protocol: the step counts to use.
+        observe_last: False skips drawing the frame after the last no-op block, which the
+            model sees only if its first script takes no step (see ``execute_actions``).
 
     """
-    outcome = execute_actions(env, [NOOP] * protocol.steps_after_reset, observation=observation)
+    blocks = protocol.initial_observations
+    outcome = execute_actions(env, [NOOP] * protocol.steps_after_reset, observation=observation,
+                              observe=observe_last or blocks > 0)
     first_health = outcome.health
     shown: list[Observation] = []
     reward, steps, infos = outcome.reward, outcome.steps, list(outcome.infos)
-    for _ in range(protocol.initial_observations):
+    for block in range(blocks):
         if outcome.done:
             break
         shown.append(outcome.observation)
         outcome = execute_actions(
-            env, [NOOP] * protocol.noops_after_initial_observation, observation=outcome.observation
+            env, [NOOP] * protocol.noops_after_initial_observation,
+            observation=outcome.observation, observe=observe_last or block < blocks - 1,
         )
         reward += outcome.reward
         steps += outcome.steps

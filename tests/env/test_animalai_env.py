@@ -187,3 +187,50 @@ def test_executor_replays_the_recordings_health(recording_dir):
     finally:
         env.close()
     assert shown == [96.9, 96.7, 96.4, 96.1, 95.6, 94.7, 94.1, 93.2]
+
+
+def test_play_without_observing_draws_no_frame_until_asked(env, monkeypatch):
+    from llm_aai.sim import Simulator
+
+    drawn = []
+    real_observe = Simulator.observe
+    monkeypatch.setattr(Simulator, "observe", lambda sim: drawn.append(1) or real_observe(sim))
+    actions = [np.array([1, 1])] * 5
+    env.reset(seed=4)
+    seen, *_ = env.play(actions)
+    env.reset(seed=4)
+    drawn.clear()
+    observation, reward, terminated, _, infos = env.play(actions, observe=False)
+    assert observation is None and not terminated and drawn == []
+    assert [info["health"] for info in infos] == sorted(
+        (info["health"] for info in infos), reverse=True)
+    later = env.observe()  # the same frame, drawn on demand
+    assert len(drawn) == 1
+    assert np.array_equal(later["image"], seen["image"])
+    assert later["health"][0] == pytest.approx(infos[-1]["health"])
+    assert np.array_equal(env.render(), seen["image"])
+    assert len(drawn) == 1  # drawn once, kept
+
+
+def test_play_without_observing_still_returns_the_frame_that_ends_the_episode(env):
+    env.reset(seed=0)
+    observation, _, terminated, _, infos = env.play([np.array([1, 0])] * 200, observe=False)
+    assert terminated and observation is not None and observation["image"].shape == (RES, RES, 3)
+    assert infos[-1]["end_reason"] is not None
+
+
+def test_initial_observations_can_leave_the_last_frame_undrawn(env):
+    from llm_aai.script import execute_actions
+
+    observation, _ = env.reset(seed=2)
+    drawn = run_initial_observations(env, observation)
+    observation, _ = env.reset(seed=2)
+    lazy = run_initial_observations(env, observation, observe_last=False)
+    assert lazy.outcome.observation is None
+    assert lazy.outcome.health == pytest.approx(drawn.outcome.health)
+    assert lazy.outcome.steps == drawn.outcome.steps == 49
+    for shown_lazy, shown_drawn in zip(lazy.observations, drawn.observations, strict=True):
+        assert np.array_equal(shown_lazy["image"], shown_drawn["image"])
+    # a first script that takes no step shows the frame after all
+    outcome = execute_actions(env, [], observation=None)
+    assert np.array_equal(outcome.observation["image"], drawn.outcome.observation["image"])

@@ -269,3 +269,12 @@ def test_real_unity_player_plays_the_recordings_first_script(recording_dir):
         assert round(last.health, 1) == 96.9
     finally:
         backend.close()
+
+
+def test_frame_is_the_last_decisions_camera_image(fake_animalai, build, arena):
+    backend = UnityBackend(build, resolution=RES)
+    with pytest.raises(RuntimeError, match="reset"):
+        backend.frame()
+    backend.reset(arena, seed=0)
+    last = backend.step(1, 0, render=False)
+    assert last.image is not None and np.array_equal(backend.frame(), last.image)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from llm_aai.agents.base import AgentReply
@@ -149,9 +150,9 @@ def test_setup_gate_spans_reset_and_the_initial_observations_only(
     steps: list = []
     real_play = env.play
 
-    def counting_play(actions):
+    def counting_play(actions, **options):
         steps.extend(actions)
-        return real_play(actions)
+        return real_play(actions, **options)
 
     monkeypatch.setattr(env, "play", counting_play)
     agent = _CountingReplay(["Go(1);"])
@@ -166,3 +167,23 @@ def test_setup_gate_spans_reset_and_the_initial_observations_only(
         ("exit", 1 + 3 * 16, 0),  # reset and every initial observation inside; no model call
     ]
     assert len(agent.calls) == 1 and len(steps) == 1 + 3 * 16 + 1
+
+
+def test_a_first_script_without_steps_shows_the_frame_after_the_initial_noops(
+    env, tmp_path, make_arena
+):
+    from llm_aai.frames import FrameFormat, read_frame
+    from llm_aai.script import run_initial_observations
+
+    arena = make_arena()
+    store = RunStore(tmp_path / "run", FrameFormat("png"))
+    spec = EpisodeSpec("ep_t1", "ep", 1, 1, seed=3, arena_path=arena, pass_mark=0.0)
+    runner = EpisodeRunner(env, ReplayAgent(["Turn(5);", "Go(1);"]), PROMPT,
+                           PaperProtocol(max_scripts=2, run_out_clock=False))
+    runner.run(spec, store.start_episode(spec.episode_id))
+    turns = read_turns(store.episodes_dir / spec.episode_id)
+    assert turns[0].steps == 0 and len(turns[1].sent_images) == 1
+    shown = read_frame(store.episodes_dir / spec.episode_id / turns[1].sent_images[0])
+    observation, _ = env.reset(seed=3, options={"arena": str(arena)})
+    expected = run_initial_observations(env, observation).outcome.observation["image"]
+    assert np.array_equal(shown, expected)

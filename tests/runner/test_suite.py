@@ -45,13 +45,13 @@ class _SetupMonitor:
             played[0] = 0
             return reset(**kwargs)
 
-        def monitored_play(actions):
+        def monitored_play(actions, **options):
             before = played[0]
             played[0] += len(actions)
             if before < SETUP_STEPS <= played[0]:
                 with monitor._lock:
                     monitor.active -= 1
-            return play(actions)
+            return play(actions, **options)
 
         env.reset, env.play = monitored_reset, monitored_play
         return env

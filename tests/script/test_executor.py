@@ -126,3 +126,10 @@ def test_invalid_reply_costs_the_protocols_noops():
         env, [(0, 0)] * PAPER_PROTOCOL.noops_after_invalid_script, observation=obs
     )
     assert env.actions == [(0, 0)] and outcome.steps == 1
+
+
+def test_an_undrawn_observation_needs_an_env_that_can_draw_it():
+    env = CounterEnv()
+    env.reset()
+    with pytest.raises(TypeError, match="observe"):
+        execute_actions(env, [], observation=None)

@@ -73,6 +73,10 @@ class Backend(Protocol):
         """
         ...
 
+    def frame(self) -> np.ndarray:
+        """The first-person view of the current state (after a step taken with no render)."""
+        ...
+
     def close(self) -> None:
         """Release processes, sockets and GPU contexts; the backend is unusable afterwards."""
         ...

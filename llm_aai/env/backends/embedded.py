@@ -68,6 +68,12 @@ class EmbeddedBackend:
         image = self._sim.observe() if render or result.done else None
         return BackendStep(image, result.health, result.reward, result.done, info)
 
+    def frame(self) -> np.ndarray:
+        """Draw the current first-person view (black during a blackout)."""
+        if not self._loaded:
+            raise RuntimeError("no episode running: call reset() first")
+        return self._sim.observe()
+
     def render_overview(self, size: int = 512) -> np.ndarray:
         """Render a top-down image of the arena, ``(size, size, 3)`` uint8."""
         return self._sim.render_overview(size)

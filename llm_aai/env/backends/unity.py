@@ -175,6 +175,7 @@ class UnityBackend:
         self._env: Any = None
         self._seed: int | None = None
         self._behavior: str | None = None
+        self._image: np.ndarray | None = None
         self._done = True
 
     # -- Backend protocol ------------------------------------------------------------------
@@ -255,4 +256,11 @@ class UnityBackend:
         health, velocity, position = _vector_fields(obs[-1][0])
         image = camera_to_uint8(obs[0][0])
         info = {"position": position, "velocity": velocity, **info}
+        self._image = image
         return BackendStep(image=image, health=health, reward=reward, done=done, info=info)
+
+    def frame(self) -> np.ndarray:
+        """The camera image of the last decision (the player sends one with every step)."""
+        if self._image is None:
+            raise RuntimeError("no episode running: call reset() first")
+        return self._image
