@@ -50,7 +50,13 @@ def test_yellow_balls_collected_at_scripts_18_and_20(replay):
     "fact found explains Unity's stop (a jam of the box against the fence?). Earlier leads "
     "on the final z after 39 (then 23.99): Unity's grounded flag cleared by any "
     "OnCollisionExit, upper bound 23.57; agent-box friction acting on the box too (MuJoCo "
-    "pair, mu 0.425): 23.93. So the last Go(10) passes north of the GoodGoal (return 1.74)"))
+    "pair, mu 0.425): 23.93. So the last Go(10) passes north of the GoodGoal (return 1.74). "
+    "Replaying 36-37 with k thrust frames dropped and the velocity turned d deg from the "
+    "facing fits the frames best at k=4, d=4-6 (facing unchanged: 36.15 and 37.8 fit yaw "
+    "64-68 and 14-18). Rejected: rigidbody sleep (every transform.Rotate wakes the body; "
+    "PhysX keeps a pair's touch state through sleep), a wall contact (>= 0.42 m clear on "
+    "every fitted path), ML-Agents step order (every step is 3 frames: health drops 0.06 "
+    "per step in all 41 scripts)"))
 def test_good_goal_touched_in_the_last_go_ending_the_episode(replay):
     last = replay.scripts[-1]
     assert last.index == 42 and replay.end_reason == "good_goal"
