@@ -32,15 +32,17 @@ resting on another box (whose contact keeps MuJoCo's friction) gets none. The co
 the PhysX average of the two materials (``llm_aai.sim.looks``): 0.425 for the Cardboxes'
 LowFriction against the default floor, 0.6 for U/L/J blocks. Not modelled: friction acting
 at the bottom face (the slight forward pitch of a sliding box), since it acts on the body's
-degrees of freedom rather than at the contact points. Still MuJoCo's: friction between two
-free bodies (box on box: ``tests/sim/test_pushing.py`` keeps a strict xfail on a stacked box
-that a fast push still throws up ~1 m) and against walls, ramps and balls.
+degrees of freedom rather than at the contact points. Box on box friction is applied the
+same way by ``llm_aai.sim.pair_friction``; still MuJoCo's: pushable bodies against walls,
+ramps and balls.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+import numpy as np
 
 STILL = 1e-6
 """Horizontal speed (m/s) below which a body counts as at rest (even split of the bound)."""
@@ -79,6 +81,13 @@ class FloorFriction:
         self._normal = [0.0] * len(bodies)  # floor normal force on each body, last step (N)
         self._arm = [0.0] * len(bodies)  # sum of N_k * r_k (N m)
         self._written = [0.0] * len(bodies)  # the normal force its bounds were set from
+        self._all_dofs = np.array([dof + k for dof in self._dofs for k in range(6)],
+                                  dtype=np.intp)
+
+    def any_moving(self) -> bool:
+        """Whether any pushable body has a velocity component above ``STILL``."""
+        return bool(self._bodies) and float(
+            np.abs(self._data.qvel[self._all_dofs]).max()) > STILL
 
     def before_step(self) -> None:
         """Set each body's friction bounds from the last step's floor forces and velocity."""
@@ -112,9 +121,13 @@ class FloorFriction:
                                            spin * abs(uz))
             written[k] = normal
 
-    def after_step(self) -> None:
-        """Read the floor's normal force on each pushable body from this step's contacts."""
-        if not self._bodies:
+    def after_step(self, *, always: bool = False) -> None:
+        """Read the floor's normal force on each pushable body from this step's contacts.
+
+        Skipped while no pushable body moves (unless ``always``): the forces are then those
+        already read, and box arenas spend most steps with every box at rest.
+        """
+        if not self._bodies or not (always or self.any_moving()):
             return
         normal, arm = self._normal, self._arm
         for k in range(len(normal)):

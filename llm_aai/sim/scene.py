@@ -37,8 +37,9 @@ TUNNEL_MIN_THICKNESS = 0.06
 
 GROUP_SOLID, GROUP_ZONE, GROUP_INVISIBLE, GROUP_AGENT = 0, 1, 2, 3
 BOX_BOX_FRICTION = (0.25, 0.25, 0.005, 0.0001, 0.0001)
-"""Cardbox against Cardbox: both LowFriction (0.25), which PhysX's average keeps; MuJoCo's
-pair format also wants the (unused at condim 3) torsional and rolling coefficients."""
+"""Cardbox against Cardbox: both LowFriction (0.25), which PhysX's average keeps. The pair is
+frictionless in MuJoCo (condim 1); ``llm_aai.sim.pair_friction`` reads the first value and
+applies it. MuJoCo's pair format wants all five coefficients."""
 
 
 @dataclass(frozen=True)
@@ -362,16 +363,17 @@ def build_scene(placed: PlacedArena, *, resolution: int = 512) -> Scene:
                              "simulator cannot build")
         builder(i, obj, parts)
     agent_body, start = _agent_body(placed.agent)
-    # Contacts the contype/conaffinity bits filter out (looks.py), given as explicit pairs:
-    # pushable bodies against the floor (frictionless), Cardbox against Cardbox (PhysX's
-    # average of two LowFriction materials).
+    # Contacts the contype/conaffinity bits filter out (looks.py), given as explicit pairs,
+    # all frictionless in MuJoCo: pushable bodies against the floor (whose friction
+    # ``llm_aai.sim.floor_friction`` applies) and Cardbox against Cardbox (whose friction,
+    # PhysX's average of two LowFriction materials, ``llm_aai.sim.pair_friction`` applies).
     pairs = [
         f'<pair geom1="floor" geom2="{geom}" condim="1"/>'
         for pushable in parts.pushables for geom in pushable.geoms
     ]
     boxes = [p.geoms[0] for p in parts.pushables if p.cardbox]
     pairs += [
-        f'<pair geom1="{a}" geom2="{b}" condim="3" friction="{_fmt(BOX_BOX_FRICTION)}"/>'
+        f'<pair geom1="{a}" geom2="{b}" condim="1" friction="{_fmt(BOX_BOX_FRICTION)}"/>'
         for k, a in enumerate(boxes) for b in boxes[k + 1:]
     ]
     xml = looks.document(

@@ -21,6 +21,7 @@ from llm_aai.arena.placement import PlacedArena
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.floor_friction import FloorFriction
+from llm_aai.sim.pair_friction import PairFriction
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
@@ -128,6 +129,8 @@ class Simulator:
         self._model, self._data = model, data
         self._agent = AgentPhysics(model, data, scene.agent_yaw)
         self._floor = FloorFriction(model, data, [(p.body, p.geoms) for p in scene.pushables])
+        self._pairs = PairFriction(
+            model, data, [(p.body, p.geoms) for p in scene.pushables if p.cardbox])
         self._goals = {
             mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, goal.geom): _Goal(
                 goal,
@@ -146,7 +149,8 @@ class Simulator:
         self._watch = StabilityWatch(model, data, where, self._describe_body(model, placed))
         self._failure = None
         mujoco.mj_forward(model, data)
-        self._floor.after_step()
+        self._floor.after_step(always=True)
+        self._pairs.after_step()
         if self._render:
             if self._renderer is None:
                 from llm_aai.sim.render import ArenaRenderer
@@ -186,10 +190,12 @@ class Simulator:
         for _ in range(PHYSICS_STEPS_PER_ACTION):
             agent.before_step(move, turn)
             self._floor.before_step()
+            self._pairs.before_step()
             mujoco.mj_step(self._model, self._data)
             self._check_stable()
             agent.after_step()
             self._floor.after_step()
+            self._pairs.after_step()
             in_hot, in_death = self._zone_overlap()
             step_decay, step_hot = rules.tick(in_hot)
             decay, hot = decay + step_decay, hot + step_hot

@@ -1,0 +1,196 @@
+"""Coulomb friction between two Cardboxes (one box resting on, or sliding over, another).
+
+Why not MuJoCo's own contact friction: the same reason as for the floor
+(``llm_aai.sim.floor_friction``): in MuJoCo's convex soft-contact model a *sliding* contact
+gets a separating velocity of roughly the friction coefficient times the slip speed. When the
+agent knocks the bottom box of a pile out at ~19 m/s, the box on top slides over it at that
+speed and was thrown ~1 m up; in PhysX it simply loses its support and falls.
+
+So Cardbox pairs are frictionless in MuJoCo (normal force only, ``llm_aai.sim.scene``) and
+this module applies their friction as an impulse before every physics step. For each pair of
+boxes in contact on the previous step, with ``N`` the sum of its contacts' normal forces,
+``p`` their centre of pressure (the force-weighted mean point) and ``n`` the force-weighted
+mean normal:
+
+- the slip is the relative velocity of the two bodies at ``p``, minus its part along ``n``;
+- the impulse opposes the slip, equal and opposite on the two bodies, applied at ``p`` (so it
+  also spins them), of magnitude ``min(mu * N * dt, slip / w)``, where ``w`` is the slip
+  change per unit impulse of the two rigid bodies (linear and rotational, about each centre
+  of mass). The second bound stops a slide exactly instead of reversing it, which is also
+  what holds a resting box in place (static friction). It is why the pair's contacts are
+  lumped: each of a face contact's 4-8 points stopping the whole slip on its own would
+  reverse it several times over.
+
+``N`` lags one step, as for the agent's own friction (``llm_aai.sim.agent_physics``); on a
+resting pile it is constant, so the lag only matters in the first step of an impact. The
+coefficient is MuJoCo's pair coefficient (``llm_aai.sim.scene``: PhysX's average of two
+LowFriction materials, 0.25).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+STILL = 1e-6
+"""Slip speed (m/s) below which a contact is left alone."""
+
+
+class PairFriction:
+    """Applies the friction of the box-box contacts of one compiled arena.
+
+    Plain Python floats rather than numpy, as in ``FloorFriction``: a step has a handful of
+    these contacts, where numpy's per-call overhead would dominate.
+
+    Args:
+        model: the compiled arena.
+        data: its state.
+        bodies: for each Cardbox, its MuJoCo body name and geom names; the box-box ``<pair>``
+            elements between these geoms must be frictionless (``condim="1"``), with their
+            Coulomb coefficient in the pair's first friction value.
+    """
+
+    def __init__(self, model, data, bodies: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self._model, self._data = model, data
+        self._owner = [-1] * model.ngeom  # geom id -> Cardbox body id (-1: none)
+        for name, geoms in bodies:
+            body = int(model.body(name).id)
+            for geom in geoms:
+                self._owner[int(model.geom(geom).id)] = body
+        self._mu: dict[tuple[int, int], float] = {}
+        for k in range(model.npair):
+            a, b = int(model.pair_geom1[k]), int(model.pair_geom2[k])
+            if self._owner[a] >= 0 and self._owner[b] >= 0:
+                self._mu[(a, b)] = self._mu[(b, a)] = float(model.pair_friction[k, 0])
+        self._dof = {body: int(model.jnt_dofadr[model.body_jntadr[body]])
+                     for body in set(self._owner) if body >= 0}
+        self._box_dofs = np.array([dof + k for dof in self._dof.values() for k in range(6)],
+                                  dtype=np.intp)
+        self._inv_mass = {body: 1.0 / float(model.body_mass[body]) for body in self._dof}
+        self._inv_inertia = {body: tuple(1.0 / float(v) for v in model.body_inertia[body])
+                             for body in self._dof}
+        self._dt = float(model.opt.timestep)
+        # The last step's lumped box-box contacts: (body a, body b, centre of pressure,
+        # unit normal a->b, total normal force N, mu).
+        self._contacts: list[tuple[int, int, tuple, tuple, float, float]] = []
+        self._pushed: list[int] = []  # bodies whose qfrc_applied this module wrote
+
+    def before_step(self) -> None:
+        """Write this step's friction into ``qfrc_applied`` (cleared again after the step)."""
+        if not self._contacts:
+            return
+        import mujoco
+
+        model, data = self._model, self._data
+        for a, b, point, normal, force, mu in self._contacts:
+            va = self._point_velocity(a, point)
+            vb = self._point_velocity(b, point)
+            rx, ry, rz = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
+            nx, ny, nz = normal
+            along = rx * nx + ry * ny + rz * nz
+            tx, ty, tz = rx - along * nx, ry - along * ny, rz - along * nz
+            slip = math.sqrt(tx * tx + ty * ty + tz * tz)
+            if slip <= STILL:
+                continue
+            tx, ty, tz = tx / slip, ty / slip, tz / slip
+            w = self._slip_per_impulse(a, point, (tx, ty, tz)) + self._slip_per_impulse(
+                b, point, (tx, ty, tz))
+            impulse = min(mu * force * self._dt, slip / w)
+            f = impulse / self._dt  # applied for one step
+            # On b against its slip, on a with it.
+            mujoco.mj_applyFT(model, data, [-f * tx, -f * ty, -f * tz], [0.0, 0.0, 0.0],
+                              list(point), b, data.qfrc_applied)
+            mujoco.mj_applyFT(model, data, [f * tx, f * ty, f * tz], [0.0, 0.0, 0.0],
+                              list(point), a, data.qfrc_applied)
+            self._pushed += (a, b)
+
+    def after_step(self) -> None:
+        """Clear the applied friction; read this step's box-box contacts."""
+        data = self._data
+        if self._pushed:
+            for body in set(self._pushed):
+                dof = self._dof[body]
+                data.qfrc_applied[dof : dof + 6] = 0.0
+            self._pushed = []
+        self._contacts = []
+        if not data.ncon or not self._mu or self._all_still():
+            return
+        contact = data.contact
+        owner, mu_of = self._owner, self._mu
+        arrays = None
+        lumped: dict[tuple[int, int], list[float]] = {}
+        for k, (geom1, geom2) in enumerate(contact.geom.tolist()):
+            if owner[geom1] < 0 or owner[geom2] < 0:
+                continue
+            mu = mu_of.get((geom1, geom2))
+            if mu is None:
+                continue
+            if arrays is None:
+                arrays = (contact.efc_address.tolist(), data.efc_force.tolist(),
+                          contact.pos.tolist(), contact.frame.tolist())
+            address, forces, points, frames = arrays
+            row = address[k]
+            if row < 0 or forces[row] <= 0.0:
+                continue
+            f = forces[row]
+            (px, py, pz), (nx, ny, nz) = points[k], frames[k][:3]
+            a, b = owner[geom1], owner[geom2]
+            if a > b:  # one orientation per pair: the normal points from a to b
+                a, b, nx, ny, nz = b, a, -nx, -ny, -nz
+            total = lumped.setdefault((a, b), [0.0] * 8)
+            total[0] += f
+            total[1] += f * px
+            total[2] += f * py
+            total[3] += f * pz
+            total[4] += f * nx
+            total[5] += f * ny
+            total[6] += f * nz
+            total[7] = mu
+        for (a, b), (f, fpx, fpy, fpz, fnx, fny, fnz, mu) in lumped.items():
+            norm = math.sqrt(fnx * fnx + fny * fny + fnz * fnz)
+            if norm <= 0.0:
+                continue
+            self._contacts.append((a, b, (fpx / f, fpy / f, fpz / f),
+                                   (fnx / norm, fny / norm, fnz / norm), f, mu))
+
+    def _all_still(self) -> bool:
+        """Whether no box moves: then nothing slips, and the contact scan can be skipped.
+
+        The common case in box arenas (the boxes rest until the agent reaches them). The check
+        runs after the physics step, so a box set moving by that step is already seen.
+        """
+        return float(np.abs(self._data.qvel[self._box_dofs]).max()) <= STILL
+
+    def _point_velocity(self, body: int, point) -> tuple[float, float, float]:
+        """World velocity of the material point of ``body`` at ``point``.
+
+        A free joint's qvel holds the linear velocity of the body frame's origin (world axes)
+        and the angular velocity in the body's own axes.
+        """
+        data = self._data
+        dof = self._dof[body]
+        vx, vy, vz, lx, ly, lz = data.qvel[dof : dof + 6].tolist()
+        m = data.xmat[body].tolist()  # body -> world rotation, row-major
+        wx = m[0] * lx + m[1] * ly + m[2] * lz
+        wy = m[3] * lx + m[4] * ly + m[5] * lz
+        wz = m[6] * lx + m[7] * ly + m[8] * lz
+        ox, oy, oz = data.xpos[body].tolist()
+        dx, dy, dz = point[0] - ox, point[1] - oy, point[2] - oz
+        return (vx + wy * dz - wz * dy, vy + wz * dx - wx * dz, vz + wx * dy - wy * dx)
+
+    def _slip_per_impulse(self, body: int, point, direction) -> float:
+        """Velocity change along ``direction`` at ``point`` per unit impulse there."""
+        data = self._data
+        cx, cy, cz = data.xipos[body].tolist()
+        dx, dy, dz = point[0] - cx, point[1] - cy, point[2] - cz
+        tx, ty, tz = direction
+        # u = r x t in world axes, then in the principal (inertial) frame.
+        ux, uy, uz = dy * tz - dz * ty, dz * tx - dx * tz, dx * ty - dy * tx
+        m = data.ximat[body].tolist()
+        lx = m[0] * ux + m[3] * uy + m[6] * uz
+        ly = m[1] * ux + m[4] * uy + m[7] * uz
+        lz = m[2] * ux + m[5] * uy + m[8] * uz
+        ix, iy, iz = self._inv_inertia[body]
+        return self._inv_mass[body] + lx * lx * ix + ly * ly * iy + lz * lz * iz
