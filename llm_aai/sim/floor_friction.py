@@ -28,13 +28,12 @@ sets before every physics step from the floor's normal force on the previous ste
 Because the constraint is solved inside MuJoCo's step, it stops a slide without overshoot
 and holds a resting body; it has no normal component, so nothing lifts. ``N`` is the real
 contact force, so a box carrying another one drags twice as hard, and a box in the air or
-resting on another box (whose contact keeps MuJoCo's friction) gets none. The coefficient is
-the PhysX average of the two materials (``llm_aai.sim.looks``): 0.425 for the Cardboxes'
-LowFriction against the default floor, 0.6 for U/L/J blocks. Not modelled: friction acting
-at the bottom face (the slight forward pitch of a sliding box), since it acts on the body's
-degrees of freedom rather than at the contact points. Box on box friction is applied the
-same way by ``llm_aai.sim.pair_friction``; still MuJoCo's: pushable bodies against walls,
-ramps and balls.
+resting on another box gets none. The coefficient is the PhysX average of the two materials
+(``llm_aai.sim.looks``): 0.425 for the Cardboxes' LowFriction against the default floor, 0.6
+for U/L/J blocks. Not modelled: friction acting at the bottom face (the slight forward pitch
+of a sliding box), since it acts on the body's degrees of freedom rather than at the contact
+points. Box on box friction is also applied outside MuJoCo (``llm_aai.sim.pair_friction``);
+still MuJoCo's: pushable bodies against walls, ramps and balls.
 """
 
 from __future__ import annotations
@@ -121,13 +120,15 @@ class FloorFriction:
                                            spin * abs(uz))
             written[k] = normal
 
-    def after_step(self, *, always: bool = False) -> None:
+    def after_step(self, *, read: bool = True) -> None:
         """Read the floor's normal force on each pushable body from this step's contacts.
 
-        Skipped while no pushable body moves (unless ``always``): the forces are then those
-        already read, and box arenas spend most steps with every box at rest.
+        Args:
+            read: False keeps the forces already read. The simulator passes
+                ``any_moving()``: while every pushable body rests they do not change, and box
+                arenas spend most steps that way.
         """
-        if not self._bodies or not (always or self.any_moving()):
+        if not self._bodies or not read:
             return
         normal, arm = self._normal, self._arm
         for k in range(len(normal)):

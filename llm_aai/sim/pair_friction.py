@@ -32,8 +32,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
 STILL = 1e-6
 """Slip speed (m/s) below which a contact is left alone."""
 
@@ -66,8 +64,6 @@ class PairFriction:
                 self._mu[(a, b)] = self._mu[(b, a)] = float(model.pair_friction[k, 0])
         self._dof = {body: int(model.jnt_dofadr[model.body_jntadr[body]])
                      for body in set(self._owner) if body >= 0}
-        self._box_dofs = np.array([dof + k for dof in self._dof.values() for k in range(6)],
-                                  dtype=np.intp)
         self._inv_mass = {body: 1.0 / float(model.body_mass[body]) for body in self._dof}
         self._inv_inertia = {body: tuple(1.0 / float(v) for v in model.body_inertia[body])
                              for body in self._dof}
@@ -106,8 +102,14 @@ class PairFriction:
                               list(point), a, data.qfrc_applied)
             self._pushed += (a, b)
 
-    def after_step(self) -> None:
-        """Clear the applied friction; read this step's box-box contacts."""
+    def after_step(self, *, read: bool = True) -> None:
+        """Clear the applied friction; read this step's box-box contacts.
+
+        Args:
+            read: False when no box moves (the simulator passes ``FloorFriction.any_moving()``):
+                then nothing slips and the contact scan is skipped. The check follows the
+                physics step, so a box that step set moving is already seen.
+        """
         data = self._data
         if self._pushed:
             for body in set(self._pushed):
@@ -115,7 +117,7 @@ class PairFriction:
                 data.qfrc_applied[dof : dof + 6] = 0.0
             self._pushed = []
         self._contacts = []
-        if not data.ncon or not self._mu or self._all_still():
+        if not read or not data.ncon or not self._mu:
             return
         contact = data.contact
         owner, mu_of = self._owner, self._mu
@@ -154,14 +156,6 @@ class PairFriction:
                 continue
             self._contacts.append((a, b, (fpx / f, fpy / f, fpz / f),
                                    (fnx / norm, fny / norm, fnz / norm), f, mu))
-
-    def _all_still(self) -> bool:
-        """Whether no box moves: then nothing slips, and the contact scan can be skipped.
-
-        The common case in box arenas (the boxes rest until the agent reaches them). The check
-        runs after the physics step, so a box set moving by that step is already seen.
-        """
-        return float(np.abs(self._data.qvel[self._box_dofs]).max()) <= STILL
 
     def _point_velocity(self, body: int, point) -> tuple[float, float, float]:
         """World velocity of the material point of ``body`` at ``point``.

@@ -149,7 +149,7 @@ class Simulator:
         self._watch = StabilityWatch(model, data, where, self._describe_body(model, placed))
         self._failure = None
         mujoco.mj_forward(model, data)
-        self._floor.after_step(always=True)
+        self._floor.after_step()
         self._pairs.after_step()
         if self._render:
             if self._renderer is None:
@@ -194,8 +194,9 @@ class Simulator:
             mujoco.mj_step(self._model, self._data)
             self._check_stable()
             agent.after_step()
-            self._floor.after_step()
-            self._pairs.after_step()
+            moving = self._floor.any_moving()
+            self._floor.after_step(read=moving)
+            self._pairs.after_step(read=moving)
             in_hot, in_death = self._zone_overlap()
             step_decay, step_hot = rules.tick(in_hot)
             decay, hot = decay + step_decay, hot + step_hot
