@@ -71,7 +71,7 @@ class PairFriction:
         # The last step's lumped box-box contacts: (body a, body b, centre of pressure,
         # unit normal a->b, total normal force N, mu).
         self._contacts: list[tuple[int, int, tuple, tuple, float, float]] = []
-        self._pushed: list[int] = []  # bodies whose qfrc_applied this module wrote
+        self._pushed: set[int] = set()  # bodies whose qfrc_applied this module wrote
 
     def before_step(self) -> None:
         """Write this step's friction into ``qfrc_applied`` (cleared again after the step)."""
@@ -100,7 +100,7 @@ class PairFriction:
                               list(point), b, data.qfrc_applied)
             mujoco.mj_applyFT(model, data, [f * tx, f * ty, f * tz], [0.0, 0.0, 0.0],
                               list(point), a, data.qfrc_applied)
-            self._pushed += (a, b)
+            self._pushed.update((a, b))
 
     def after_step(self, *, read: bool = True) -> None:
         """Clear the applied friction; read this step's box-box contacts.
@@ -111,11 +111,10 @@ class PairFriction:
                 physics step, so a box that step set moving is already seen.
         """
         data = self._data
-        if self._pushed:
-            for body in set(self._pushed):
-                dof = self._dof[body]
-                data.qfrc_applied[dof : dof + 6] = 0.0
-            self._pushed = []
+        for body in self._pushed:
+            dof = self._dof[body]
+            data.qfrc_applied[dof : dof + 6] = 0.0
+        self._pushed.clear()
         self._contacts = []
         if not read or not data.ncon or not self._mu:
             return
