@@ -37,6 +37,9 @@ def build_sheet(recording_dir: Path, tile: int = 256, columns: int = 3):
         if script.frame is None or script.recorded_frame is None:
             continue
         recorded = Image.open(recording_dir / "observations" / script.recorded_frame)
+        # The harness saved 516x512 frames: a 2 px white margin each side of the 512 image.
+        margin = (recorded.width - recorded.height) // 2
+        recorded = recorded.crop((margin, 0, margin + recorded.height, recorded.height))
         pair = Image.new("RGB", (2 * tile, tile + _LABEL_HEIGHT), "white")
         pair.paste(recorded.convert("RGB").resize((tile, tile)), (0, _LABEL_HEIGHT))
         pair.paste(Image.fromarray(script.frame).resize((tile, tile)), (tile, _LABEL_HEIGHT))
