@@ -15,7 +15,7 @@ import argparse
 import os
 from pathlib import Path
 
-from llm_aai.sim.fidelity import replay_recording
+from llm_aai.sim.fidelity import read_recorded_frame, replay_recording
 
 _LABEL_HEIGHT = 18
 
@@ -36,12 +36,9 @@ def build_sheet(recording_dir: Path, tile: int = 256, columns: int = 3):
     for script in replay.scripts:
         if script.frame is None or script.recorded_frame is None:
             continue
-        recorded = Image.open(recording_dir / "observations" / script.recorded_frame)
-        # The harness saved 516x512 frames: a 2 px white margin each side of the 512 image.
-        margin = (recorded.width - recorded.height) // 2
-        recorded = recorded.crop((margin, 0, margin + recorded.height, recorded.height))
+        recorded = Image.fromarray(read_recorded_frame(recording_dir, script.recorded_frame))
         pair = Image.new("RGB", (2 * tile, tile + _LABEL_HEIGHT), "white")
-        pair.paste(recorded.convert("RGB").resize((tile, tile)), (0, _LABEL_HEIGHT))
+        pair.paste(recorded.resize((tile, tile)), (0, _LABEL_HEIGHT))
         pair.paste(Image.fromarray(script.frame).resize((tile, tile)), (tile, _LABEL_HEIGHT))
         command = script.text.split(";")[-2].strip() if ";" in script.text else script.text
         label = (f"#{script.index} {command}  health rec {script.recorded_health} "

@@ -77,6 +77,20 @@ def read_recording(recording_dir: Path) -> list[RecordedScript]:
     return scripts
 
 
+def read_recorded_frame(recording_dir: Path, name: str) -> np.ndarray:
+    """A recorded observation as the 512x512 RGB image the camera made.
+
+    The harness saved the frames 516 px wide, a 2 px white margin each side of the image;
+    the margin is cropped so recorded and simulated frames line up pixel for pixel.
+    """
+    from PIL import Image
+
+    with Image.open(Path(recording_dir) / "observations" / name) as image:
+        rgb = np.asarray(image.convert("RGB"))
+    margin = (rgb.shape[1] - rgb.shape[0]) // 2
+    return rgb[:, margin : margin + rgb.shape[0]]
+
+
 def _script_actions(text: str) -> list[tuple[int, int]]:
     from llm_aai.script import parse_script
 

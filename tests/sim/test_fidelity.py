@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from llm_aai.sim.fidelity import read_recording, replay_recording
+from llm_aai.sim.fidelity import read_recorded_frame, read_recording, replay_recording
 
 
 @pytest.fixture(scope="module")
@@ -49,14 +49,15 @@ def test_pose_after_35_scripts_matches_unity_to_a_few_centimetres(recording_dir)
     by 1 px, turning it 0.3 degrees by 1-2 px (at the spawn pose they agree to the pixel), so
     agreeing within 3 px after 35 scripts of driving, turning and bumping walls bounds the
     drift of the whole trajectory, which the health and ball checks cannot see (measured:
-    ours 2.0 and 1.5 px left of Unity's). The recorded frames are 516 px wide: the harness
-    added a 2 px white margin left and right, cropped here."""
+    ours 2.0 and 1.5 px left of Unity's)."""
     replay = replay_recording(recording_dir, render=True)
     script = replay.scripts[34]
     assert script.index == 35
-    recorded = np.asarray(Image.open(recording_dir / "observations" / script.recorded_frame))
-    assert recorded.shape == (512, 516, 3)
-    ours, unity = _sky_gap_columns(script.frame), _sky_gap_columns(recorded[:, 2:514])
+    with Image.open(recording_dir / "observations" / script.recorded_frame) as raw:
+        assert raw.size == (516, 512)
+    recorded = read_recorded_frame(recording_dir, script.recorded_frame)
+    assert recorded.shape == (512, 512, 3)
+    ours, unity = _sky_gap_columns(script.frame), _sky_gap_columns(recorded)
     assert np.allclose(ours, unity, atol=3.0), (ours, unity)
 
 
