@@ -61,6 +61,7 @@ class ArenaRenderer:
         self._ctx = None
         self._scene = None
         self._model = None
+        self._posed = None  # scratch MjData holding the poses of the state being drawn
         self._eye_option = mujoco.MjvOption()
         self._eye_option.geomgroup[GROUP_INVISIBLE] = 0
         self._eye_option.geomgroup[GROUP_AGENT] = 0  # the eye sits inside the agent's body
@@ -87,6 +88,7 @@ class ArenaRenderer:
         for 512 px frames made every frame about 15% slower and every bind 6 ms slower.
         """
         self._model = model
+        self._posed = self._mujoco.MjData(model)
         self._make_context()
         self._scene = self._mujoco.MjvScene(model, maxgeom=model.ngeom + _SPARE_GEOMS)
         self._eye_camera.fixedcamid = self._mujoco.mj_name2id(
@@ -98,6 +100,24 @@ class ArenaRenderer:
             if self._ctx is not None:
                 self._ctx.free()
             self._ctx = mujoco.MjrContext(self._model, mujoco.mjtFontScale.mjFONTSCALE_100)
+
+    def _pose(self, data):
+        """A copy of ``data``'s state with the world poses computed from its ``qpos``.
+
+        Why: ``mj_step`` computes the poses (``xpos``, ``cam_xpos``...) *before* it integrates,
+        so after a step they are one physics step behind ``qpos``: at 15 m/s the eye was drawn
+        30 cm behind the agent. Recomputing them in ``data`` itself would change what the
+        physics helpers read between steps, and rendering must not change the physics.
+        """
+        mujoco, posed = self._mujoco, self._posed
+        posed.qpos[:] = data.qpos
+        posed.mocap_pos[:] = data.mocap_pos
+        posed.mocap_quat[:] = data.mocap_quat
+        posed.time = data.time
+        mujoco.mj_kinematics(self._model, posed)
+        mujoco.mj_comPos(self._model, posed)
+        mujoco.mj_camlight(self._model, posed)
+        return posed
 
     def _ensure_buffer(self, size: int) -> None:
         """Grow the offscreen buffer (a new ``MjrContext``) if ``size`` does not fit."""
@@ -119,7 +139,8 @@ class ArenaRenderer:
         if self._ctx is None:
             raise RuntimeError("renderer has no model: call bind() first")
         self._ensure_buffer(size)
-        mujoco.mjv_updateScene(self._model, data, option, None, camera,
+        posed = self._pose(data)
+        mujoco.mjv_updateScene(self._model, posed, option, None, camera,
                                mujoco.mjtCatBit.mjCAT_ALL, self._scene)
         rect = mujoco.MjrRect(0, 0, size, size)
         pixels = np.empty((size, size, 3), dtype=np.uint8)

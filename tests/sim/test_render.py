@@ -68,3 +68,25 @@ def test_a_large_overview_grows_the_buffer_and_leaves_the_eye_unchanged():
         assert np.array_equal(sim.observe(), eye)
     finally:
         sim.close()
+
+
+def test_the_eye_is_drawn_from_where_the_step_left_the_agent():
+    """``mj_step`` computes world poses before it integrates, so right after a step they lag
+    ``qpos`` by one physics step (0.02 s: 0.1 m here, 0.3 m at full speed). The frame must show
+    the state the step produced, and drawing it must not change the physics."""
+    import mujoco
+
+    sim, twin = Simulator(64), Simulator(render=False)
+    try:
+        for s in (sim, twin):
+            s.load(SCENES[0], np.random.default_rng(0))
+        for _ in range(3):
+            for s in (sim, twin):
+                s.step(1, 0)
+            frame = sim.observe()
+        assert sim.state.velocity[2] > 4.0  # moving: a stale pose would be 0.1 m behind
+        assert sim.state == twin.state
+        mujoco.mj_forward(sim._model, sim._data)  # poses recomputed from qpos by hand
+        assert np.array_equal(sim.observe(), frame)
+    finally:
+        sim.close()
