@@ -11,15 +11,26 @@ Unity's ``TrainingAgent`` does this on every physics step (aai-rules.md section 
    (mu 0.6) and PhysX averages the two materials' coefficients, so the agent's friction is 0.6
    against everything except the Cardboxes, whose LowFriction material (0.25) gives 0.425.
 
-Steps 1-2, gravity, the damping and the agent's Coulomb friction are applied here, directly
-to the agent's velocity, in PhysX's order; MuJoCo then resolves the contacts (normal forces
-only: the agent geom is frictionless in MuJoCo) and integrates. Why not MuJoCo's own friction:
-its soft contacts turn a fast slide into a large normal force (the agent pops off the floor
-and loses ~2.7 m/s in one step), nothing like PhysX. Here each contact's friction removes at
-most ``mu * N * dt / m`` (times PhysX's damping factor, aai-rules.md section 1) of the
-velocity along the contact plane, with N the normal force MuJoCo found for that contact on the
-previous step: on flat ground that is the fact sheet's 0.114 m/s per step, and on a ramp the
-thrust pressing into the slope raises N, which is what limits climbing to about 45 degrees.
+Steps 1-2, gravity and the damping are applied here, directly to the agent's velocity, in
+PhysX's order; MuJoCo then resolves the contacts (normal forces only: the agent geom is
+frictionless in MuJoCo) and integrates; then this module applies the agent's Coulomb friction
+for the contacts of *that same step*, as PhysX's solver does, and moves the position back by
+what the friction took off the velocity (semi-implicit Euler moves by the final velocity).
+Why not MuJoCo's own friction: its soft contacts turn a fast slide into a large normal force
+(the agent pops off the floor and loses ~2.7 m/s in one step), nothing like PhysX.
+
+Each contact's friction removes at most ``mu * N * dt / m`` of the velocity along the contact
+plane, with N the normal force MuJoCo found for it. N already carries PhysX's damping factor,
+because the velocity the contact cancels was damped: on flat ground N = 0.968 m g and the cut
+is the fact sheet's 0.114 m/s per step. On a ramp the thrust pressing into the slope raises N,
+which is what limits climbing to about 45 degrees.
+
+Why the same step matters: when the agent runs into a wall at an angle, the impact's normal
+impulse bounds the friction that stops the slide along the wall. Applied a step late (as an
+earlier version did, with the previous step's N), the agent slid one more step along the wall
+(15 cm at 7.6 m/s) and then lost the thrust-driven friction one step late when it left the
+wall; the recording's frames after the wall at x = 23 (scripts 21-35) show Unity where the
+same-step rule puts the agent, within about 2 cm.
 
 The agent body has three slide joints and a yaw hinge: it slides and never rolls, like
 Unity's frozen-rotation sphere. Its yaw is owned by this module and re-imposed after every
@@ -110,7 +121,7 @@ class AgentPhysics:
         return self._mu[geom]
 
     def before_step(self, move: int, turn: int) -> None:
-        """Apply one physics step's action, gravity, drag and friction before MuJoCo integrates.
+        """Apply one physics step's action, gravity and drag before MuJoCo integrates.
 
         Plain floats rather than numpy: this runs on every physics step, where numpy's
         per-call overhead on 3-vectors would dominate the simulator's time.
@@ -131,8 +142,21 @@ class AgentPhysics:
         if turn:
             self.yaw = (self.yaw + (TURN_DEG if turn == TURN_RIGHT else -TURN_DEG)) % 360.0
         vz -= GRAVITY * DT
-        vx, vy, vz = vx * DAMPING, vy * DAMPING, vz * DAMPING
-        scale = DT * DAMPING / self._mass
+        self._qvel[self._dof] = (vx * DAMPING, vy * DAMPING, vz * DAMPING)
+        self._impose_yaw()
+
+    def after_step(self) -> None:
+        """Read this step's agent contacts (grounded flag, normal forces); apply their friction.
+
+        MuJoCo has already moved the agent by the pre-friction velocity, so the position is
+        moved back by the velocity that friction removed times the step.
+        """
+        self._impose_yaw()
+        self._read_contacts()
+        if not self._contacts:
+            return
+        vx, vy, vz = before = self._qvel[self._dof].tolist()
+        scale = DT / self._mass
         for (nx, ny, nz), force, mu in self._contacts:
             along = vx * nx + vy * ny + vz * nz
             tx, ty, tz = vx - along * nx, vy - along * ny, vz - along * nz
@@ -141,12 +165,10 @@ class AgentPhysics:
                 cut = min(scale * mu * force, speed) / speed
                 vx, vy, vz = vx - tx * cut, vy - ty * cut, vz - tz * cut
         self._qvel[self._dof] = (vx, vy, vz)
-        self._impose_yaw()
-
-    def after_step(self) -> None:
-        """Re-impose the yaw; read this step's agent contacts (grounded flag, normal forces)."""
-        self._impose_yaw()
-        self._read_contacts()
+        start = self._pos.start
+        self._qpos[start] -= (before[0] - vx) * DT
+        self._qpos[start + 1] -= (before[1] - vy) * DT
+        self._qpos[start + 2] -= (before[2] - vz) * DT
 
     def _impose_yaw(self) -> None:
         self._qpos[self._yaw_qpos] = -math.radians(self.yaw)

@@ -31,6 +31,21 @@ def test_go_n_matches_aai_speed_table(physics_sim, steps):
     assert sim.state.velocity == pytest.approx((0, 0, 0), abs=1e-3)  # stopped
 
 
+def test_speed_follows_the_fact_sheet_recurrence_step_by_step(physics_sim):
+    """aai-rules.md section 1: per physics step v <- (v + 1) * 0.968, then the floor's Coulomb
+    friction removes mu g dt 0.968 = 0.114 m/s. The distance table above allows 5%; this pins
+    the friction itself: counting PhysX's damping twice (0.110 m/s) ends Go(9) 0.07 m/s fast."""
+    sim = physics_sim(arena(agent=(1.0, 0.0, 1.0), yaw=45.0))
+    _settle(sim)
+    expected = 0.0
+    for _ in range(9):
+        sim.step(1, 0)
+        for _ in range(3):
+            expected = (expected + 1.0) * (1 - 1.6 * 0.02) - 0.6 * 9.81 * 0.02 * (1 - 1.6 * 0.02)
+        vx, _, vz = sim.state.velocity
+        assert math.hypot(vx, vz) == pytest.approx(expected, abs=5e-3)
+
+
 def test_go_35_crosses_the_arena(physics_sim):
     sim = physics_sim(arena(agent=(20.0, 0.0, 0.5), yaw=0.0))
     _settle(sim)  # spawned 0.02 m above the floor: no thrust until it lands
