@@ -13,24 +13,44 @@ Unity's ``TrainingAgent`` does this on every physics step (aai-rules.md section 
 
 Steps 1-2, gravity and the damping are applied here, directly to the agent's velocity, in
 PhysX's order; MuJoCo then resolves the contacts (normal forces only: the agent geom is
-frictionless in MuJoCo) and integrates; then this module applies the agent's Coulomb friction
-for the contacts of *that same step*, as PhysX's solver does, and moves the position back by
-what the friction took off the velocity (semi-implicit Euler moves by the final velocity).
+frictionless in MuJoCo) and integrates; then this module finishes the contacts of *that same
+step* the way PhysX's solver does (below) and applies the agent's Coulomb friction.
 Why not MuJoCo's own friction: its soft contacts turn a fast slide into a large normal force
 (the agent pops off the floor and loses ~2.7 m/s in one step), nothing like PhysX.
 
+**Two velocities per step, as in PhysX's PGS solver** (Unity's default, which AAI keeps). PhysX
+first solves the contacts with a *bias* that pushes a penetrating body out by 80 % of the depth
+in one step (at most ``maxDepenetrationVelocity`` = 10 m/s) and lets a body that is still apart
+but within the contact offset (2 cm) close the gap and no more; it moves the body with *that*
+velocity. It then solves again without the push-out, and that velocity is what the body keeps.
+So a body that hits a wall is out of it a step later and does not rebound. MuJoCo's soft
+contact instead pushed out a quarter of the depth per step and kept the push as a rebound
+(2.2 m/s after a 15 m/s hit), which left the recording's frame 20 showing the agent 8 cm deeper
+in the wall than Unity's frame does. Here the agent's contacts with non-pushable geoms carry a
+direct ``solref`` (stiffness 0.8/dt², damping 1/dt, ``contact_attributes``) so that MuJoCo's
+velocity *is* PhysX's biased one; MuJoCo moves the agent with it; ``after_step`` then removes the
+push-out from the kept velocity, caps the push at 10 m/s, and applies the gap rule to contacts
+MuJoCo reports inside the 2 cm ``gap`` (separated: no force from MuJoCo). Against pushable
+bodies the contact stays MuJoCo's soft one (explicit ``<pair>`` in ``llm_aai.sim.scene``): the
+push-out would have to be taken off the pushed body too.
+
 Each contact's friction removes at most ``mu * N * dt / m`` of the velocity along the contact
-plane, with N the normal force MuJoCo found for it. N already carries PhysX's damping factor,
-because the velocity the contact cancels was damped: on flat ground N = 0.968 m g and the cut
-is the fact sheet's 0.114 m/s per step. On a ramp the thrust pressing into the slope raises N,
-which is what limits climbing to about 45 degrees.
+plane, with N the normal force of that pass: the biased one for the motion, the unbiased one for
+the kept velocity. N already carries PhysX's damping factor, because the velocity the contact
+cancels was damped: on flat ground N = 0.968 m g and the cut is the fact sheet's 0.114 m/s per
+step. On a ramp the thrust pressing into the slope raises N, which is what limits climbing to
+about 45 degrees.
 
 Why the same step matters: when the agent runs into a wall at an angle, the impact's normal
 impulse bounds the friction that stops the slide along the wall. Applied a step late (as an
 earlier version did, with the previous step's N), the agent slid one more step along the wall
 (15 cm at 7.6 m/s) and then lost the thrust-driven friction one step late when it left the
-wall; the recording's frames after the wall at x = 23 (scripts 21-35) show Unity where the
+wall; the recording's frames after the wall at x = 23 (scripts 20-35) show Unity where the
 same-step rule puts the agent, within about 2 cm.
+
+Contacts inside the gap also count as touches (grounded flag, goals): PhysX reports a contact,
+and Unity calls ``OnCollisionEnter``, once two colliders are within their summed contact
+offsets.
 
 The agent body has three slide joints and a yaw hinge: it slides and never rolls, like
 Unity's frozen-rotation sphere. Its yaw is owned by this module and re-imposed after every
@@ -59,11 +79,31 @@ TURN_DEG = 2.0
 """Degrees per physics step: rotationSpeed 100 x dt."""
 GROUND_NORMAL_Z = 0.02
 """A contact counts as ground when its normal, pointing at the agent, has z above this."""
+CONTACT_OFFSET = 0.02
+"""Distance below which PhysX makes a contact: AAI's default contact offset (0.01 per collider,
+``DynamicsManager.asset``), summed over the pair."""
+DEPENETRATION = 0.8
+"""Fraction of a penetration PhysX's PGS solver removes in one step."""
+MAX_DEPENETRATION_SPEED = 10.0
+"""m/s: AAI's ``m_DefaultMaxDepenetrationVelocity``, the cap on that push-out."""
 
 AGENT_ACTIONS = (0, 1, 2)
 """Values of each of AAI's two action branches."""
 MOVE_NONE, MOVE_FORWARD, MOVE_BACKWARD = 0, 1, 2
 TURN_NONE, TURN_RIGHT, TURN_LEFT = 0, 1, 2
+
+
+def contact_attributes() -> str:
+    """MJCF attributes of the agent geom: MuJoCo solves its contacts like PhysX's biased pass.
+
+    The reference acceleration ``-v/dt - 0.8 r/dt^2`` cancels the approach and pushes out 80 %
+    of the depth ``r`` in one step, with full impedance so nothing is soft. ``gap`` makes
+    MuJoCo report (without force) contacts up to the contact offset apart.
+    """
+    stiffness = DEPENETRATION / (DT * DT)
+    damping = 1.0 / DT
+    return (f'solref="{-stiffness:g} {-damping:g}" solimp="0.9999 0.9999 0.001" '
+            f'gap="{CONTACT_OFFSET:g}"')
 
 
 class AgentPhysics:
@@ -99,9 +139,19 @@ class AgentPhysics:
             else FRICTION
             for g in range(model.ngeom)
         ]
+        # Geoms welded to the world: the only ones the gap rule holds the agent off.
+        self._static = [int(model.body_weldid[model.geom_bodyid[g]]) == 0
+                        for g in range(model.ngeom)]
+        # Geoms in an explicit <pair> with the agent: soft contacts (pushable bodies).
+        self._soft = [False] * model.ngeom
+        for first, second in zip(model.pair_geom1.tolist(), model.pair_geom2.tolist(),
+                                 strict=True):
+            if self.geom in (first, second):
+                self._soft[second if first == self.geom else first] = True
+        self._before_solve: list[float] = [0.0, 0.0, 0.0]
         # The last step's agent contacts: (unit normal pointing at the agent, normal force N,
-        # friction coefficient).
-        self._contacts: list[tuple[tuple[float, float, float], float, float]] = []
+        # friction coefficient, kind, distance), kind one of _SOLVED, _SOFT, _APART below.
+        self._contacts: list[tuple[tuple[float, float, float], float, float, int, float]] = []
         self.touching: list[int] = []  # geom ids the agent touched on the last step
         self._impose_yaw()
 
@@ -142,33 +192,71 @@ class AgentPhysics:
         if turn:
             self.yaw = (self.yaw + (TURN_DEG if turn == TURN_RIGHT else -TURN_DEG)) % 360.0
         vz -= GRAVITY * DT
-        self._qvel[self._dof] = (vx * DAMPING, vy * DAMPING, vz * DAMPING)
+        self._before_solve = [vx * DAMPING, vy * DAMPING, vz * DAMPING]
+        self._qvel[self._dof] = self._before_solve
         self._impose_yaw()
 
     def after_step(self) -> None:
-        """Read this step's agent contacts (grounded flag, normal forces); apply their friction.
+        """Read this step's agent contacts (grounded flag, forces); finish them as PhysX does.
 
-        MuJoCo has already moved the agent by the pre-friction velocity, so the position is
-        moved back by the velocity that friction removed times the step.
+        MuJoCo has moved the agent with its solved velocity: PhysX's biased pass before
+        friction. From it come two velocities: the motion (push-out capped) and the kept one
+        (push-out removed). Both then get their friction, and last the contacts' normal rules
+        are imposed again, as PhysX's iterations converge to: friction cannot undo a push-out
+        or let the agent into a wall, and a gap is closed only after friction slowed the
+        approach. The position is corrected by how far the motion moved from the solved
+        velocity.
         """
         self._impose_yaw()
         self._read_contacts()
         if not self._contacts:
             return
-        vx, vy, vz = before = self._qvel[self._dof].tolist()
-        scale = DT / self._mass
-        for (nx, ny, nz), force, mu in self._contacts:
-            along = vx * nx + vy * ny + vz * nz
-            tx, ty, tz = vx - along * nx, vy - along * ny, vz - along * nz
-            speed = math.sqrt(tx * tx + ty * ty + tz * tz)
-            if speed > 0.0:
-                cut = min(scale * mu * force, speed) / speed
-                vx, vy, vz = vx - tx * cut, vy - ty * cut, vz - tz * cut
+        solved = self._qvel[self._dof].tolist()
+        before = self._before_solve
+        per_n = DT / self._mass  # velocity change per newton over one step
+        mx, my, mz = solved  # motion velocity (PhysX's biased pass)
+        vx, vy, vz = solved  # kept velocity (PhysX's unbiased pass)
+        frictions = []  # (normal, mu, N of the motion, N of the kept velocity)
+        floors = []  # (normal, least normal speed of the motion, of the kept velocity)
+        for normal, force, mu, kind, distance in self._contacts:
+            nx, ny, nz = normal
+            if kind == _SOFT:
+                frictions.append((normal, mu, force, force))
+                continue
+            if kind == _APART:  # may close the gap in this step, no further
+                limit = -distance / DT
+                motion_n = max(limit - (mx * nx + my * ny + mz * nz), 0.0) / per_n
+                kept_n = max(limit - (vx * nx + vy * ny + vz * nz), 0.0) / per_n
+                frictions.append((normal, mu, motion_n, kept_n))
+                floors.append((normal, limit, limit))
+                continue
+            kept_n = force
+            if force > 0.0:
+                approach = max(before[0] * nx + before[1] * ny + before[2] * nz, 0.0)
+                push = (vx * nx + vy * ny + vz * nz) - approach
+                if push > 0.0:  # the unbiased pass keeps no push-out
+                    vx, vy, vz = vx - push * nx, vy - push * ny, vz - push * nz
+                    kept_n = max(force - push / per_n, 0.0)
+                over = (mx * nx + my * ny + mz * nz) - max(approach, MAX_DEPENETRATION_SPEED)
+                if over > 0.0:
+                    mx, my, mz = mx - over * nx, my - over * ny, mz - over * nz
+                floors.append((normal, mx * nx + my * ny + mz * nz, vx * nx + vy * ny + vz * nz))
+            frictions.append((normal, mu, force, kept_n))
+        for (nx, ny, nz), mu, motion_n, kept_n in frictions:
+            mx, my, mz = _coulomb(mx, my, mz, nx, ny, nz, per_n * mu * motion_n)
+            vx, vy, vz = _coulomb(vx, vy, vz, nx, ny, nz, per_n * mu * kept_n)
+        for (nx, ny, nz), motion_least, kept_least in floors:
+            rise = motion_least - (mx * nx + my * ny + mz * nz)
+            if rise > 0.0:
+                mx, my, mz = mx + rise * nx, my + rise * ny, mz + rise * nz
+            rise = kept_least - (vx * nx + vy * ny + vz * nz)
+            if rise > 0.0:
+                vx, vy, vz = vx + rise * nx, vy + rise * ny, vz + rise * nz
         self._qvel[self._dof] = (vx, vy, vz)
         start = self._pos.start
-        self._qpos[start] -= (before[0] - vx) * DT
-        self._qpos[start + 1] -= (before[1] - vy) * DT
-        self._qpos[start + 2] -= (before[2] - vz) * DT
+        self._qpos[start] += (mx - solved[0]) * DT
+        self._qpos[start + 1] += (my - solved[1]) * DT
+        self._qpos[start + 2] += (mz - solved[2]) * DT
 
     def _impose_yaw(self) -> None:
         self._qpos[self._yaw_qpos] = -math.radians(self.yaw)
@@ -185,18 +273,46 @@ class AgentPhysics:
             for k, (geom1, geom2) in enumerate(contact.geom.tolist()):
                 if geom1 != agent and geom2 != agent:
                     continue
+                other = geom2 if geom1 == agent else geom1
                 address = int(contact.efc_address[k])
-                if address < 0:  # an inactive contact (no constraint): not a touch
-                    continue
+                distance = 0.0
+                if address >= 0:
+                    force = max(float(data.efc_force[address]), 0.0)
+                    kind = _SOFT if self._soft[other] else _SOLVED
+                else:
+                    distance = float(contact.dist[k])
+                    if contact.exclude[k] != 1 or distance >= CONTACT_OFFSET:
+                        continue  # not within the contact offset: not a touch
+                    if not self._static[other]:
+                        touching.append(other)  # a touch, but not held off
+                        continue
+                    force = 0.0
+                    kind = _APART
                 # MuJoCo's normal points from geom1 to geom2: make it point at the agent.
                 nx, ny, nz = contact.frame[k, :3].tolist()
                 if geom1 == agent:
                     nx, ny, nz = -nx, -ny, -nz
-                force = max(float(data.efc_force[address]), 0.0)
-                other = geom2 if geom1 == agent else geom1
-                contacts.append(((nx, ny, nz), force, self._mu[other]))
+                contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance))
                 touching.append(other)
                 grounded = grounded or nz > GROUND_NORMAL_Z
         self._contacts = contacts
         self.touching = touching
         self.grounded = grounded
+
+
+_SOLVED, _SOFT, _APART = 0, 1, 2
+"""Kinds of agent contact: solved by MuJoCo with the PhysX-like direct solref; solved by MuJoCo
+with a soft ``<pair>`` (pushable bodies); apart but within the contact offset (no MuJoCo force:
+the agent may close the distance in one step, no more)."""
+
+
+def _coulomb(vx: float, vy: float, vz: float, nx: float, ny: float, nz: float,
+             most: float) -> tuple[float, float, float]:
+    """The velocity once friction removed up to ``most`` m/s of it in the plane normal to n."""
+    along = vx * nx + vy * ny + vz * nz
+    tx, ty, tz = vx - along * nx, vy - along * ny, vz - along * nz
+    speed = math.sqrt(tx * tx + ty * ty + tz * tz)
+    if speed <= 0.0:
+        return vx, vy, vz
+    cut = min(most, speed) / speed
+    return vx - tx * cut, vy - ty * cut, vz - tz * cut

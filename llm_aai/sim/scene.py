@@ -26,6 +26,7 @@ from llm_aai.arena.geometry import ARENA_SIZE, Arch, Box
 from llm_aai.arena.objects import Kind, ObjectSpec
 from llm_aai.arena.placement import PlacedArena, PlacedObject
 from llm_aai.sim import looks
+from llm_aai.sim.agent_physics import contact_attributes
 from llm_aai.sim.coords import rotate_local, to_mj, yaw_quat
 
 FLOOR_TOP = -0.01
@@ -336,7 +337,8 @@ def _agent_body(agent: PlacedObject) -> tuple[str, tuple[float, float, float]]:
         '<joint name="agent_z" type="slide" axis="0 0 1"/>'
         '<joint name="agent_yaw" type="hinge" axis="0 0 1"/>'
         f'<geom name="agent" type="sphere" size="{AGENT_RADIUS}" mass="{AGENT_MASS}" '
-        f'group="{GROUP_AGENT}" priority="2" friction="0 0 0" condim="1" rgba="0.55 0.45 0.4 1"/>'
+        f'group="{GROUP_AGENT}" priority="2" friction="0 0 0" condim="1" {contact_attributes()} '
+        'rgba="0.55 0.45 0.4 1"/>'
         '<site name="agent_sole" type="box" pos="0 0 -0.26" size="0.6 0.6 0.25" rgba="0 0 0 0"/>'
         '<camera name="eye" pos="0 0 0" xyaxes="1 0 0 0 0 1" fovy="100"/>'
         "</body>"
@@ -369,6 +371,12 @@ def build_scene(placed: PlacedArena, *, resolution: int = 512) -> Scene:
     # PhysX's average of two LowFriction materials, ``llm_aai.sim.pair_friction`` applies).
     pairs = [
         f'<pair geom1="floor" geom2="{geom}" condim="1"/>'
+        for pushable in parts.pushables for geom in pushable.geoms
+    ]
+    # The agent against pushable bodies: MuJoCo's soft contact, not the agent's PhysX-like one
+    # (``llm_aai.sim.agent_physics`` explains why).
+    pairs += [
+        f'<pair geom1="agent" geom2="{geom}"/>'
         for pushable in parts.pushables for geom in pushable.geoms
     ]
     boxes = [p.geoms[0] for p in parts.pushables if p.cardbox]

@@ -105,6 +105,76 @@ def test_walls_stop_the_agent(physics_sim):
     assert sim.state.position[2] == pytest.approx(24.5 - 0.5, abs=0.05)
 
 
+def _trace_physics_steps(sim):
+    """Record the agent's MuJoCo-frame (position, velocity) after every physics step."""
+    agent, seen = sim._agent, []
+    finish = agent.after_step
+
+    def traced():
+        finish()
+        seen.append((agent.position, tuple(float(v) for v in agent.velocity)))
+
+    agent.after_step = traced
+    return seen
+
+
+def test_a_wall_hit_at_speed_is_pushed_out_in_one_step_without_rebound(physics_sim):
+    """PhysX's PGS pass pushes a penetrating body out by 80 % of the depth (at most 10 m/s x dt),
+    whatever the floor's friction, and keeps no push-out velocity. MuJoCo's soft contact pushed
+    out a quarter of the depth and bounced the agent back at 2.2 m/s after a 15 m/s hit."""
+    sim = physics_sim(arena(obj("Wall", (20, 0, 30.5), (10, 3, 1)), agent=(20.0, 0.0, 15.0)))
+    _settle(sim)
+    seen = _trace_physics_steps(sim)
+    for _ in range(25):
+        sim.step(1, 0)
+    touching = 30.0 - 0.5  # MuJoCo y of the agent's centre when it touches the wall's face
+    depths = [position[1] - touching for position, _ in seen]
+    hit = next(k for k, depth in enumerate(depths) if depth > 0.01)
+    assert seen[hit - 1][1][1] > 10.0  # it arrived fast: a deep first penetration
+    out = depths[hit] - min(0.8 * depths[hit], 10.0 * 0.02)
+    assert depths[hit + 1] == pytest.approx(out, abs=1e-3)
+    for _, velocity in seen[hit + 1:]:
+        assert velocity[1] == pytest.approx(0.0, abs=1e-6)  # held at the wall, no rebound
+    assert depths[-1] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_a_slow_approach_stops_at_the_wall_without_entering_it(physics_sim):
+    """Within the 2 cm contact offset PhysX lets a body close the gap in a step, no further."""
+    # 1.5 cm apart; the first thrusting step alone would carry the agent 1.7 cm.
+    sim = physics_sim(arena(obj("Wall", (20, 0, 25.5), (10, 3, 1)), agent=(20.0, 0.0, 24.485)))
+    _settle(sim)
+    seen = _trace_physics_steps(sim)
+    for _ in range(3):
+        sim.step(1, 0)
+    depths = [position[1] - 24.5 for position, _ in seen]
+    assert max(depths) <= 1e-9
+    assert depths[-1] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_agent_rests_on_the_floor_without_sinking_and_stays_grounded(physics_sim):
+    sim = physics_sim(arena())
+    seen = _trace_physics_steps(sim)
+    _settle(sim, 10)
+    assert sim.state.grounded
+    for position, velocity in seen[6:]:
+        assert position[2] == pytest.approx(0.49, abs=1e-9)  # floor top at -0.01
+        assert velocity == pytest.approx((0.0, 0.0, 0.0), abs=1e-9)
+
+
+def test_a_goal_within_the_contact_offset_is_touched(physics_sim):
+    """PhysX reports a contact, and Unity calls OnCollisionEnter, within the summed contact
+    offsets (2 cm): a ball resting 1.5 cm from the agent is collected without moving."""
+    apart = 1.0 + 0.015
+    sim = physics_sim(arena(obj("GoodGoal", (20.0 + apart, 0, 20.0), (1, 1, 1))))
+    results = [sim.step(0, 0)]
+    while not results[-1].done and len(results) < 3:
+        results.append(sim.step(0, 0))
+    assert results[-1].end_reason == "good_goal"
+    far = physics_sim(arena(obj("GoodGoal", (20.0 + 1.03, 0, 20.0), (1, 1, 1))))
+    for _ in range(3):
+        assert not far.step(0, 0).done
+
+
 @pytest.mark.parametrize(("height", "climbs"), [(2.0, True), (8.0, False)])
 def test_ramps_climbable_up_to_about_45_degrees(physics_sim, height, climbs):
     # Ramp at yaw 180: tall end toward +z, so the agent walking +z climbs it.
