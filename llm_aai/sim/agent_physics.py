@@ -26,13 +26,14 @@ velocity. It then solves again without the push-out, and that velocity is what t
 So a body that hits a wall is out of it a step later and does not rebound. MuJoCo's soft
 contact instead pushed out a quarter of the depth per step and kept the push as a rebound
 (2.2 m/s after a 15 m/s hit), which left the recording's frame 20 showing the agent 8 cm deeper
-in the wall than Unity's frame does. Here the agent's contacts with non-pushable geoms carry a
+in the wall than Unity's frame does, and left it 20-40 cm inside a box it hit at speed for
+several steps while kicking the box 5 m/s faster than itself. Here the agent's contacts carry a
 direct ``solref`` (stiffness 0.8/dt², damping 1/dt, ``contact_attributes``) so that MuJoCo's
-velocity *is* PhysX's biased one; MuJoCo moves the agent with it; ``after_step`` then removes the
-push-out from the kept velocity, caps the push at 10 m/s, and applies the gap rule to contacts
-MuJoCo reports inside the 2 cm ``gap`` (separated: no force from MuJoCo). Against pushable
-bodies the contact stays MuJoCo's soft one (explicit ``<pair>`` in ``llm_aai.sim.scene``): the
-push-out would have to be taken off the pushed body too.
+velocity *is* PhysX's biased one; MuJoCo moves the bodies with it; ``after_step`` then removes
+the push-out from the kept velocity (for a body the agent pushes, from both bodies, by an
+impulse along the contact's Jacobian row), caps the push at 10 m/s against static geoms, and
+applies the gap rule to static contacts MuJoCo reports inside the 2 cm ``gap`` (separated: no
+force from MuJoCo).
 
 Each contact's friction removes at most ``mu * N * dt / m`` of the velocity along the contact
 plane, with N the normal force of that pass: the biased one for the motion, the unbiased one for
@@ -119,7 +120,9 @@ class AgentPhysics:
     def __init__(self, model, data, yaw: float) -> None:
         import mujoco
 
+        self._model = model
         self._data = data
+        self._jac = np.zeros((3, model.nv))
         joint = model.joint("agent_x")
         self._dof = slice(int(joint.dofadr[0]), int(joint.dofadr[0]) + 3)
         self._pos = slice(int(joint.qposadr[0]), int(joint.qposadr[0]) + 3)
@@ -142,15 +145,12 @@ class AgentPhysics:
         # Geoms welded to the world: the only ones the gap rule holds the agent off.
         self._static = [int(model.body_weldid[model.geom_bodyid[g]]) == 0
                         for g in range(model.ngeom)]
-        # Geoms in an explicit <pair> with the agent: soft contacts (pushable bodies).
-        self._soft = [False] * model.ngeom
-        for first, second in zip(model.pair_geom1.tolist(), model.pair_geom2.tolist(),
-                                 strict=True):
-            if self.geom in (first, second):
-                self._soft[second if first == self.geom else first] = True
         self._before_solve: list[float] = [0.0, 0.0, 0.0]
+        # The last step's agent contacts with moving bodies: (normal, constraint row address,
+        # body id, contact point).
+        self._pushes: list[tuple[tuple[float, float, float], int, int, np.ndarray]] = []
         # The last step's agent contacts: (unit normal pointing at the agent, normal force N,
-        # friction coefficient, kind, distance), kind one of _SOLVED, _SOFT, _APART below.
+        # friction coefficient, kind, distance), kind one of _SOLVED, _PUSHED, _APART below.
         self._contacts: list[tuple[tuple[float, float, float], float, float, int, float]] = []
         self.touching: list[int] = []  # geom ids the agent touched on the last step
         self._impose_yaw()
@@ -212,16 +212,18 @@ class AgentPhysics:
         if not self._contacts:
             return
         solved = self._qvel[self._dof].tolist()
+        # The force each moving body's push-out took off the kept velocity, in contact order.
+        unbiased = iter(self._unbias_pushes() if self._pushes else ())
         before = self._before_solve
         per_n = DT / self._mass  # velocity change per newton over one step
         mx, my, mz = solved  # motion velocity (PhysX's biased pass)
-        vx, vy, vz = solved  # kept velocity (PhysX's unbiased pass)
+        vx, vy, vz = self._qvel[self._dof].tolist()  # kept velocity (PhysX's unbiased pass)
         frictions = []  # (normal, mu, N of the motion, N of the kept velocity)
         floors = []  # (normal, least normal speed of the motion, of the kept velocity)
         for normal, force, mu, kind, distance in self._contacts:
             nx, ny, nz = normal
-            if kind == _SOFT:
-                frictions.append((normal, mu, force, force))
+            if kind == _PUSHED:
+                frictions.append((normal, mu, force, max(force - next(unbiased), 0.0)))
                 continue
             if kind == _APART:  # may close the gap in this step, no further
                 limit = -distance / DT
@@ -258,6 +260,33 @@ class AgentPhysics:
         self._qpos[start + 1] += (my - solved[1]) * DT
         self._qpos[start + 2] += (mz - solved[2]) * DT
 
+    def _unbias_pushes(self) -> list[float]:
+        """Take the push-out off the kept velocities of the agent and of the bodies it touches.
+
+        The same rule as against a wall, in joint space: the relative normal velocity keeps no
+        more than it had before the solve (``efc_vel``), the excess is removed by an impulse
+        along the contact's Jacobian row, shared by the two bodies by their inertia.
+        """
+        import mujoco
+
+        model, data, jac = self._model, self._data, self._jac
+        qvel = data.qvel
+        pushes = []
+        for normal, address, body, point in self._pushes:
+            mujoco.mj_jac(model, data, jac, None, point, body)
+            row = -(np.asarray(normal) @ jac)
+            row[self._dof] += normal
+            excess = float(row @ qvel) - max(float(data.efc_vel[address]), 0.0)
+            if excess <= 0.0:
+                pushes.append(0.0)
+                continue
+            response = np.empty((1, model.nv))
+            mujoco.mj_solveM(model, data, response, row.reshape(1, -1))
+            impulse = excess / float(row @ response[0])
+            qvel -= response[0] * impulse
+            pushes.append(impulse / DT)
+        return pushes
+
     def _impose_yaw(self) -> None:
         self._qpos[self._yaw_qpos] = -math.radians(self.yaw)
         self._qvel[self._yaw_dof] = 0.0
@@ -265,6 +294,7 @@ class AgentPhysics:
     def _read_contacts(self) -> None:
         data = self._data
         contacts = []
+        pushes = []
         touching: list[int] = []
         grounded = False
         if data.ncon:
@@ -278,7 +308,7 @@ class AgentPhysics:
                 distance = 0.0
                 if address >= 0:
                     force = max(float(data.efc_force[address]), 0.0)
-                    kind = _SOFT if self._soft[other] else _SOLVED
+                    kind = _SOLVED if self._static[other] else _PUSHED
                 else:
                     distance = float(contact.dist[k])
                     if contact.exclude[k] != 1 or distance >= CONTACT_OFFSET:
@@ -292,18 +322,23 @@ class AgentPhysics:
                 nx, ny, nz = contact.frame[k, :3].tolist()
                 if geom1 == agent:
                     nx, ny, nz = -nx, -ny, -nz
+                if kind == _PUSHED:
+                    pushes.append(((nx, ny, nz), address,
+                                   int(self._model.geom_bodyid[other]), contact.pos[k].copy()))
                 contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance))
                 touching.append(other)
                 grounded = grounded or nz > GROUND_NORMAL_Z
         self._contacts = contacts
+        self._pushes = pushes
         self.touching = touching
         self.grounded = grounded
 
 
-_SOLVED, _SOFT, _APART = 0, 1, 2
-"""Kinds of agent contact: solved by MuJoCo with the PhysX-like direct solref; solved by MuJoCo
-with a soft ``<pair>`` (pushable bodies); apart but within the contact offset (no MuJoCo force:
-the agent may close the distance in one step, no more)."""
+_SOLVED, _PUSHED, _APART = 0, 1, 2
+"""Kinds of agent contact: with a static geom, solved by MuJoCo with the PhysX-like direct
+solref; the same with a body that moves (boxes, balls), whose push-out is then removed in joint
+space; with a static geom apart but within the contact offset (no MuJoCo force: the agent may
+close the distance in one step, no more)."""
 
 
 def _coulomb(vx: float, vy: float, vz: float, nx: float, ny: float, nz: float,

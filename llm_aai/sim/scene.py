@@ -373,12 +373,6 @@ def build_scene(placed: PlacedArena, *, resolution: int = 512) -> Scene:
         f'<pair geom1="floor" geom2="{geom}" condim="1"/>'
         for pushable in parts.pushables for geom in pushable.geoms
     ]
-    # The agent against pushable bodies: MuJoCo's soft contact, not the agent's PhysX-like one
-    # (``llm_aai.sim.agent_physics`` explains why).
-    pairs += [
-        f'<pair geom1="agent" geom2="{geom}"/>'
-        for pushable in parts.pushables for geom in pushable.geoms
-    ]
     boxes = [p.geoms[0] for p in parts.pushables if p.cardbox]
     pairs += [
         f'<pair geom1="{a}" geom2="{b}" condim="1" friction="{_fmt(BOX_BOX_FRICTION)}"/>'

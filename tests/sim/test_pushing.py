@@ -56,9 +56,10 @@ def test_a_box_pushed_at_full_speed_stays_on_the_floor(physics_sim):
 
 def test_the_agent_loses_at_least_the_momentum_it_gives_the_box(physics_sim):
     free = _run(physics_sim, obj("Cardbox1", (5.0, 0.0, 35.0), (1, 1, 1)))[2]  # box far away
-    _, _, pushed = _run(physics_sim, obj("Cardbox1", (20.0, 0.0, BOX_Z), (1, 1, 1)))
+    _, rest, pushed = _run(physics_sim, obj("Cardbox1", (20.0, 0.0, BOX_Z), (1, 1, 1)))
     m, big_m = lookup("Cardbox1").mass, AGENT_MASS
-    contact = next(k for k, step in enumerate(pushed) if step[3])
+    # The first step that moved the box (a touch within the 2 cm contact offset comes first).
+    contact = next(k for k, step in enumerate(pushed) if step[2][0][1] > rest[0][1] + 1e-3)
     # A perfectly inelastic hit leaves the agent m / (M + m) of its speed short; the box's
     # floor friction (mu m g) can only add to that while the agent pushes it.
     v_free = free[contact][1]
@@ -66,6 +67,35 @@ def test_the_agent_loses_at_least_the_momentum_it_gives_the_box(physics_sim):
     for k in range(contact, len(pushed)):
         assert pushed[k][1] <= free[k][1] + 1e-9, k  # never faster than without the box
     assert pushed[-1][0] < free[-1][0] - 0.01
+
+
+def test_a_box_hit_at_speed_is_pushed_out_and_carried_without_a_kick(physics_sim):
+    """PhysX removes 80 % of the overlap in a step and keeps no push-out velocity: the 1 kg box
+    leaves with the agent's speed (an inelastic hit). MuJoCo's soft contact left the agent
+    0.3 m inside the box a step later and kicked the box 5 m/s faster than the agent."""
+    sim = physics_sim(arena(obj("Cardbox1", (20.0, 0.0, BOX_Z), (1, 1, 1)),
+                            agent=(20.0, 0.0, START_Z)))
+    model, data, agent = sim._model, sim._data, sim._agent
+    joint = model.body("body0").jntadr[0]
+    box_y, box_vy = model.jnt_qposadr[joint] + 1, model.jnt_dofadr[joint] + 1
+    seen = []
+    finish = agent.after_step
+
+    def traced():
+        finish()
+        seen.append((agent.position[1], float(agent.velocity[1]),
+                     float(data.qpos[box_y]), float(data.qvel[box_vy])))
+
+    agent.after_step = traced
+    for _ in range(5):
+        sim.step(0, 0)
+    for _ in range(THRUST):
+        sim.step(1, 0)
+    hit = next(k for k, (*_, box_v) in enumerate(seen) if box_v > 0.01)
+    overlaps = [agent_y + 0.5 + 0.5 - box_y for agent_y, _, box_y, _ in seen]
+    assert overlaps[hit - 1] > 0.2  # the agent was deep in the box when the contact was found
+    assert overlaps[hit] <= 0.2 * overlaps[hit - 1] + 1e-3
+    assert seen[hit][3] == pytest.approx(seen[hit][1], abs=0.2)
 
 
 def test_a_released_box_slides_to_rest_under_coulomb_friction(physics_sim):
