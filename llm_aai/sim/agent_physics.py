@@ -37,10 +37,11 @@ force from MuJoCo).
 
 Each contact's friction removes at most ``mu * N * dt / m`` of the velocity along the contact
 plane, with N the normal force of that pass: the biased one for the motion, the unbiased one for
-the kept velocity. N already carries PhysX's damping factor, because the velocity the contact
-cancels was damped: on flat ground N = 0.968 m g and the cut is the fact sheet's 0.114 m/s per
-step. On a ramp the thrust pressing into the slope raises N, which is what limits climbing to
-about 45 degrees.
+the kept velocity. Against a body that moves, friction acts on the two bodies' relative sliding
+at the contact, on both of them (equal and opposite), and stops no more than that sliding.
+N already carries PhysX's damping factor, because the velocity the contact cancels was damped:
+on flat ground N = 0.968 m g and the cut is the fact sheet's 0.114 m/s per step. On a ramp the
+thrust pressing into the slope raises N, which is what limits climbing to about 45 degrees.
 
 Why the same step matters: when the agent runs into a wall at an angle, the impact's normal
 impulse bounds the friction that stops the slide along the wall. Applied a step late (as an
@@ -62,6 +63,7 @@ step, so contact torques cannot spin it. MuJoCo's gravity is cancelled for the a
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -146,9 +148,7 @@ class AgentPhysics:
         self._static = [int(model.body_weldid[model.geom_bodyid[g]]) == 0
                         for g in range(model.ngeom)]
         self._before_solve: list[float] = [0.0, 0.0, 0.0]
-        # The last step's agent contacts with moving bodies: (normal, constraint row address,
-        # body id, contact point).
-        self._pushes: list[tuple[tuple[float, float, float], int, int, np.ndarray]] = []
+        self._pushes: list[_Push] = []  # the last step's contacts with moving bodies
         # The last step's agent contacts: (unit normal pointing at the agent, normal force N,
         # friction coefficient, kind, distance), kind one of _SOLVED, _PUSHED, _APART below.
         self._contacts: list[tuple[tuple[float, float, float], float, float, int, float]] = []
@@ -212,18 +212,24 @@ class AgentPhysics:
         if not self._contacts:
             return
         solved = self._qvel[self._dof].tolist()
-        # The force each moving body's push-out took off the kept velocity, in contact order.
-        unbiased = iter(self._unbias_pushes() if self._pushes else ())
+        mx, my, mz = solved  # motion velocity (PhysX's biased pass)
+        if self._pushes:  # moving bodies: finished in joint space, on both bodies
+            self._unbias_pushes()
+            unrubbed = self._qvel[self._dof].tolist()
+            self._rub_pushes()
+            # The motion takes the same friction impulse as the kept velocity.
+            rubbed = self._qvel[self._dof].tolist()
+            mx += rubbed[0] - unrubbed[0]
+            my += rubbed[1] - unrubbed[1]
+            mz += rubbed[2] - unrubbed[2]
         before = self._before_solve
         per_n = DT / self._mass  # velocity change per newton over one step
-        mx, my, mz = solved  # motion velocity (PhysX's biased pass)
         vx, vy, vz = self._qvel[self._dof].tolist()  # kept velocity (PhysX's unbiased pass)
         frictions = []  # (normal, mu, N of the motion, N of the kept velocity)
         floors = []  # (normal, least normal speed of the motion, of the kept velocity)
         for normal, force, mu, kind, distance in self._contacts:
             nx, ny, nz = normal
             if kind == _PUSHED:
-                frictions.append((normal, mu, force, max(force - next(unbiased), 0.0)))
                 continue
             if kind == _APART:  # may close the gap in this step, no further
                 limit = -distance / DT
@@ -260,32 +266,71 @@ class AgentPhysics:
         self._qpos[start + 1] += (my - solved[1]) * DT
         self._qpos[start + 2] += (mz - solved[2]) * DT
 
-    def _unbias_pushes(self) -> list[float]:
+    def _unbias_pushes(self) -> None:
         """Take the push-out off the kept velocities of the agent and of the bodies it touches.
 
         The same rule as against a wall, in joint space: the relative normal velocity keeps no
         more than it had before the solve (``efc_vel``), the excess is removed by an impulse
-        along the contact's Jacobian row, shared by the two bodies by their inertia.
+        along the contact's Jacobian row, shared by the two bodies by their inertia. What is
+        left of each contact's normal force bounds its friction (``_rub_pushes``).
         """
+        data = self._data
+        qvel = data.qvel
+        for push in self._pushes:
+            self._point_jacobian(push)
+            row = self._contact_row(push.normal)
+            excess = float(row @ qvel) - max(float(data.efc_vel[push.address]), 0.0)
+            if excess > 0.0:
+                response = self._response(row)
+                impulse = excess / float(row @ response)
+                qvel -= response * impulse
+                push.force = max(push.force - impulse / DT, 0.0)
+
+    def _rub_pushes(self) -> None:
+        """Coulomb friction between the agent and the bodies it touches, on both of them.
+
+        It acts on their relative sliding at the contact and stops at most that (static
+        friction), so a box carried along is not braked and the agent loses what the box gains.
+        """
+        qvel = self._data.qvel
+        for push in self._pushes:
+            if push.force <= 0.0:
+                continue
+            self._point_jacobian(push)
+            normal = np.asarray(push.normal)
+            relative = qvel[self._dof] - self._jac @ qvel
+            sliding = relative - (relative @ normal) * normal
+            speed = float(np.linalg.norm(sliding))
+            if speed <= 1e-9:
+                continue
+            row = self._contact_row(sliding / speed)
+            response = self._response(row)
+            impulse = min(push.mu * push.force * DT, speed / float(row @ response))
+            qvel -= response * impulse
+
+    def _point_jacobian(self, push: _Push) -> None:
+        """The pushed body's translational Jacobian at the contact point, into ``self._jac``."""
         import mujoco
 
-        model, data, jac = self._model, self._data, self._jac
-        qvel = data.qvel
-        pushes = []
-        for normal, address, body, point in self._pushes:
-            mujoco.mj_jac(model, data, jac, None, point, body)
-            row = -(np.asarray(normal) @ jac)
-            row[self._dof] += normal
-            excess = float(row @ qvel) - max(float(data.efc_vel[address]), 0.0)
-            if excess <= 0.0:
-                pushes.append(0.0)
-                continue
-            response = np.empty((1, model.nv))
-            mujoco.mj_solveM(model, data, response, row.reshape(1, -1))
-            impulse = excess / float(row @ response[0])
-            qvel -= response[0] * impulse
-            pushes.append(impulse / DT)
-        return pushes
+        mujoco.mj_jac(self._model, self._data, self._jac, None, push.point, push.body)
+
+    def _contact_row(self, direction) -> np.ndarray:
+        """Joint-space row of the agent's velocity along ``direction``, relative to the point.
+
+        The point is the one whose Jacobian ``_point_jacobian`` last left in ``self._jac``.
+        """
+        direction = np.asarray(direction)
+        row = -(direction @ self._jac)
+        row[self._dof] += direction
+        return row
+
+    def _response(self, row: np.ndarray) -> np.ndarray:
+        """M^-1 row: the joint velocities a unit impulse along ``row`` produces."""
+        import mujoco
+
+        response = np.empty((1, self._model.nv))
+        mujoco.mj_solveM(self._model, self._data, response, row.reshape(1, -1))
+        return response[0]
 
     def _impose_yaw(self) -> None:
         self._qpos[self._yaw_qpos] = -math.radians(self.yaw)
@@ -323,8 +368,9 @@ class AgentPhysics:
                 if geom1 == agent:
                     nx, ny, nz = -nx, -ny, -nz
                 if kind == _PUSHED:
-                    pushes.append(((nx, ny, nz), address,
-                                   int(self._model.geom_bodyid[other]), contact.pos[k].copy()))
+                    pushes.append(_Push((nx, ny, nz), address,
+                                        int(self._model.geom_bodyid[other]),
+                                        contact.pos[k].copy(), force, self._mu[other]))
                 contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance))
                 touching.append(other)
                 grounded = grounded or nz > GROUND_NORMAL_Z
@@ -332,6 +378,18 @@ class AgentPhysics:
         self._pushes = pushes
         self.touching = touching
         self.grounded = grounded
+
+
+@dataclass
+class _Push:
+    """An agent contact with a body that moves, as MuJoCo solved it."""
+
+    normal: tuple[float, float, float]  # unit, pointing at the agent
+    address: int  # its constraint row (efc_*)
+    body: int  # the other body
+    point: np.ndarray  # world position of the contact
+    force: float  # normal force (N): MuJoCo's, then what the unbiased pass keeps
+    mu: float  # Coulomb coefficient of the pair
 
 
 _SOLVED, _PUSHED, _APART = 0, 1, 2

@@ -98,6 +98,31 @@ def test_a_box_hit_at_speed_is_pushed_out_and_carried_without_a_kick(physics_sim
     assert seen[hit][3] == pytest.approx(seen[hit][1], abs=0.2)
 
 
+def test_friction_drags_a_box_hit_at_an_angle_sideways(physics_sim):
+    """The agent sliding across a box's face drags the box along (equal and opposite friction):
+    a 1 kg box hit at 30 degrees off its face's normal leaves with part of the agent's sideways
+    speed, never more. With friction applied to the agent alone the box left straight."""
+    sim = physics_sim(arena(obj("Cardbox1", (21.6, 0.0, 12.0), (1, 1, 1)),
+                            agent=(17.0, 0.0, 3.0), yaw=30.0))
+    model, data, agent = sim._model, sim._data, sim._agent
+    dof = model.jnt_dofadr[model.body("body0").jntadr[0]]
+    seen = []
+    finish = agent.after_step
+
+    def traced():
+        finish()
+        seen.append((float(agent.velocity[0]), float(data.qvel[dof]), float(data.qvel[dof + 1])))
+
+    agent.after_step = traced
+    for _ in range(5):
+        sim.step(0, 0)
+    for _ in range(16):
+        sim.step(1, 0)
+    hit = next(k for k, (_, _, box_forward) in enumerate(seen) if box_forward > 0.01)
+    agent_sideways, box_sideways, _ = seen[hit]
+    assert 1.0 < box_sideways < agent_sideways
+
+
 def test_a_released_box_slides_to_rest_under_coulomb_friction(physics_sim):
     sim, rest, trace = _run(physics_sim, obj("Cardbox2", (20.0, 0.0, BOX_Z), (1, 1, 1)))
     # Once the agent has stopped pushing, the box slides alone (short of the far fence):
