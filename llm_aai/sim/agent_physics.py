@@ -30,8 +30,8 @@ in the wall than Unity's frame does, and left it 20-40 cm inside a box it hit at
 several steps while kicking the box 5 m/s faster than itself. Here the agent's contacts carry a
 direct ``solref`` (stiffness 0.8/dt², damping 1/dt, ``contact_attributes``) so that MuJoCo's
 velocity *is* PhysX's biased one; MuJoCo moves the bodies with it; ``after_step`` then removes
-the push-out from the kept velocity (for a body the agent pushes, from both bodies, by an
-impulse along the contact's Jacobian row), caps the push at 10 m/s against static geoms, and
+the push-out from the kept velocity (for a body the agent pushes, from both bodies:
+``llm_aai.sim.push_contacts``), caps the push at 10 m/s against static geoms, and
 applies the gap rule to static contacts MuJoCo reports inside the 2 cm ``gap`` (separated: no
 force from MuJoCo).
 
@@ -63,9 +63,10 @@ step, so contact torques cannot spin it. MuJoCo's gravity is cancelled for the a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
+
+from llm_aai.sim.push_contacts import Push, PushContacts
 
 THRUST_DV = 1.0
 """m/s added per physics step: AddForce(speed 25 x 100 x dt, Acceleration) x dt."""
@@ -124,9 +125,9 @@ class AgentPhysics:
 
         self._model = model
         self._data = data
-        self._jac = np.zeros((3, model.nv))
         joint = model.joint("agent_x")
         self._dof = slice(int(joint.dofadr[0]), int(joint.dofadr[0]) + 3)
+        self._moving = PushContacts(model, data, self._dof, DT)
         self._pos = slice(int(joint.qposadr[0]), int(joint.qposadr[0]) + 3)
         self._yaw_qpos = int(model.joint("agent_yaw").qposadr[0])
         self._yaw_dof = int(model.joint("agent_yaw").dofadr[0])
@@ -148,7 +149,7 @@ class AgentPhysics:
         self._static = [int(model.body_weldid[model.geom_bodyid[g]]) == 0
                         for g in range(model.ngeom)]
         self._before_solve: list[float] = [0.0, 0.0, 0.0]
-        self._pushes: list[_Push] = []  # the last step's contacts with moving bodies
+        self._pushes: list[Push] = []  # the last step's contacts with moving bodies
         # The last step's agent contacts: (unit normal pointing at the agent, normal force N,
         # friction coefficient, kind, distance), kind one of _SOLVED, _PUSHED, _APART below.
         self._contacts: list[tuple[tuple[float, float, float], float, float, int, float]] = []
@@ -214,9 +215,9 @@ class AgentPhysics:
         solved = self._qvel[self._dof].tolist()
         mx, my, mz = solved  # motion velocity (PhysX's biased pass)
         if self._pushes:  # moving bodies: finished in joint space, on both bodies
-            self._unbias_pushes()
+            self._moving.unbias(self._pushes)
             unrubbed = self._qvel[self._dof].tolist()
-            self._rub_pushes()
+            self._moving.rub(self._pushes)
             # The motion takes the same friction impulse as the kept velocity.
             rubbed = self._qvel[self._dof].tolist()
             mx += rubbed[0] - unrubbed[0]
@@ -266,72 +267,6 @@ class AgentPhysics:
         self._qpos[start + 1] += (my - solved[1]) * DT
         self._qpos[start + 2] += (mz - solved[2]) * DT
 
-    def _unbias_pushes(self) -> None:
-        """Take the push-out off the kept velocities of the agent and of the bodies it touches.
-
-        The same rule as against a wall, in joint space: the relative normal velocity keeps no
-        more than it had before the solve (``efc_vel``), the excess is removed by an impulse
-        along the contact's Jacobian row, shared by the two bodies by their inertia. What is
-        left of each contact's normal force bounds its friction (``_rub_pushes``).
-        """
-        data = self._data
-        qvel = data.qvel
-        for push in self._pushes:
-            self._point_jacobian(push)
-            row = self._contact_row(push.normal)
-            excess = float(row @ qvel) - max(float(data.efc_vel[push.address]), 0.0)
-            if excess > 0.0:
-                response = self._response(row)
-                impulse = excess / float(row @ response)
-                qvel -= response * impulse
-                push.force = max(push.force - impulse / DT, 0.0)
-
-    def _rub_pushes(self) -> None:
-        """Coulomb friction between the agent and the bodies it touches, on both of them.
-
-        It acts on their relative sliding at the contact and stops at most that (static
-        friction), so a box carried along is not braked and the agent loses what the box gains.
-        """
-        qvel = self._data.qvel
-        for push in self._pushes:
-            if push.force <= 0.0:
-                continue
-            self._point_jacobian(push)
-            normal = np.asarray(push.normal)
-            relative = qvel[self._dof] - self._jac @ qvel
-            sliding = relative - (relative @ normal) * normal
-            speed = float(np.linalg.norm(sliding))
-            if speed <= 1e-9:
-                continue
-            row = self._contact_row(sliding / speed)
-            response = self._response(row)
-            impulse = min(push.mu * push.force * DT, speed / float(row @ response))
-            qvel -= response * impulse
-
-    def _point_jacobian(self, push: _Push) -> None:
-        """The pushed body's translational Jacobian at the contact point, into ``self._jac``."""
-        import mujoco
-
-        mujoco.mj_jac(self._model, self._data, self._jac, None, push.point, push.body)
-
-    def _contact_row(self, direction) -> np.ndarray:
-        """Joint-space row of the agent's velocity along ``direction``, relative to the point.
-
-        The point is the one whose Jacobian ``_point_jacobian`` last left in ``self._jac``.
-        """
-        direction = np.asarray(direction)
-        row = -(direction @ self._jac)
-        row[self._dof] += direction
-        return row
-
-    def _response(self, row: np.ndarray) -> np.ndarray:
-        """M^-1 row: the joint velocities a unit impulse along ``row`` produces."""
-        import mujoco
-
-        response = np.empty((1, self._model.nv))
-        mujoco.mj_solveM(self._model, self._data, response, row.reshape(1, -1))
-        return response[0]
-
     def _impose_yaw(self) -> None:
         self._qpos[self._yaw_qpos] = -math.radians(self.yaw)
         self._qvel[self._yaw_dof] = 0.0
@@ -368,7 +303,7 @@ class AgentPhysics:
                 if geom1 == agent:
                     nx, ny, nz = -nx, -ny, -nz
                 if kind == _PUSHED:
-                    pushes.append(_Push((nx, ny, nz), address,
+                    pushes.append(Push((nx, ny, nz), address,
                                         int(self._model.geom_bodyid[other]),
                                         contact.pos[k].copy(), force, self._mu[other]))
                 contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance))
@@ -378,18 +313,6 @@ class AgentPhysics:
         self._pushes = pushes
         self.touching = touching
         self.grounded = grounded
-
-
-@dataclass
-class _Push:
-    """An agent contact with a body that moves, as MuJoCo solved it."""
-
-    normal: tuple[float, float, float]  # unit, pointing at the agent
-    address: int  # its constraint row (efc_*)
-    body: int  # the other body
-    point: np.ndarray  # world position of the contact
-    force: float  # normal force (N): MuJoCo's, then what the unbiased pass keeps
-    mu: float  # Coulomb coefficient of the pair
 
 
 _SOLVED, _PUSHED, _APART = 0, 1, 2
