@@ -12,6 +12,7 @@ itself never reads files.
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,8 +99,14 @@ def _script_actions(text: str) -> list[tuple[int, int]]:
 
 
 def replay_recording(recording_dir: Path, *, render: bool = False, resolution: int = 512,
-                     seed: int = 0) -> Replay:
-    """Replay the recording's arena and scripts; frames are kept only when ``render``."""
+                     seed: int = 0,
+                     after_script: Callable[[ScriptReplay, Simulator], None] | None = None,
+                     ) -> Replay:
+    """Replay the recording's arena and scripts; frames are kept only when ``render``.
+
+    ``after_script`` is called after every script with its replay and the simulator, for
+    checks of state the frames and health do not show (where a pushed box ended up).
+    """
     from llm_aai.arena.placement import place_arena
     from llm_aai.arena.yaml_io import load_config
 
@@ -131,6 +138,8 @@ def replay_recording(recording_dir: Path, *, render: bool = False, resolution: i
             frame = sim.observe() if render and not sim.done else None
             replays.append(ScriptReplay(script.index, script.text, taken, sim.health,
                                         script.health, events, frame, script.observation))
+            if after_script is not None:
+                after_script(replays[-1], sim)
             if sim.done:
                 break
         return Replay(replays, sim.total_reward, sim.end_reason, sim.state.steps, initial)
