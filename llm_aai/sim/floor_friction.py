@@ -30,18 +30,16 @@ and holds a resting body; it has no normal component, so nothing lifts. ``N`` is
 contact force, so a box carrying another one drags twice as hard, and a box in the air or
 resting on another box gets none. The coefficient is the PhysX average of the two materials
 (``llm_aai.sim.looks``): 0.425 for the Cardboxes' LowFriction against the default floor, 0.6
-for U/L/J blocks. Not modelled: friction acting at the bottom face (the slight forward pitch
-of a sliding box), since it acts on the body's degrees of freedom rather than at the contact
-points. Box on box friction is also applied outside MuJoCo (``llm_aai.sim.pair_friction``);
-still MuJoCo's: pushable bodies against walls, ramps and balls.
+for U/L/J blocks. Box on box friction is also applied outside MuJoCo
+(``llm_aai.sim.pair_friction``); still MuJoCo's: pushable bodies against walls, ramps and balls.
 
-The bound acts at the centre of mass, but real floor friction acts at the bottom face, below
-it, and pitches a sliding body forward. So while a body slides, the torque of the sliding
-friction ``mu * N`` about the centre of mass, applied at the floor contacts' force-weighted
-centroid, is added as an external torque. It matters when the agent pushes a tall box below
-its centre: without it the recording's 2 m Cardbox, pushed along the fence in script 38,
-tipped 67 degrees and slid out of the agent's way, where Unity's frame shows it upright in front
-of the agent; with it the box tilts at most 10 degrees.
+The bound acts on the body's degrees of freedom, i.e. at the centre of mass, but real floor
+friction acts at the bottom face, below it, and pitches a sliding body forward. So while a
+body slides, the torque of the sliding friction ``mu * N`` about the centre of mass, applied at
+the floor contacts' force-weighted centroid, is added as an external torque. It matters when
+the agent pushes a tall box below its centre: without it the recording's 2 m Cardbox, pushed
+along the fence in script 38, tipped 67 degrees and slid out of the agent's way, where Unity's
+frame shows it upright in front of the agent; with it the box tilts at most 11 degrees.
 """
 
 from __future__ import annotations
