@@ -75,8 +75,9 @@ DAMPING = 1.0 - 1.6 * 0.02
 FRICTION = 0.6
 """Unity's default material (agent, ground, walls, balls and U/L/J blocks use it)."""
 PUSHABLE_PRIORITY = 1
-"""Geom priority of the Cardbox class (``llm_aai.sim.looks``): its friction is already the
-PhysX average of LowFriction and the default material, i.e. the agent's coefficient with it."""
+"""Geom priority of the pushable classes (Cardboxes, U/L/J blocks; ``llm_aai.sim.looks``):
+their geom friction is already the agent's coefficient with them, the PhysX average of their
+material and the default one (0.425 for a Cardbox's LowFriction, 0.6 for a block)."""
 GRAVITY = 9.81
 DT = 0.02
 TURN_DEG = 2.0

@@ -30,8 +30,8 @@ and holds a resting body; it has no normal component, so nothing lifts. ``N`` is
 contact force, so a box carrying another one drags twice as hard, and a box in the air or
 resting on another box gets none. The coefficient is the PhysX average of the two materials
 (``llm_aai.sim.looks``): 0.425 for the Cardboxes' LowFriction against the default floor, 0.6
-for U/L/J blocks. Box on box friction is also applied outside MuJoCo
-(``llm_aai.sim.pair_friction``); still MuJoCo's: pushable bodies against walls, ramps and balls.
+for U/L/J blocks. Their friction against everything else but the agent (walls, ramps, the
+fence, balls, each other) is also applied outside MuJoCo, by ``llm_aai.sim.pair_friction``.
 
 The bound acts on the body's degrees of freedom, i.e. at the centre of mass, but real floor
 friction acts at the bottom face, below it, and pitches a sliding body forward. So while a

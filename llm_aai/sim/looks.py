@@ -77,9 +77,12 @@ def document(*, assets: str, static: str, bodies: str, resolution: int, contacts
     other's conaffinity): the floor (class ``ground``) 1/1; Cardboxes (``pushable``) 4/2;
     U/L/J blocks (``movable``) 2/2; every other geom 3/7. So Cardboxes and blocks collide
     with everything except the floor, and Cardboxes not with each other: those contacts are
-    the explicit ``<pair>`` elements in ``contacts``, frictionless against the floor
-    (``llm_aai.sim.floor_friction`` explains why) and with PhysX's average friction between
-    two Cardboxes (0.25; MuJoCo would take 0.425 from their geoms).
+    the explicit frictionless ``<pair>`` elements in ``contacts``.
+
+    Every contact of a Cardbox or block is frictionless in MuJoCo (condim 1; their classes'
+    priority 1 makes their condim win over every geom's but the agent's, which is also 1):
+    ``llm_aai.sim.floor_friction`` and ``llm_aai.sim.pair_friction`` apply the friction and
+    explain why.
     """
     buf = max(int(resolution), 64)
     sun = _fmt(_SUN_DIR)
@@ -108,9 +111,11 @@ def document(*, assets: str, static: str, bodies: str, resolution: int, contacts
     <pair condim="1" solref="0.02 1" solimp="0.95 0.99 0.001"/>
     <default class="ground"><geom contype="1" conaffinity="1"/></default>
     <default class="pushable">
-      <geom priority="1" friction="0.425 0 0" contype="4" conaffinity="2"/>
+      <geom priority="1" friction="0.425 0 0" condim="1" contype="4" conaffinity="2"/>
     </default>
-    <default class="movable"><geom contype="2" conaffinity="2"/></default>
+    <default class="movable">
+      <geom priority="1" friction="0.6 0 0" condim="1" contype="2" conaffinity="2"/>
+    </default>
     <default class="ball"><geom friction="0.6 0 0" condim="3"/></default>
   </default>
   <asset>

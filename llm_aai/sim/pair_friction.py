@@ -1,30 +1,40 @@
-"""Coulomb friction between two Cardboxes (one box resting on, or sliding over, another).
+"""Coulomb friction of the pushable bodies' contacts with everything but the agent and the floor.
+
+Pushable bodies are the Cardboxes and the U/L/J blocks. Their contacts with walls, ramps, the
+fence, balls and each other are frictionless in MuJoCo (condim 1: normal force only,
+``llm_aai.sim.looks``), and this module applies their friction as an impulse before every
+physics step. The agent's contacts are finished by ``llm_aai.sim.agent_physics`` and the
+floor's by ``llm_aai.sim.floor_friction``.
 
 Why not MuJoCo's own contact friction: the same reason as for the floor
 (``llm_aai.sim.floor_friction``): in MuJoCo's convex soft-contact model a *sliding* contact
-gets a separating velocity of roughly the friction coefficient times the slip speed. When the
-agent knocks the bottom box of a pile out at ~19 m/s, the box on top slides over it at that
-speed and was thrown ~1 m up; in PhysX it simply loses its support and falls.
+gets a separating velocity of roughly the friction coefficient times the slip speed.
+Measured:
 
-So Cardbox pairs are frictionless in MuJoCo (normal force only, ``llm_aai.sim.scene``) and
-this module applies their friction as an impulse before every physics step. For each pair of
-boxes in contact on the previous step, with ``N`` the sum of its contacts' normal forces,
-``p`` their centre of pressure (the force-weighted mean point) and ``n`` the force-weighted
-mean normal:
+- when the agent knocks the bottom box of a pile out at ~19 m/s, the box on top slides over
+  it at that speed and was thrown ~1 m up; in PhysX it simply loses its support and falls;
+- a 2 m Cardbox sliding along the fence at 14 m/s that touches it at 2.9 m/s bounced off at
+  4.5 m/s, faster than it came (PhysX, with bounciness 0, stops the approach and keeps it
+  against the fence).
+
+For each pair of bodies in contact on the previous step (a static geom counts as a body of
+its own, which never moves), with ``N`` the sum of its contacts' normal forces, ``p`` their
+centre of pressure (the force-weighted mean point) and ``n`` the force-weighted mean normal:
 
 - the slip is the relative velocity of the two bodies at ``p``, minus its part along ``n``;
 - the impulse opposes the slip, equal and opposite on the two bodies, applied at ``p`` (so it
   also spins them), of magnitude ``min(mu * N * dt, slip / w)``, where ``w`` is the slip
   change per unit impulse of the two rigid bodies (linear and rotational, about each centre
-  of mass). The second bound stops a slide exactly instead of reversing it, which is also
-  what holds a resting box in place (static friction). It is why the pair's contacts are
-  lumped: each of a face contact's 4-8 points stopping the whole slip on its own would
-  reverse it several times over.
+  of mass; zero for a static geom). The second bound stops a slide exactly instead of
+  reversing it, which is also what holds a resting box in place (static friction). It is why
+  the pair's contacts are lumped: each of a face contact's 4-8 points stopping the whole slip
+  on its own would reverse it several times over.
 
 ``N`` lags one step, as for the agent's own friction (``llm_aai.sim.agent_physics``); on a
 resting pile it is constant, so the lag only matters in the first step of an impact. The
-coefficient is MuJoCo's pair coefficient (``llm_aai.sim.scene``: PhysX's average of two
-LowFriction materials, 0.25).
+coefficient is PhysX's average of the two materials: the Cardboxes' LowFriction (0.25) and
+Unity's default (0.6) for everything else, so 0.25 box on box, 0.425 box on wall and 0.6
+block on wall.
 """
 
 from __future__ import annotations
@@ -34,10 +44,14 @@ from collections.abc import Sequence
 
 STILL = 1e-6
 """Slip speed (m/s) below which a contact is left alone."""
+LOW_FRICTION = 0.25
+"""The Cardboxes' LowFriction material (static and dynamic)."""
+DEFAULT_FRICTION = 0.6
+"""Unity's default material, which every other collider has."""
 
 
 class PairFriction:
-    """Applies the friction of the box-box contacts of one compiled arena.
+    """Applies the friction of the pushable bodies' contacts in one compiled arena.
 
     Plain Python floats rather than numpy, as in ``FloorFriction``: a step has a handful of
     these contacts, where numpy's per-call overhead would dominate.
@@ -45,31 +59,44 @@ class PairFriction:
     Args:
         model: the compiled arena.
         data: its state.
-        bodies: for each Cardbox, its MuJoCo body name and geom names; the box-box ``<pair>``
-            elements between these geoms must be frictionless (``condim="1"``), with their
-            Coulomb coefficient in the pair's first friction value.
+        pushables: for each pushable body, its MuJoCo geom names and whether it is a Cardbox
+            (LowFriction material). Their contacts with every geom but ``agent`` and
+            ``floor`` must be frictionless in MuJoCo (``condim="1"``).
     """
 
-    def __init__(self, model, data, bodies: Sequence[tuple[str, Sequence[str]]]) -> None:
+    def __init__(self, model, data,
+                 pushables: Sequence[tuple[Sequence[str], bool]]) -> None:
+        import mujoco
+
         self._model, self._data = model, data
-        self._owner = [-1] * model.ngeom  # geom id -> Cardbox body id (-1: none)
-        for name, geoms in bodies:
-            body = int(model.body(name).id)
+        self._pushable = [False] * model.ngeom
+        self._material = [DEFAULT_FRICTION] * model.ngeom
+        for geoms, cardbox in pushables:
             for geom in geoms:
-                self._owner[int(model.geom(geom).id)] = body
-        self._mu: dict[tuple[int, int], float] = {}
-        for k in range(model.npair):
-            a, b = int(model.pair_geom1[k]), int(model.pair_geom2[k])
-            if self._owner[a] >= 0 and self._owner[b] >= 0:
-                self._mu[(a, b)] = self._mu[(b, a)] = float(model.pair_friction[k, 0])
-        self._dof = {body: int(model.jnt_dofadr[model.body_jntadr[body]])
-                     for body in set(self._owner) if body >= 0}
+                g = int(model.geom(geom).id)
+                self._pushable[g] = True
+                if cardbox:
+                    self._material[g] = LOW_FRICTION
+        self._skip = {mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
+                      for name in ("agent", "floor")}
+        # The side of a contact each geom belongs to: its body if that body moves freely,
+        # else -1 - geom (a static geom, its own immovable side).
+        self._side = []
+        self._dof: dict[int, int] = {}
+        for g in range(model.ngeom):
+            body = int(model.geom_bodyid[g])
+            joint = int(model.body_jntadr[body])
+            if model.body_jntnum[body] == 1 and model.jnt_type[joint] == mujoco.mjtJoint.mjJNT_FREE:
+                self._side.append(body)
+                self._dof[body] = int(model.jnt_dofadr[joint])
+            else:
+                self._side.append(-1 - g)
         self._inv_mass = {body: 1.0 / float(model.body_mass[body]) for body in self._dof}
         self._inv_inertia = {body: tuple(1.0 / float(v) for v in model.body_inertia[body])
                              for body in self._dof}
         self._dt = float(model.opt.timestep)
-        # The last step's lumped box-box contacts: (body a, body b, centre of pressure,
-        # unit normal a->b, total normal force N, mu).
+        # The last step's lumped contacts: (side a, side b, centre of pressure, unit normal
+        # a->b, total normal force N, mu).
         self._contacts: list[tuple[int, int, tuple, tuple, float, float]] = []
         self._pushed: set[int] = set()  # bodies whose qfrc_applied this module wrote
 
@@ -96,19 +123,20 @@ class PairFriction:
             impulse = min(mu * force * self._dt, slip / w)
             f = impulse / self._dt  # applied for one step
             # On b against its slip, on a with it.
-            mujoco.mj_applyFT(model, data, [-f * tx, -f * ty, -f * tz], [0.0, 0.0, 0.0],
-                              list(point), b, data.qfrc_applied)
-            mujoco.mj_applyFT(model, data, [f * tx, f * ty, f * tz], [0.0, 0.0, 0.0],
-                              list(point), a, data.qfrc_applied)
-            self._pushed.update((a, b))
+            for side, sign in ((b, -f), (a, f)):
+                if side >= 0:
+                    mujoco.mj_applyFT(model, data, [sign * tx, sign * ty, sign * tz],
+                                      [0.0, 0.0, 0.0], list(point), side, data.qfrc_applied)
+                    self._pushed.add(side)
 
     def after_step(self, *, read: bool = True) -> None:
-        """Clear the applied friction; read this step's box-box contacts.
+        """Clear the applied friction; read this step's contacts of pushable bodies.
 
         Args:
-            read: False when no box moves (the simulator passes ``FloorFriction.any_moving()``):
-                then nothing slips and the contact scan is skipped. The check follows the
-                physics step, so a box that step set moving is already seen.
+            read: False when no pushable body moves (the simulator passes
+                ``FloorFriction.any_moving()``): then nothing slips and the contact scan is
+                skipped. The check follows the physics step, so a body that step set moving
+                is already seen.
         """
         data = self._data
         for body in self._pushed:
@@ -116,17 +144,14 @@ class PairFriction:
             data.qfrc_applied[dof : dof + 6] = 0.0
         self._pushed.clear()
         self._contacts = []
-        if not read or not data.ncon or not self._mu:
+        if not read or not data.ncon:
             return
         contact = data.contact
-        owner, mu_of = self._owner, self._mu
+        pushable, skip, side, material = self._pushable, self._skip, self._side, self._material
         arrays = None
         lumped: dict[tuple[int, int], list[float]] = {}
         for k, (geom1, geom2) in enumerate(contact.geom.tolist()):
-            if owner[geom1] < 0 or owner[geom2] < 0:
-                continue
-            mu = mu_of.get((geom1, geom2))
-            if mu is None:
+            if not (pushable[geom1] or pushable[geom2]) or geom1 in skip or geom2 in skip:
                 continue
             if arrays is None:
                 arrays = (contact.efc_address.tolist(), data.efc_force.tolist(),
@@ -137,7 +162,7 @@ class PairFriction:
                 continue
             f = forces[row]
             (px, py, pz), (nx, ny, nz) = points[k], frames[k][:3]
-            a, b = owner[geom1], owner[geom2]
+            a, b = side[geom1], side[geom2]
             if a > b:  # one orientation per pair: the normal points from a to b
                 a, b, nx, ny, nz = b, a, -nx, -ny, -nz
             total = lumped.setdefault((a, b), [0.0] * 8)
@@ -148,7 +173,7 @@ class PairFriction:
             total[4] += f * nx
             total[5] += f * ny
             total[6] += f * nz
-            total[7] = mu
+            total[7] = 0.5 * (material[geom1] + material[geom2])
         for (a, b), (f, fpx, fpy, fpz, fnx, fny, fnz, mu) in lumped.items():
             norm = math.sqrt(fnx * fnx + fny * fny + fnz * fnz)
             if norm <= 0.0:
@@ -160,8 +185,10 @@ class PairFriction:
         """World velocity of the material point of ``body`` at ``point``.
 
         A free joint's qvel holds the linear velocity of the body frame's origin (world axes)
-        and the angular velocity in the body's own axes.
+        and the angular velocity in the body's own axes. A static side does not move.
         """
+        if body < 0:
+            return (0.0, 0.0, 0.0)
         data = self._data
         dof = self._dof[body]
         vx, vy, vz, lx, ly, lz = data.qvel[dof : dof + 6].tolist()
@@ -174,7 +201,9 @@ class PairFriction:
         return (vx + wy * dz - wz * dy, vy + wz * dx - wx * dz, vz + wx * dy - wy * dx)
 
     def _slip_per_impulse(self, body: int, point, direction) -> float:
-        """Velocity change along ``direction`` at ``point`` per unit impulse there."""
+        """Velocity change along ``direction`` at ``point`` per unit impulse there (0: static)."""
+        if body < 0:
+            return 0.0
         data = self._data
         cx, cy, cz = data.xipos[body].tolist()
         dx, dy, dz = point[0] - cx, point[1] - cy, point[2] - cz

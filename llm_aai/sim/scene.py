@@ -37,10 +37,6 @@ TUNNEL_SEGMENTS = 14
 TUNNEL_MIN_THICKNESS = 0.06
 
 GROUP_SOLID, GROUP_ZONE, GROUP_INVISIBLE, GROUP_AGENT = 0, 1, 2, 3
-BOX_BOX_FRICTION = (0.25, 0.25, 0.005, 0.0001, 0.0001)
-"""Cardbox against Cardbox: both LowFriction (0.25), which PhysX's average keeps. The pair is
-frictionless in MuJoCo (condim 1); ``llm_aai.sim.pair_friction`` reads the first value and
-applies it. MuJoCo's pair format wants all five coefficients."""
 
 
 @dataclass(frozen=True)
@@ -229,9 +225,9 @@ def _u_block(i: int, obj: PlacedObject, parts: _Parts) -> None:
     Unity prefab (before scale): spine 1x1x10 at the origin, arms 3x1x1 centred at
     (x = +-1, z = +-5.5); scale (0.3 sx, sy, 0.1 sz). The yaw already carries the prefab's
     +90 degrees (the placer adds it). Unlike the Cardboxes, their colliders have no physics
-    material (U3 ``Assets/Prefabs/Moveable/UObject.prefab``: ``m_Material`` fileID 0), so they
-    keep the default geom class: Unity's default mu 0.6, and 0.425 against a box (whose
-    priority-1 class carries the averaged value).
+    material (U3 ``Assets/Prefabs/Moveable/UObject.prefab``: ``m_Material`` fileID 0): Unity's
+    default mu 0.6, which the ``movable`` class carries for the agent's friction with them;
+    ``llm_aai.sim.pair_friction`` gives 0.425 against a box.
     """
     sx, sy, sz = obj.size
     name = obj.spec.name if obj.spec.name in _U_ARMS else _alias_to_name(obj.spec)
@@ -366,16 +362,16 @@ def build_scene(placed: PlacedArena, *, resolution: int = 512) -> Scene:
         builder(i, obj, parts)
     agent_body, start = _agent_body(placed.agent)
     # Contacts the contype/conaffinity bits filter out (looks.py), given as explicit pairs,
-    # all frictionless in MuJoCo: pushable bodies against the floor (whose friction
-    # ``llm_aai.sim.floor_friction`` applies) and Cardbox against Cardbox (whose friction,
-    # PhysX's average of two LowFriction materials, ``llm_aai.sim.pair_friction`` applies).
+    # both frictionless in MuJoCo: pushable bodies against the floor (whose friction
+    # ``llm_aai.sim.floor_friction`` applies) and Cardbox against Cardbox (whose friction
+    # ``llm_aai.sim.pair_friction`` applies, as for every other contact of a pushable body).
     pairs = [
         f'<pair geom1="floor" geom2="{geom}" condim="1"/>'
         for pushable in parts.pushables for geom in pushable.geoms
     ]
     boxes = [p.geoms[0] for p in parts.pushables if p.cardbox]
     pairs += [
-        f'<pair geom1="{a}" geom2="{b}" condim="1" friction="{_fmt(BOX_BOX_FRICTION)}"/>'
+        f'<pair geom1="{a}" geom2="{b}" condim="1"/>'
         for k, a in enumerate(boxes) for b in boxes[k + 1:]
     ]
     xml = looks.document(

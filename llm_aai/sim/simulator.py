@@ -130,7 +130,7 @@ class Simulator:
         self._agent = AgentPhysics(model, data, scene.agent_yaw)
         self._floor = FloorFriction(model, data, [(p.body, p.geoms) for p in scene.pushables])
         self._pairs = PairFriction(
-            model, data, [(p.body, p.geoms) for p in scene.pushables if p.cardbox])
+            model, data, [(p.geoms, p.cardbox) for p in scene.pushables])
         self._goals = {
             mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, goal.geom): _Goal(
                 goal,

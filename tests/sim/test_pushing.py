@@ -200,3 +200,35 @@ def test_a_box_sliding_on_another_stops_where_coulomb_friction_says(physics_sim)
         sim.step(0, 0)
     assert np.abs(data.xpos[top] - resting).max() < 1e-3  # stopped, not reversed
     assert sim.physics_warnings == {}
+
+
+BOX_WALL_MU = 0.425  # PhysX average of LowFriction and the default material
+
+
+def test_a_box_sliding_into_the_fence_stays_against_it(physics_sim):
+    """A 2 m box sliding north along the east fence at 14 m/s and closing on it at 3 m/s:
+    PhysX (bounciness 0) stops the approach, and friction takes mu times that change off the
+    slide. MuJoCo's own sliding friction threw it back off at 4.5 m/s, faster than it came,
+    and took 3.2 m/s off the slide."""
+    sim = physics_sim(arena(obj("Cardbox2", (38.6, 0.0, 15.0), (2, 2, 2)),
+                            agent=(5.0, 0.0, 5.0)))
+    for _ in range(10):  # settle
+        sim.step(0, 0)
+    model, data = sim._model, sim._data
+    body = model.body("body0").id
+    dof = model.jnt_dofadr[model.body_jntadr[body]]
+    v_east, v_north = 3.0, 14.0
+    data.qvel[dof : dof + 2] = (v_east, v_north)  # MuJoCo x, y = Unity x (east), z (north)
+    steps = 10
+    for _ in range(steps):
+        sim.step(0, 0)
+        assert float(data.qvel[dof]) > -1.0  # never thrown back off the fence
+    east_face = float(data.xpos[body][0]) + 1.0
+    assert east_face > 39.5  # still at the fence (40), not metres off it
+    assert abs(float(data.xpos[body][2]) - 1.0) < 0.02  # and on the floor
+    # The floor took mu g per second all along; the fence mu times the approach it stopped
+    # (2.9 m/s: the floor slowed the approach a little first).
+    physics_steps = 3 * steps
+    expected = v_north - BOX_WALL_MU * 2.9 - physics_steps * BOX_FLOOR_MU * G * 0.02
+    assert float(data.qvel[dof + 1]) == pytest.approx(expected, abs=0.4)
+    assert sim.physics_warnings == {}
