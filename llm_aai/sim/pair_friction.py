@@ -42,12 +42,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from llm_aai.sim.agent_physics import FRICTION as DEFAULT_FRICTION
+
 STILL = 1e-6
 """Slip speed (m/s) below which a contact is left alone."""
 LOW_FRICTION = 0.25
-"""The Cardboxes' LowFriction material (static and dynamic)."""
-DEFAULT_FRICTION = 0.6
-"""Unity's default material, which every other collider has."""
+"""The Cardboxes' LowFriction material (static and dynamic); every other collider has Unity's
+default material (``DEFAULT_FRICTION``)."""
 
 
 class PairFriction:
