@@ -24,29 +24,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tasks", help="comma-separated task ids, e.g. 01-04-03,02-10-01")
     parser.add_argument("--full-testbed", action="store_true",
                         help="select from all 900 testbed tasks instead of the 40-task subset")
-    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("--trials", type=_at_least(1), default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
-    parser.add_argument("--resolution", type=int, default=512)
+    parser.add_argument("--resolution", type=_at_least(64), default=512,
+                        help="square frame size in pixels, at least 64 (default: 512)")
     parser.add_argument("--frames", default="jpeg", choices=FRAME_KINDS,
                         help="how frames are sent and logged: jpeg (as in the paper's "
                              "recording, default) or png (lossless)")
-    parser.add_argument("--jpeg-quality", type=int, default=75, help="1-95 (default: 75)")
+    parser.add_argument("--jpeg-quality", type=_at_least(1, at_most=95), default=75,
+                        help="1-95 (default: 75)")
     parser.add_argument("--prompt", default="react",
                         help="react (experiment 1) or icl (experiment 2: a worked example first)")
     parser.add_argument("--example", type=Path,
                         help="with --prompt icl: an example directory to use instead of the "
                              "built-in tutorial (see python -m llm_aai.prompts.examples)")
     parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"))
-    parser.add_argument("--max-scripts", type=int, default=defaults.max_scripts)
-    parser.add_argument("--initial-observations", type=int,
+    parser.add_argument("--max-scripts", type=_at_least(1), default=defaults.max_scripts)
+    parser.add_argument("--initial-observations", type=_at_least(0),
                         default=defaults.initial_observations)
-    parser.add_argument("--concurrency", type=int, default=1)
-    parser.add_argument("--max-relaunches", type=int, default=2,
+    parser.add_argument("--concurrency", type=_at_least(1), default=1)
+    parser.add_argument("--max-relaunches", type=_at_least(0), default=2,
                         help="relaunches of a trial whose model calls kept failing")
     parser.add_argument("--relaunch-delay", type=float, default=5.0,
                         help="seconds before the n-th relaunch, times n")
-    parser.add_argument("--budget-usd", type=float, help="stop scheduling episodes past this cost")
+    parser.add_argument("--budget-usd", type=_positive_float,
+                        help="stop scheduling episodes past this cost")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--run-id", help="name of the run directory (default: timestamp+model)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
@@ -59,11 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
                                          "llm_aai.llm.fake_server"))
     llm.add_argument("--temperature", type=float, default=0.0)
     llm.add_argument("--max-tokens", type=int, default=1024)
-    llm.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
-    llm.add_argument("--max-retries", type=int, default=6)
-    llm.add_argument("--provider-concurrency", type=int,
+    llm.add_argument("--timeout", type=_positive_float, default=120.0,
+                     help="seconds per model call")
+    llm.add_argument("--max-retries", type=_at_least(0), default=6)
+    llm.add_argument("--provider-concurrency", type=_at_least(1),
                      help="simultaneous calls to one provider (default: --concurrency)")
-    llm.add_argument("--keep-last-images", type=int,
+    llm.add_argument("--keep-last-images", type=_at_least(1),
                      help="send only the last K images; older ones become a text placeholder")
     llm.add_argument("--prompt-caching", action="store_true",
                      help="add Anthropic prompt-caching breakpoints")
@@ -71,6 +75,30 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --model replay: the episode directory whose scripts to re-issue")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
     return parser
+
+
+def _at_least(low: int, *, at_most: int | None = None):
+    """An argparse type: an integer in [low, at_most], refused with the range otherwise."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low or (at_most is not None and value > at_most):
+            bounds = f"from {low} to {at_most}" if at_most is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range: must be {bounds}")
+        return value
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{value:g} must be greater than 0")
+    return value
 
 
 def default_run_id(model: str) -> str:
@@ -88,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.model and not args.resume:
         parser.error("--model is required (unless --resume continues an earlier run)")
+    if args.model == "replay" and not args.replay_from and not args.resume:
+        parser.error("--model replay needs --replay-from EPISODE_DIR (the scripts to re-issue)")
+    for flag in ("level", "tasks"):
+        if getattr(args, flag) is not None and not getattr(args, flag).strip():
+            parser.error(f"--{flag} is empty; leave it out to run every task")
     try:
         run_dir, results = run_from_args(args)
     except RunError as error:
@@ -96,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished episodes are saved; continue with --resume", file=sys.stderr)
         return 130
+    except EOFError as error:  # the human agent's input ended (Ctrl-D, or a file ran out)
+        print(f"\nstopped: {error}; finished episodes are saved; continue with --resume",
+              file=sys.stderr)
+        return 1
     passed = sum(r.passed for r in results)
     print(f"{len(results)} episodes, {passed} passed; results in {run_dir}\n")
     if results:  # the comparison researchers run this for: per level, vs children and agents
@@ -103,4 +140,10 @@ def main(argv: list[str] | None = None) -> int:
 
         analyze.main([str(run_dir)])
         print(f"\nfigure: python -m llm_aai.analyze {run_dir} --plot pass-rates.png")
+    failed = sum(r.end_reason == "infrastructure" for r in results)
+    if failed:  # not a result about the model: say so, and fail the command for scripts
+        print(f"{failed} of {len(results)} episodes ended on infrastructure errors (see their "
+              f"infra_error); retry them with: python -m llm_aai.run --resume {run_dir}",
+              file=sys.stderr)
+        return 1
     return 0

@@ -111,6 +111,8 @@ class RunStore:
         results = {}
         if self.episodes_dir.is_dir():
             for result_file in sorted(self.episodes_dir.glob(f"*/{RESULT}")):
+                if ".attempt-" in result_file.parent.name:
+                    continue  # an infrastructure failure set aside before a retry
                 result = read_result(result_file.parent)
                 results[result.episode_id] = result
         return results
@@ -132,6 +134,20 @@ class RunStore:
             shutil.rmtree(target)
         source.rename(target)
         return target
+
+    def set_aside_infrastructure_failure(self, episode_id: str) -> int:
+        """Move an infrastructure-failed episode aside before a resumed run retries it.
+
+        It becomes its own last attempt (nothing is deleted); returns how many attempts it had.
+        """
+        directory = self.episodes_dir / episode_id
+        if not (directory / RESULT).exists():
+            return 0
+        result = read_result(directory)
+        if result.end_reason != "infrastructure":
+            raise FileExistsError(f"episode {episode_id} is already finished in {self.root}")
+        self.keep_failed_attempt(episode_id, result.attempts)
+        return result.attempts
 
     def write_summary(self) -> Path:
         """Rewrite summary.csv from the sealed episodes (atomic; rows sorted by episode id)."""

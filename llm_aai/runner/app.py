@@ -23,8 +23,9 @@ from llm_aai.logs.store import RunStore
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
 from llm_aai.script import PaperProtocol
 
-# Flags that may differ when a run is resumed; everything else comes from the manifest.
-_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "resume", "arenas_dir", "api_base"}
+# Flags that may differ when a run is resumed; everything else comes from the manifest, and
+# giving one of those with another value is an error rather than silently ignored.
+_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "arenas_dir", "api_base"}
 
 
 class RunError(Exception):
@@ -39,6 +40,8 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
 
     if args.resume:
         args = _resumed_args(args)
+    elif args.arenas_dir is not None:  # the manifest must name the folder from anywhere
+        args.arenas_dir = args.arenas_dir.resolve()
     try:
         tasks = select_tasks(args.level, args.tasks, full=args.full_testbed)
         arena_paths = {t.task_id: resolve_arena_path(t.task_id, args.arenas_dir) for t in tasks}
@@ -46,6 +49,9 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         frame_format = FrameFormat(args.frames, args.jpeg_quality)
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
         raise RunError(str(error)) from error
+    if args.resume:
+        _check_arenas_unchanged(Path(args.resume), arena_paths)
+    _check_backend(args)
 
     config = SuiteConfig(
         model=args.model, tasks=tuple(tasks), trials=args.trials, seed=args.seed,
@@ -57,8 +63,12 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
                                      initial_observations=args.initial_observations),
     )
     prompt_set = _load_prompts(args.prompt, args.example)
-    run_dir = Path(args.resume) if args.resume else Path(args.out) / (
-        args.run_id or _default_run_id(args.model))
+    if args.resume:
+        run_dir = Path(args.resume)
+    elif args.run_id:
+        run_dir = Path(args.out) / args.run_id
+    else:
+        run_dir = _unused_run_dir(Path(args.out), _default_run_id(args.model))
     store = RunStore(run_dir, frame_format)
     if not args.resume:
         if run_dir.exists() and any(run_dir.iterdir()):
@@ -102,6 +112,19 @@ def _make_env(args: argparse.Namespace):
                        arenas_dir=args.arenas_dir)
 
 
+def _check_backend(args: argparse.Namespace) -> None:
+    """Build one environment before the run directory exists.
+
+    A missing Unity package or build is then a one-line error that leaves nothing behind.
+    """
+    from llm_aai.env.backends.unity import UnityUnavailable
+
+    try:
+        _make_env(args).close()
+    except UnityUnavailable as error:
+        raise RunError(str(error)) from error
+
+
 def _load_prompts(name: str, example: Path | None):
     from llm_aai.prompts import load_prompt_set
     from llm_aai.prompts.examples import ExampleError
@@ -119,7 +142,14 @@ def _default_run_id(model: str) -> str:
 
 
 def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
-    """Rebuild the original arguments from the manifest, keeping the overridable ones."""
+    """Rebuild the original arguments from the manifest, taking the overridable flags given.
+
+    A flag counts as given when its value differs from the command line's default. Any other
+    flag given with a value unlike the run's is refused: a resumed run that quietly used its
+    old model or trial count would not be what the user asked for.
+    """
+    from llm_aai.cli.run import build_parser
+
     store = RunStore(Path(args.resume))
     try:
         saved = store.read_manifest()["cli_args"]
@@ -129,12 +159,49 @@ def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
     # runs started before the frame format was a choice stored PNG frames
     merged.setdefault("frames", "png")
     merged.setdefault("jpeg_quality", 75)
-    for key in _RESUME_OVERRIDABLE:
-        merged[key] = getattr(args, key)
+    parser = build_parser()
+    conflicts = []
+    for key, value in vars(args).items():
+        given = _as_saved(value)
+        if key == "resume" or given == _as_saved(parser.get_default(key)):
+            continue
+        if key in _RESUME_OVERRIDABLE:
+            merged[key] = value.resolve() if isinstance(value, Path) else value
+        elif given != merged.get(key):
+            conflicts.append(f"--{key.replace('_', '-')} {given} (the run has {merged.get(key)})")
+    if conflicts:
+        raise RunError(f"{args.resume} was started with other settings, which --resume keeps: "
+                       + "; ".join(conflicts) + ". Start a new run to change them.")
+    merged["resume"] = args.resume
     for key in ("out", "arenas_dir", "replay_from", "example"):
         if merged.get(key) is not None:
             merged[key] = Path(merged[key])
     return argparse.Namespace(**merged)
+
+
+def _as_saved(value: Any) -> Any:
+    """A flag's value as the manifest stores it (paths as strings)."""
+    return str(value) if isinstance(value, Path) else value
+
+
+def _check_arenas_unchanged(run_dir: Path, arena_paths: dict[str, Path]) -> None:
+    """Refuse to resume on arena files that differ from the ones the run started with."""
+    recorded = RunStore(run_dir).read_manifest().get("arenas", {})
+    changed = [f"{task_id} ({path})" for task_id, path in arena_paths.items()
+               if task_id in recorded and _sha256(path) != recorded[task_id]]
+    if changed:
+        raise RunError(f"arena files differ from those {run_dir} started with (checksums in its "
+                       f"manifest.json): {', '.join(changed)}; resume with the original "
+                       "--arenas-dir, or start a new run")
+
+
+def _unused_run_dir(out: Path, run_id: str) -> Path:
+    """``out/run_id``, or ``out/run_id-2``, ``-3``... when a run started in the same second."""
+    candidate, n = out / run_id, 1
+    while candidate.exists() and any(candidate.iterdir()):
+        n += 1
+        candidate = out / f"{run_id}-{n}"
+    return candidate
 
 
 def _manifest(

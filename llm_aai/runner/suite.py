@@ -106,8 +106,13 @@ class Suite:
         self._setup_lock = threading.Lock()
 
     def pending(self) -> list[EpisodeSpec]:
-        """Episodes without a sealed result, in task then trial order."""
-        finished = self.store.finished_results()
+        """Episodes without a sealed result, in task then trial order.
+
+        An episode sealed as an infrastructure failure is pending again: it holds no result
+        about the model, and a resumed run is how a user retries it after an outage.
+        """
+        finished = {eid: result for eid, result in self.store.finished_results().items()
+                    if result.end_reason != "infrastructure"}
         specs = []
         for task in self.config.tasks:
             path = self.arena_path(task.task_id)
@@ -161,7 +166,7 @@ class Suite:
         return self._setup_lock if in_process else nullcontext()
 
     def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
-        attempt = 1
+        attempt = first_attempt = self.store.set_aside_infrastructure_failure(spec.episode_id) + 1
         while True:
             writer = self.store.start_episode(spec.episode_id)
             env = self._env()
@@ -173,7 +178,8 @@ class Suite:
                 writer.close()
                 raise
             result = dataclasses.replace(result, attempts=attempt)
-            if result.end_reason != "infrastructure" or attempt > self.config.max_relaunches:
+            relaunches = attempt - first_attempt
+            if result.end_reason != "infrastructure" or relaunches >= self.config.max_relaunches:
                 writer.finish(result)
                 return result
             writer.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -103,10 +104,69 @@ def test_trial_still_failing_after_relaunches_is_recorded_as_infrastructure(test
     with FakeChatServer(default=None, responder=lambda body: ServerError(503)) as server:
         result = run_cli(base_args(testbed_dir, tmp_path, server.url) + [
             "--max-retries", 0, "--relaunch-delay", 0, "--max-relaunches", 1])
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1
+    assert "1 of 1 episodes ended on infrastructure errors" in result.stderr
+    assert f"--resume {tmp_path / 'r'}" in result.stderr
     finished = RunStore(tmp_path / "r").finished_results()["01-04-03_t1"]
     assert finished.end_reason == "infrastructure" and not finished.passed
     assert finished.attempts == 2
+
+    # after the outage, resuming retries it and keeps every failed attempt's log
+    with FakeChatServer(default="Go(3);") as server:
+        resumed = run_cli(["--resume", tmp_path / "r", "--api-base", server.url])
+    assert resumed.returncode == 0, resumed.stderr
+    finished = RunStore(tmp_path / "r").finished_results()["01-04-03_t1"]
+    assert finished.end_reason != "infrastructure" and finished.attempts == 3
+    episodes = tmp_path / "r" / "episodes"
+    assert sorted(p.name for p in episodes.iterdir()) == [
+        "01-04-03_t1", "01-04-03_t1.attempt-1", "01-04-03_t1.attempt-2"]
+
+
+def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir, tmp_path):
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    for task in ("01-04-03", "01-06-02"):
+        (arenas / f"{task}.yaml").write_bytes((testbed_dir / f"{task}.yaml").read_bytes())
+    args = ["--model", "heuristic", "--tasks", "01-04-03,01-06-02", "--arenas-dir", "arenas",
+            "--out", "out", "--run-id", "r", "--resolution", 64, "--max-scripts", 2,
+            "--no-progress"]
+    first = run_cli(args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    run_dir = tmp_path / "out" / "r"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["cli_args"]["arenas_dir"] == str(arenas)  # absolute, usable from anywhere
+    shutil.rmtree(run_dir / "episodes" / "01-06-02_t1")
+
+    refused = run_cli(["--resume", run_dir, "--model", "random", "--trials", 3])
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "--model random (the run has heuristic)" in refused.stderr
+    assert "--trials 3 (the run has 1)" in refused.stderr
+
+    (arenas / "01-06-02.yaml").write_text(
+        (arenas / "01-06-02.yaml").read_text().replace("t: ", "t: 1", 1))
+    changed = run_cli(["--resume", run_dir])
+    assert changed.returncode == 2 and "01-06-02" in changed.stderr
+    assert "differ from those" in changed.stderr
+    assert not (run_dir / "episodes" / "01-06-02_t1").exists()
+
+    (arenas / "01-06-02.yaml").write_bytes((testbed_dir / "01-06-02.yaml").read_bytes())
+    resumed = run_cli(["--resume", run_dir])  # from another directory, no --arenas-dir
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
+
+
+def test_runs_started_in_the_same_second_get_their_own_directories(testbed_dir, tmp_path):
+    from llm_aai.cli.run import default_run_id
+
+    taken = tmp_path / default_run_id("heuristic")
+    taken.mkdir()
+    (taken / "manifest.json").write_text("{}")
+    args = ["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir", testbed_dir,
+            "--out", tmp_path, "--resolution", 64, "--max-scripts", 1, "--no-progress"]
+    result = run_cli(args)
+    assert result.returncode == 0, result.stderr
+    runs = sorted(p.name for p in tmp_path.iterdir())
+    assert len(runs) == 2 and (runs[0] == taken.name or runs[1].endswith("-2")), runs
 
 
 def test_resume_after_kill_finishes_without_duplicates(testbed_dir, tmp_path):
@@ -147,12 +207,20 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--level", "11"], "level"),
     (["--tasks", "99-99-99"], "99-99-99"),
+    (["--level", ""], "--level is empty"),
+    (["--trials", "0"], "--trials: 0 is out of range: must be at least 1"),
+    (["--concurrency", "0"], "--concurrency: 0 is out of range"),
+    (["--resolution", "7"], "--resolution: 7 is out of range: must be at least 64"),
+    (["--budget-usd", "-1"], "--budget-usd: -1 must be greater than 0"),
+    (["--model", "replay"], "--model replay needs --replay-from"),
+    (["--backend", "unity"], "the unity backend needs the 'animalai' package"),
 ])
 def test_bad_task_selection_is_a_clear_error(testbed_dir, tmp_path, args, message):
     result = run_cli(["--model", "heuristic", "--arenas-dir", testbed_dir, "--out", tmp_path,
                       *args])
     assert result.returncode == 2 and message in result.stderr
     assert "Traceback" not in result.stderr
+    assert not any(tmp_path.iterdir())  # no half-made run directory
 
 
 def test_icl_run_sends_the_worked_example_before_the_episode(testbed_dir, tmp_path):
