@@ -112,7 +112,9 @@ def _parse_levels(spec: str) -> set[int]:
             raise TaskSelectionError(f"bad level {part!r} in {spec!r}: use e.g. 3, 1-10 or 1,3,5")
         low = int(match.group(1))
         high = int(match.group(2) or low)
-        if low > high or low not in LEVEL_NAMES or high not in LEVEL_NAMES:
+        if low > high:
+            raise TaskSelectionError(f"level range {part!r} is reversed: write {high}-{low}")
+        if low not in LEVEL_NAMES or high not in LEVEL_NAMES:
             raise TaskSelectionError(f"level {part!r} is out of range: levels are 1 to 10")
         levels.update(range(low, high + 1))
     return levels
@@ -132,7 +134,7 @@ def _parse_ids(spec: str, pool: tuple[Task, ...]) -> list[Task]:
                                      "tests 01-30, variants 01-03)")
         if task_id not in by_id:
             raise TaskSelectionError(f"task {task_id} is not in the 40-task children subset; "
-                                     "add --full to choose from the whole testbed")
+                                     "add --full-testbed to choose from the whole testbed")
         chosen.append(by_id[task_id])
     return chosen
 

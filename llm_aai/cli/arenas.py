@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print errors only (warnings never make a file invalid)")
 
     listing = sub.add_parser("list", help="list testbed tasks with level and level name")
-    listing.add_argument("--full", action="store_true",
+    listing.add_argument("--full", "--full-testbed", action="store_true",
                          help="all 900 tasks instead of the 40-task children subset")
     listing.add_argument("--level", help="levels, e.g. 3, 1-10 or 1,3,5")
     listing.add_argument("--tasks", help="task ids, e.g. 01-04-03,02-10-01")

@@ -56,12 +56,12 @@ def test_select_tasks(level, tasks, full, count):
 @pytest.mark.parametrize(("level", "tasks", "full", "message"), [
     ("0", None, False, "out of range: levels are 1 to 10"),
     ("1-11", None, False, "out of range"),
-    ("5-2", None, False, "out of range"),
+    ("5-2", None, False, "level range .5-2. is reversed: write 2-5"),
     ("one", None, False, "bad level 'one'"),
     ("1,,2", None, False, "bad level ''"),
     (None, "1-4-3", False, "bad task id '1-4-3'"),
     (None, "11-01-01", True, "11-01-01 is not in the testbed"),
-    (None, "01-01-01", False, "not in the 40-task children subset; add --full"),
+    (None, "01-01-01", False, "not in the 40-task children subset; add --full-testbed"),
     ("2", "01-04-03", False, "no task matches"),
 ])
 def test_select_tasks_errors_are_clear(level, tasks, full, message):
