@@ -3,6 +3,11 @@
 Only sealed episodes (those with a ``result.json``) are analysed: an episode without a result was
 interrupted and will be rerun on resume, so counting it would bias the pass rate. Earlier attempts
 moved aside after infrastructure failures (``<id>.attempt-N``) are counted, not analysed.
+
+Every episode is counted once: a directory named twice (however the path is spelled) is read
+once, and an episode whose ``(run_id, episode_id)`` was already read from another directory (a
+copy of the run) is skipped if its result is identical and refused if it differs, since two
+different outcomes for one episode mean the directories cannot be pooled.
 """
 
 from __future__ import annotations
@@ -39,8 +44,9 @@ class Runs:
             tables and figures group by), ``level_name``, ``infra_failure`` and ``episode_dir``.
         turns: one row per TurnRecord of those episodes, keyed by ``run_id, episode_id, turn``
             (empty when loaded with ``with_turns=False``).
-        runs: one row per run directory, with counts of finished and unfinished episodes and
-            of attempts set aside after infrastructure failures.
+        runs: one row per run directory, with counts of finished episodes (those counted from
+            this directory), duplicates (identical copies of episodes already counted),
+            unfinished episodes and attempts set aside after infrastructure failures.
 
     """
 
@@ -60,24 +66,32 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
         with_turns: also read every ``turns.jsonl``; metrics only need the episodes.
 
     Raises:
-        RunDirectoryError: a path is missing, is not a run directory, or holds a malformed log.
+        RunDirectoryError: a path is missing, is not a run directory, or holds a malformed log;
+            or two directories hold the same episode of the same run with different results.
 
     """
-    paths = [Path(path) for path in paths]
+    paths = _distinct([Path(path) for path in paths])
     if not paths:
         raise RunDirectoryError("no run directories given")
     episode_rows: list[dict[str, Any]] = []
     turn_rows: list[dict[str, Any]] = []
     run_rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
     for path in paths:
         identity = _run_identity(path)
         finished, unfinished, set_aside = _episode_dirs(path)
+        counted = 0
         for directory in finished:
-            episode_rows.append(_episode_row(directory, identity))
+            row = _episode_row(directory, identity)
+            if _already_counted(row, seen):
+                continue
+            counted += 1
+            episode_rows.append(row)
             if with_turns:
                 turn_rows.extend(_turn_rows(directory, identity["run_id"]))
-        run_rows.append({**identity, "path": str(path), "finished": len(finished),
-                         "unfinished": len(unfinished), "set_aside_attempts": len(set_aside)})
+        run_rows.append({**identity, "path": str(path), "finished": counted,
+                         "duplicates": len(finished) - counted, "unfinished": len(unfinished),
+                         "set_aside_attempts": len(set_aside)})
     episodes = _episodes_frame(episode_rows)
     runs = pd.DataFrame(run_rows)
     labels = _labels(runs)
@@ -85,6 +99,36 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
     episodes["label"] = [labels[(m, p)] for m, p in
                          zip(episodes["model"], episodes["prompt"], strict=True)]
     return Runs(episodes=episodes, turns=_turns_frame(turn_rows), runs=runs)
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """Drop repeats of a directory, comparing resolved paths (relative, absolute, ``x/``)."""
+    seen: set[Path] = set()
+    distinct = []
+    for path in paths:
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            distinct.append(path)
+    return distinct
+
+
+def _already_counted(row: dict[str, Any], seen: dict[tuple[str, str], dict[str, Any]]) -> bool:
+    """True if this episode was read before from another copy of the run, with the same result.
+
+    Raises:
+        RunDirectoryError: the earlier copy has a different result (or run identity).
+
+    """
+    key = (row["run_id"], row["episode_id"])
+    first = seen.setdefault(key, row)
+    if first is row:
+        return False
+    if {**first, "episode_dir": None} != {**row, "episode_dir": None}:
+        raise RunDirectoryError(
+            f"run {key[0]!r} episode {key[1]!r} appears in {first['episode_dir']} and "
+            f"{row['episode_dir']} with different results; give only one copy of the run, or "
+            "give one of them another run_id in its manifest.json")
+    return True
 
 
 def _run_identity(path: Path) -> dict[str, Any]:

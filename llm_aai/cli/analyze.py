@@ -14,7 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the command line."""
     parser = argparse.ArgumentParser(
         prog="python -m llm_aai.analyze",
-        description="Pass rates of one or more runs per level (or task), with Wilson 95%% "
+        description="Pass rates of one or more runs per level (or task), with Wilson 95% "
                     "intervals, beside children (n=59) and the Animal-AI Olympics top 10.",
     )
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
@@ -90,13 +90,16 @@ def _report(runs, args, populations: tuple[str, ...]) -> None:
 
 
 def _notes(runs, failures) -> None:
-    """Say what the tables leave out: lost episodes, unfinished ones, relaunched attempts."""
+    """Say what the tables leave out: lost episodes, copies, unfinished ones."""
     if len(failures):
         print(f"\n{len(failures)} episode(s) lost to infrastructure (not counted as failures):")
         for row in failures.itertuples(index=False):
             print(f"  {row.label} {row.episode_id} after {row.attempts} attempt(s): "
                   f"{row.infra_error}")
     for row in runs.runs.itertuples(index=False):
+        if row.duplicates:
+            print(f"note: {row.path}: {row.duplicates} episode(s) of run {row.run_id} already "
+                  "read from another directory, counted once")
         if row.unfinished:
             print(f"note: {row.path}: {row.unfinished} unfinished episode(s) ignored "
                   "(continue the run with --resume)")

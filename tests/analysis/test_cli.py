@@ -2,6 +2,7 @@ import subprocess
 import sys
 
 import pandas as pd
+import pytest
 
 from llm_aai.cli.analyze import main
 
@@ -63,3 +64,21 @@ def test_module_entry_point_has_no_traceback(tmp_path):
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("error: ") and "no such directory" in done.stderr
+
+
+def test_help_prints_a_single_percent_sign(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # undo argparse's line wrapping
+    assert "Wilson 95% intervals" in text and "%%" not in text
+
+
+def test_run_given_twice_is_counted_once(two_models, capsys):
+    beta = str(two_models[1])
+    assert main([beta]) == 0
+    once = capsys.readouterr().out
+    assert main([beta, beta + "/"]) == 0
+    assert capsys.readouterr().out == once
+    level1 = next(line for line in once.splitlines() if line.startswith("1 "))
+    assert "3/12 0.25" in level1  # only 01-04-03 passed, in its 3 trials

@@ -1,4 +1,5 @@
 import json
+import shutil
 
 import pytest
 
@@ -86,3 +87,38 @@ def test_same_model_two_prompts_gets_two_labels(tmp_path, make_run):
     c = make_run(tmp_path, model="other", prompt="icl", levels=range(1, 2))
     labels = load_runs([a, b, c], with_turns=False).episodes["label"].unique().tolist()
     assert labels == ["m [react]", "m [icl]", "other"]
+
+
+def test_same_directory_twice_counts_each_episode_once(tmp_path, make_run, monkeypatch):
+    run = make_run(tmp_path, model="m", levels=range(1, 3))
+    once = load_runs([run])
+    monkeypatch.chdir(tmp_path)
+    twice = load_runs([run, f"{run}/", run.name, f"./{run.name}/"])
+    assert len(twice.episodes) == len(once.episodes) == 8 * 3
+    assert len(twice.turns) == len(once.turns)
+    assert len(twice.runs) == 1 and twice.runs["duplicates"].tolist() == [0]
+
+
+def test_copy_of_a_run_counts_each_episode_once(tmp_path, make_run):
+    run = make_run(tmp_path / "a", model="m", levels=range(1, 3))
+    copy = shutil.copytree(run, tmp_path / "b" / run.name)
+    runs = load_runs([run, copy])
+    assert len(runs.episodes) == 8 * 3
+    assert not runs.episodes.duplicated(["run_id", "episode_id"]).any()
+    assert runs.runs[["finished", "duplicates"]].values.tolist() == [[24, 0], [0, 24]]
+
+
+def test_same_run_id_with_disjoint_episodes_is_pooled(tmp_path, make_run):
+    first = make_run(tmp_path / "a", model="m", run_id="split", levels=range(1, 2))
+    second = make_run(tmp_path / "b", model="m", run_id="split", levels=range(2, 3))
+    assert len(load_runs([first, second]).episodes) == 8 * 3
+
+
+def test_same_episode_with_different_results_is_refused(tmp_path, make_run):
+    run = make_run(tmp_path / "a", model="m", levels=range(1, 2), trials=range(1, 2))
+    copy = shutil.copytree(run, tmp_path / "b" / run.name)
+    result = copy / "episodes" / "01-04-03_t1" / "result.json"
+    result.write_text(json.dumps({**json.loads(result.read_text()), "passed": True}))
+    with pytest.raises(RunDirectoryError, match=r"episode '01-04-03_t1' appears in .*/a/.* and "
+                                                r".*/b/.* with different results"):
+        load_runs([run, copy])
