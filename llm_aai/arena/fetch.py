@@ -6,7 +6,9 @@ Files are written as ``<name>.part`` and renamed into place only once their chec
 (``os.replace`` is atomic), so the cache never holds a partial or corrupted arena under its
 real name. An interrupted download keeps its ``.part`` file and is resumed with an HTTP
 ``Range`` request, on the next attempt or the next run; files already present and correct are
-skipped.
+skipped. If the server gives no response at all (DNS failure, refused connection, timeout),
+the first such failure stops the whole fetch: every other file would fail the same way, one
+timeout after another.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
@@ -30,6 +33,10 @@ _CHUNK = 64 * 1024
 
 class FetchError(RuntimeError):
     """A download failed; the message names the file(s) and what to do."""
+
+
+class SourceUnreachable(FetchError):
+    """No connection to the source at all: the message names the URL and local alternatives."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,11 @@ def _download_once(url: str, part: Path, timeout: float) -> None:
         if exc.code == 416 and have:  # we already hold every byte
             return
         raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+    except OSError as exc:  # no response at all (URLError included): DNS, refused, timeout
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        if request.type == "file":  # a local mirror lacking this one file, like a 404
+            raise FetchError(f"{url}: {reason}") from None
+        raise SourceUnreachable(_offline_help(url, reason)) from None
     with response:
         resumed = have and response.status == 206
         expected = response.headers.get("Content-Length")
@@ -86,9 +98,7 @@ def _download(url: str, part: Path, timeout: float) -> None:
         try:
             _download_once(url, part, timeout)
             return
-        except (http.client.HTTPException, OSError) as exc:
-            if isinstance(exc, urllib.error.URLError) and not part.exists():
-                raise FetchError(_offline_help(url, exc.reason)) from None
+        except (http.client.HTTPException, OSError) as exc:  # cut off mid-body: resume
             last_error = exc
     size = part.stat().st_size if part.exists() else 0
     raise FetchError(f"{part.name.removesuffix('.part')}: download interrupted after {size} "
@@ -141,8 +151,9 @@ def fetch_testbed(
 
     Raises:
         FetchError: a file could not be downloaded or failed its checksum (all failures are
-            listed; good files are kept), or the source is unreachable (the message explains
-            how to use a local copy instead).
+            listed; good files are kept).
+        SourceUnreachable: the first connection to the source failed; the fetch stops there
+            and the message explains how to use a local copy instead.
 
     """
     dest = Path(dest).expanduser() if dest is not None else cache_dir()
@@ -153,23 +164,39 @@ def fetch_testbed(
     else:
         names = [t.filename for t in select_tasks(tasks=",".join(task_ids), full=True)]
     downloaded, skipped, failures = [], [], []
+    unreachable = threading.Event()
+
+    def fetch_one(name: str) -> bool | None:
+        """``_fetch_one``, or None without trying once the source is known to be unreachable."""
+        if unreachable.is_set():
+            return None
+        try:
+            return _fetch_one(name, sums[name], dest, source, timeout)
+        except SourceUnreachable:
+            unreachable.set()
+            raise
+
     bar = _progress_bar(len(names), progress)
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = {pool.submit(_fetch_one, n, sums[n], dest, source, timeout): n
-                       for n in names}
+            futures = {pool.submit(fetch_one, n): n for n in names}
             for future in as_completed(futures):
                 name = futures[future]
                 try:
-                    (downloaded if future.result() else skipped).append(name)
+                    fetched = future.result()
+                except SourceUnreachable:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
                 except FetchError as exc:
                     failures.append(str(exc))
+                else:
+                    if fetched is not None:
+                        (downloaded if fetched else skipped).append(name)
                 bar.update(1)
     finally:
         bar.close()
     if failures:
-        offline = [f for f in failures if f.startswith("cannot reach")]
-        summary = offline[0] if len(offline) == len(failures) else "\n".join(sorted(failures))
+        summary = "\n".join(sorted(failures))
         raise FetchError(f"{len(failures)} of {len(names)} testbed files failed:\n{summary}")
     return FetchReport(dest, tuple(sorted(downloaded)), tuple(sorted(skipped)))
 

@@ -2,11 +2,13 @@
 
 import hashlib
 import socket
+import time
+import urllib.request
 
 import pytest
 
 from llm_aai.arena.catalog import ARENAS_ENV, TESTBED_COMMIT, all_tasks, checksums
-from llm_aai.arena.fetch import FetchError, fetch_testbed
+from llm_aai.arena.fetch import FetchError, SourceUnreachable, fetch_testbed
 
 TASKS = [t.task_id for t in all_tasks()[::30]]  # 30 files across all levels
 
@@ -103,3 +105,43 @@ def test_file_url_mirror_works(testbed_dir, tmp_path):
     report = fetch_testbed(tmp_path, source=testbed_dir.as_uri(), task_ids=TASKS[:3],
                            progress=False)
     assert len(report.downloaded) == 3
+
+
+def _counting_urlopen(monkeypatch):
+    """Record every URL the fetcher opens."""
+    opened, real = [], urllib.request.urlopen
+
+    def urlopen(request, *args, **kwargs):
+        opened.append(request.full_url)
+        return real(request, *args, **kwargs)
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    return opened
+
+
+def test_unreachable_source_stops_at_the_first_failure(tmp_path, monkeypatch):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    opened = _counting_urlopen(monkeypatch)
+    start = time.monotonic()
+    with pytest.raises(SourceUnreachable, match=f"cannot reach http://127.0.0.1:{port}/"):
+        fetch_testbed(tmp_path, source=f"http://127.0.0.1:{port}", progress=False,
+                      timeout=1, workers=1)  # all 900 files
+    assert len(opened) == 1 and time.monotonic() - start < 10
+    opened.clear()
+    with pytest.raises(SourceUnreachable):
+        fetch_testbed(tmp_path, source=f"http://127.0.0.1:{port}", progress=False, timeout=1)
+    assert 1 <= len(opened) <= 8  # at most the downloads already in flight
+
+
+def test_silent_server_times_out_once(tmp_path, monkeypatch):
+    opened = _counting_urlopen(monkeypatch)
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        with pytest.raises(SourceUnreachable, match=f"cannot reach {url}/.*timed out"):
+            fetch_testbed(tmp_path, source=url, progress=False, timeout=0.5, workers=1)
+    assert len(opened) == 1 and time.monotonic() - start < 5
