@@ -27,6 +27,9 @@ Warnings (reported, the file stays valid, since AAI accepts the value):
 - Negative arena ids: AAI renumbers them.
 
 Zero sizes are accepted silently: AAI clamps them to the minimum and the testbed relies on it.
+
+``load_config`` refuses a file with any error (``require_valid``), so no episode plays an arena
+other than the one written; warnings never stop a file from loading.
 """
 
 from __future__ import annotations
@@ -215,10 +218,28 @@ def validate_config(config: ArenaConfig) -> list[ArenaError]:
     return sorted(report.problems, key=lambda p: p.line or 0)
 
 
+def require_valid(config: ArenaConfig) -> ArenaConfig:
+    """Return ``config``, or raise its first error as ``validate`` prints it.
+
+    Raises:
+        ArenaError: the first error in file order; the message counts any others.
+
+    """
+    errors = errors_only(validate_config(config))
+    if not errors:
+        return config
+    first = errors[0]
+    if len(errors) == 1:
+        raise first
+    raise ArenaError(f"{first.message} (and {len(errors) - 1} more error(s): "
+                     f"python -m llm_aai.arenas validate {first.file} lists them)",
+                     file=first.file, line=first.line, field=first.field)
+
+
 def check_file(path: str | Path) -> list[ArenaError]:
     """Load and validate one file; a load failure is returned as a single error."""
     try:
-        config = load_config(path)
+        config = load_config(path, check=False)
     except ArenaError as exc:
         return [exc]
     return validate_config(config)

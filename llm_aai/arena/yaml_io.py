@@ -165,8 +165,15 @@ def loads_config(text: str, source: str = "<string>") -> ArenaConfig:
     return config_from_node(root, source, line)
 
 
-def load_config(path: str | Path) -> ArenaConfig:
+def load_config(path: str | Path, *, check: bool = True) -> ArenaConfig:
     """Read and parse an arena file (UTF-8 YAML).
+
+    Args:
+        path: the file.
+        check: also refuse values ``python -m llm_aai.arenas validate`` calls errors, such as
+            an unknown object name, which AAI and the simulator would silently skip: an
+            episode on such a file plays another arena than the one written. Only the
+            validator, which reports every problem rather than the first, passes False.
 
     Raises:
         ArenaError: the file cannot be read, is not text, or is not a valid arena file.
@@ -183,7 +190,12 @@ def load_config(path: str | Path) -> ArenaConfig:
         line = raw[: exc.start].count(b"\n") + 1
         raise ArenaError("not a text file (invalid UTF-8); arena files are YAML text",
                          file=source, line=line, field="yaml") from None
-    return loads_config(text, source)
+    config = loads_config(text, source)
+    if check:
+        from llm_aai.arena.validate import require_valid
+
+        require_valid(config)
+    return config
 
 
 # -- dumping -------------------------------------------------------------------------------

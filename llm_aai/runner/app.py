@@ -35,7 +35,7 @@ class RunError(Exception):
 def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
     """Start or resume the run the arguments describe; return its directory and results."""
     from llm_aai.agents import resolve_agent
-    from llm_aai.arena import ArenaError, resolve_arena_path, select_tasks
+    from llm_aai.arena import ArenaError, load_config, resolve_arena_path, select_tasks
     from llm_aai.llm.errors import LLMError
 
     if args.resume:
@@ -45,6 +45,8 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
     try:
         tasks = select_tasks(args.level, args.tasks, full=args.full_testbed)
         arena_paths = {t.task_id: resolve_arena_path(t.task_id, args.arenas_dir) for t in tasks}
+        for path in arena_paths.values():  # a misread arena stops the run before it starts
+            load_config(path)
         agent_spec = resolve_agent(args.model, **_agent_options(args))
         frame_format = FrameFormat(args.frames, args.jpeg_quality)
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:

@@ -1,4 +1,6 @@
-from llm_aai.arena import loads_config, validate_config
+import pytest
+
+from llm_aai.arena import ArenaError, load_config, loads_config, validate_config
 from llm_aai.arena.validate import check_file, errors_only
 
 HEAD = "!ArenaConfig\narenas:\n  {id}: !Arena\n    t: 250\n    items:\n"
@@ -50,3 +52,29 @@ def test_load_failure_is_returned_not_raised(tmp_path):
     bad.write_text("!ArenaConfig\narenas: [\n")
     found = errors_only(check_file(bad))
     assert len(found) == 1 and str(found[0]).startswith(f"{bad}:")
+
+
+def test_loading_refuses_what_validate_calls_an_error(tmp_path):
+    bad = tmp_path / "typo.yaml"
+    bad.write_text(HEAD.format(id=0) + "    - !Item\n      name: Agent\n"
+                   "    - !Item\n      name: GoodGoalz\n      positions:\n"
+                   "      - !Vector3 {x: 20, y: 0, z: 20}\n")
+    with pytest.raises(ArenaError) as info:
+        load_config(bad)
+    assert str(info.value) == str(errors_only(check_file(bad))[0]) == (
+        f"{bad}:9: name: unknown object 'GoodGoalz' (did you mean GoodGoal or GoodGoalMulti "
+        "or GrowGoal?); AAI would skip it")
+    assert load_config(bad, check=False).arena().items[1].name == "GoodGoalz"
+
+
+def test_loading_counts_the_other_errors_and_accepts_warnings(tmp_path):
+    bad = tmp_path / "two.yaml"
+    bad.write_text(HEAD.format(id=0) + "    - !Item\n      name: Wal\n"
+                   "    - !Item\n      name: Wall\n      positions:\n"
+                   "      - !Vector3 {x: 45, y: 0, z: 1}\n")
+    with pytest.raises(ArenaError, match=r"two.yaml:7: name: unknown object 'Wal' .*\(and 1 "
+                                         r"more error\(s\): python -m llm_aai.arenas validate"):
+        load_config(bad)
+    odd = tmp_path / "odd.yaml"
+    odd.write_text(HEAD.format(id=0) + "    - !Item\n      name: DecoyGoal\n")
+    assert load_config(odd).arena().items[0].name == "DecoyGoal"  # a warning only

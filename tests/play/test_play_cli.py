@@ -75,3 +75,11 @@ def test_missing_files_are_messages_not_tracebacks(argv, capsys):
     assert status == 1 and lines == []
     assert err.startswith("error:")
     assert "not found" in err or "No such file" in err
+
+
+def test_arena_with_an_unknown_object_is_refused_not_played(tmp_path, capsys):
+    arena = tmp_path / "typo.yaml"
+    arena.write_text(REPO_ARENA.read_text().replace("name: GoodGoal\n", "name: GoodGoalz\n", 1))
+    status, lines, err = run(capsys, arena, "--script", "Go(3);", "--resolution", "64")
+    assert status == 1 and lines == [] and "Traceback" not in err
+    assert f"error: {arena}:" in err and "unknown object 'GoodGoalz'" in err

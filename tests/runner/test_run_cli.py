@@ -155,6 +155,19 @@ def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir
     assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
 
 
+def test_a_misread_arena_stops_the_run_before_it_starts(testbed_dir, tmp_path):
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    text = (testbed_dir / "01-04-03.yaml").read_text()
+    assert "name: GoodGoal\n" in text
+    (arenas / "01-04-03.yaml").write_text(text.replace("name: GoodGoal\n", "name: GoodGoalz\n"))
+    result = run_cli(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir", arenas,
+                      "--out", tmp_path / "out", "--no-progress"])
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "01-04-03.yaml" in result.stderr and "GoodGoalz" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_runs_started_in_the_same_second_get_their_own_directories(testbed_dir, tmp_path):
     from llm_aai.cli.run import default_run_id
 
