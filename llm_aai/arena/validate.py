@@ -35,12 +35,12 @@ other than the one written; warnings never stop a file from loading.
 from __future__ import annotations
 
 import difflib
-import math
 from pathlib import Path
 
 from llm_aai.arena.errors import ArenaError
 from llm_aai.arena.model import Arena, ArenaConfig, Item
 from llm_aai.arena.objects import OBJECTS, Kind, lookup
+from llm_aai.arena.schema import is_finite
 from llm_aai.arena.yaml_io import load_config
 
 ARENA_SIZE = 40.0
@@ -79,10 +79,6 @@ def _line_of(thing: Item | Arena, key: str | tuple[str, ...]) -> int | None:
     return thing.location.line if thing.location else None
 
 
-def _finite(value: float) -> bool:
-    return not (math.isnan(value) or math.isinf(value))
-
-
 def _check_name(report: _Report, item: Item) -> bool:
     """Check the object name; return True when the object's ranges can be checked."""
     line = _line_of(item, "name")
@@ -105,7 +101,7 @@ def _check_name(report: _Report, item: Item) -> bool:
 
 def _check_marker(report: _Report, line, field: str, value: float, meaning: str) -> bool:
     """Report NaN (error) or a negative other than -1 (warning); True if value is ordinary."""
-    if not _finite(value):
+    if not is_finite(value):
         report.add(line, field, f"{value} is not a usable number")
         return False
     if value < 0:
@@ -180,7 +176,7 @@ def _check_arena(report: _Report, arena: Arena) -> None:
     if arena.time_limit < 0:
         report.add(_line_of(arena, ("t", "timeLimit")), _time_key(arena),
                    f"{arena.time_limit} is negative; use 0 for no time limit")
-    if not _finite(arena.pass_mark):
+    if not is_finite(arena.pass_mark):
         report.add(_line_of(arena, ("pass_mark", "passMark")), "pass_mark",
                    f"{arena.pass_mark} is not a usable number")
     _check_blackouts(report, arena)

@@ -133,7 +133,9 @@ def _load_prompts(name: str, example: Path | None):
 
     try:
         return load_prompt_set(name, example=example) if example else load_prompt_set(name)
-    except (KeyError, ExampleError, FileNotFoundError) as error:
+    except KeyError as error:  # str() of a KeyError would quote the message
+        raise RunError(error.args[0] if error.args else str(error)) from error
+    except (ExampleError, FileNotFoundError) as error:
         raise RunError(str(error)) from error
 
 

@@ -227,6 +227,7 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--budget-usd", "-1"], "--budget-usd: -1 must be greater than 0"),
     (["--model", "replay"], "--model replay needs --replay-from"),
     (["--backend", "unity"], "the unity backend needs the 'animalai' package"),
+    (["--prompt", "nonesuch"], "error: unknown prompt 'nonesuch'; registered: icl, react"),
 ])
 def test_bad_task_selection_is_a_clear_error(testbed_dir, tmp_path, args, message):
     result = run_cli(["--model", "heuristic", "--arenas-dir", testbed_dir, "--out", tmp_path,
