@@ -53,6 +53,8 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         raise RunError(str(error)) from error
     if args.resume:
         _check_arenas_unchanged(Path(args.resume), arena_paths)
+    if args.model == "replay" and args.replay_from:
+        _check_replay_task(Path(args.replay_from), [t.task_id for t in tasks])
     _check_backend(args)
 
     config = SuiteConfig(
@@ -105,6 +107,24 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
         "keep_last_images": args.keep_last_images, "prompt_caching": args.prompt_caching,
         "replay_from": args.replay_from,
     }
+
+
+def _check_replay_task(source: Path, selected: list[str]) -> None:
+    """A logged episode's scripts mean something only in the arena they were played in.
+
+    A sealed episode names its task; a scripts file or an unfinished episode does not, and is
+    replayed wherever the run sends it.
+    """
+    from llm_aai.logs.store import RESULT, read_result
+
+    if not (source / RESULT).is_file():
+        return
+    recorded = read_result(source).task_id
+    if set(selected) != {recorded}:
+        shown = ", ".join(selected[:4]) + (f" and {len(selected) - 4} more" if len(selected) > 4
+                                           else "")
+        raise RunError(f"--replay-from {source} was played on task {recorded}, but this run "
+                       f"selects {shown}; add --tasks {recorded}")
 
 
 def _make_env(args: argparse.Namespace):
