@@ -30,6 +30,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from llm_aai.script import parse_script  # noqa: E402
 from llm_aai.sim import fidelity  # noqa: E402
 
 DEFAULT_RECORDING = REPO.parent / "shared" / "fixtures" / "unity-tutorial-recording"
@@ -95,7 +96,7 @@ def export_scene(recording: Path, seed: int = 0) -> dict:
     scripts = [{"index": 0, "actions": warmup}]
     for script in fidelity.read_recording(recording):
         scripts.append({"index": script.index,
-                        "actions": [list(a) for a in fidelity._script_actions(script.text)]})
+                        "actions": [list(a) for a in parse_script(script.text).actions()]})
     return {"colliders": colliders, "agent_yaw": float(placed.agent.yaw), "goals": goals,
             "scripts": scripts}
 
