@@ -50,7 +50,7 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         agent_spec = resolve_agent(args.model, **_agent_options(args))
         frame_format = FrameFormat(args.frames, args.jpeg_quality)
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
-        raise RunError(str(error)) from error
+        raise RunError(_message(error)) from error
     if args.resume:
         _check_arenas_unchanged(Path(args.resume), arena_paths)
     if args.model == "replay" and args.replay_from:
@@ -153,10 +153,15 @@ def _load_prompts(name: str, example: Path | None):
 
     try:
         return load_prompt_set(name, example=example) if example else load_prompt_set(name)
-    except KeyError as error:  # str() of a KeyError would quote the message
-        raise RunError(error.args[0] if error.args else str(error)) from error
-    except (ExampleError, FileNotFoundError) as error:
-        raise RunError(str(error)) from error
+    except (KeyError, ExampleError, FileNotFoundError) as error:
+        raise RunError(_message(error)) from error
+
+
+def _message(error: Exception) -> str:
+    """The error's text for the user; ``str()`` of a KeyError would wrap it in quotes."""
+    if isinstance(error, KeyError) and error.args:
+        return str(error.args[0])
+    return str(error)
 
 
 def _default_run_id(model: str) -> str:
