@@ -11,7 +11,9 @@ Usage (from the repository root, with the PhysX environment from README.md):
     .venv/bin/python tools/physx_crosscheck/crosscheck.py --physx-python .venv-physx/bin/python
 
 Prints one row per script: our agent's (x, z), PhysX's, the distance between them, and the
-goals each touched; ``--csv`` also writes the table.
+goals each touched; ``--csv`` also writes the table. ``--contacts N`` then lists every physics
+step of script N in PhysX: the agent's speed and the normal impulse each body gave it, beside
+the agent's weight per step (100 kg x 9.81 x 0.02 s = 19.6 N s).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ DEFAULT_RECORDING = REPO.parent / "shared" / "fixtures" / "unity-tutorial-record
 WALL_NAMES = {"Wall", "WallTransparent"}
 CARDBOX_FRICTION = 0.25  # LowFriction material; PhysX averages it with the other side's 0.6
 WALL_MASS = 10000.0
+WEIGHT_IMPULSE = 100.0 * 9.81 * 0.02  # N s per physics step: what the floor must carry
 
 
 def export_scene(recording: Path, seed: int = 0) -> dict:
@@ -114,21 +117,44 @@ def ours(recording: Path, seed: int = 0) -> dict[int, dict]:
     return rows
 
 
-def physx(spec: dict, python: str) -> dict[int, dict]:
-    """Run physx_replay.py in the PhysX environment; one JSON row per script."""
+def physx(spec: dict, python: str, watched: int | None = None) -> tuple[dict[int, dict], list]:
+    """Run physx_replay.py in the PhysX environment.
+
+    Returns one row per script, and one per physics step of script ``watched``.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scene.json"
         path.write_text(json.dumps(spec))
-        done = subprocess.run([python, str(Path(__file__).with_name("physx_replay.py")), str(path)],
-                              capture_output=True, text=True, check=False)
+        command = [python, str(Path(__file__).with_name("physx_replay.py")), str(path)]
+        if watched is not None:
+            command.append(str(watched))
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"physx_replay.py failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    rows = {}
+    rows, steps = {}, []
     for line in done.stdout.splitlines():
         row = json.loads(line)
+        if "physics_step" in row:
+            steps.append(row)
+            continue
         rows[row["script"]] = {"x": row["x"], "z": row["z"], "yaw": row["yaw"],
                                "goals": [e["goal"] for e in row["events"]]}
-    return rows
+    return rows, steps
+
+
+def print_contacts(watched: int, steps: list) -> None:
+    """The agent's speed and the normal impulses on it, per physics step of one script."""
+    if not steps:
+        print(f"\nscript {watched}: not reached in PhysX")
+        return
+    print(f"\nscript {watched} in PhysX, per physics step: agent speed and the normal impulse "
+          f"each body gave it (N s; its weight is {WEIGHT_IMPULSE:.1f} per step)")
+    for row in steps:
+        speed = math.hypot(row["vx"], row["vz"])
+        impulses = "  ".join(f"{name} {value:6.1f}"
+                             for name, value in sorted(row["normal_impulses"].items()))
+        print(f"{row['physics_step']:>6} move {row['move']} turn {row['turn']} "
+              f"{speed:6.2f} m/s  {impulses}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="python of the environment with sapien==2.2.2 (see README.md)")
     parser.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
     parser.add_argument("--csv", type=Path, help="also write the table here")
+    parser.add_argument("--contacts", type=int, metavar="SCRIPT",
+                        help="also list PhysX's contact impulses on the agent in this script")
     args = parser.parse_args(argv)
     spec = export_scene(args.recording)
-    theirs = physx(spec, args.physx_python)
+    theirs, steps = physx(spec, args.physx_python, args.contacts)
     mine = ours(args.recording)
     table = []
     print(f"{'script':>6} {'ours (x, z)':>18} {'PhysX 4.1 (x, z)':>18} {'apart m':>8}  "
@@ -161,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             writer = csv.DictWriter(handle, fieldnames=list(table[0]))
             writer.writeheader()
             writer.writerows(table)
+    if args.contacts is not None:
+        print_contacts(args.contacts, steps)
     return 0
 
 

@@ -109,6 +109,7 @@ class AgentLogic:
         self.events = []
         self.physics_steps = 0
         self.ended = None
+        self.impulses = {}  # other body -> normal impulse on the agent in the last step (N s)
 
     def facing(self):
         """Unit vector the agent faces (Unity yaw is clockwise from +z; MuJoCo y is Unity z)."""
@@ -137,6 +138,7 @@ class AgentLogic:
 
     def _collision_callbacks(self):
         exited, touched = False, []
+        self.impulses = {}
         for contact in self.scene.get_contacts():
             if self.agent not in (contact.actor0, contact.actor1):
                 continue
@@ -149,6 +151,8 @@ class AgentLogic:
             if not contact.points:
                 continue
             normals_y = [sign * point.normal[2] for point in contact.points]
+            self.impulses[other.name] = float(sum(np.linalg.norm(point.impulse)
+                                                  for point in contact.points))
             if any(n > 0 for n in normals_y):
                 self.grounded = True
             self.last_normal_y = normals_y[-1]
@@ -167,9 +171,15 @@ class AgentLogic:
 
 
 def main() -> int:
-    """Replay the exported scripts; print one JSON line per script."""
+    """Replay the exported scripts; print one JSON line per script.
+
+    With a second argument N, also print one line per physics step of script N with the
+    agent's velocity and the normal impulse each body gave it (SAPIEN reports no friction
+    impulses), which is how PhysX's friction wedging along walls was measured.
+    """
     with open(sys.argv[1]) as handle:
         spec = json.load(handle)
+    watched = int(sys.argv[2]) if len(sys.argv) > 2 else None
     _engine, scene = make_scene()
     actors, agent = build(scene, spec["colliders"])
     logic = AgentLogic(scene, actors, agent, spec["agent_yaw"], spec["goals"])
@@ -179,6 +189,11 @@ def main() -> int:
                 break
             for _ in range(PHYSICS_STEPS_PER_ACTION):
                 logic.physics_step(move, turn)
+                if script["index"] == watched:
+                    vx, vy, _vz = agent.get_velocity()
+                    print(json.dumps({"physics_step": logic.physics_steps, "move": move,
+                                      "turn": turn, "vx": float(vx), "vz": float(vy),
+                                      "normal_impulses": logic.impulses}), flush=True)
                 if logic.ended:
                     break
         x, y, _z = agent.get_pose().p
