@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from llm_aai.llm.errors import MissingAPIKey
+from llm_aai.llm.quiet_import import import_litellm
 
 __all__ = [
     "MODEL_ALIASES",
@@ -81,19 +82,25 @@ class ModelSpec:
 def provider_of(model: str) -> str:
     """Return the provider prefix of a litellm model string.
 
-    Bare names (``gpt-4o``) are resolved with litellm's own inference, imported lazily.
+    Prefixes in our key table are taken as they are. Anything else (a bare name such as
+    ``gpt-4o``, or a prefix we do not list) is checked with litellm's own provider
+    inference, imported lazily, so a typo fails here, before a run starts, instead of at
+    the first model call.
     """
-    if "/" in model:
-        return model.split("/", 1)[0]
-    import litellm
-
+    prefix, slash, _name = model.partition("/")
+    if slash and prefix in PROVIDER_KEY_ENV:
+        return prefix
+    litellm = import_litellm()
     try:
         return litellm.get_llm_provider(model)[1]
-    except Exception as exc:  # litellm raises BadRequestError for unknown names
-        raise ValueError(
-            f"cannot tell the provider of model {model!r}; write it as '<provider>/<model>' "
-            f"(e.g. openai/gpt-4o) or use an alias: {', '.join(MODEL_ALIASES)}"
-        ) from exc
+    except Exception as exc:  # litellm raises BadRequestError for unknown providers
+        if slash:
+            hint = (f"litellm knows no provider {prefix!r}; see "
+                    "https://docs.litellm.ai/docs/providers for the prefixes")
+        else:
+            hint = "write it as '<provider>/<model>' (e.g. openai/gpt-4o)"
+        raise ValueError(f"cannot tell the provider of model {model!r}: {hint}, or use an "
+                         f"alias: {', '.join(MODEL_ALIASES)}") from exc
 
 
 def resolve_model(name: str) -> ModelSpec:
@@ -128,8 +135,7 @@ def check_credentials(spec: ModelSpec, api_base: str | None = None,
         if envs and not any(os.environ.get(env) for env in envs):
             raise MissingAPIKey(spec.litellm_model, envs)
         return
-    import litellm
-
+    litellm = import_litellm()
     missing = litellm.validate_environment(model=spec.litellm_model).get("missing_keys") or []
     if missing:
         raise MissingAPIKey(spec.litellm_model, tuple(missing))

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.errors import LLMRequestError
+from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.retry import RetryPolicy, call_with_retries, is_transient
 from llm_aai.llm.secrets import Secret, redact
 from llm_aai.llm.types import LLMResponse, Message
@@ -52,13 +53,6 @@ class ChatClient(Protocol):
     def complete(self, messages: Sequence[Message]) -> LLMResponse:
         """Send the whole conversation and return the reply with its accounting."""
         ...
-
-
-def _import_litellm() -> Any:
-    import litellm
-
-    litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout
-    return litellm
 
 
 class LiteLLMClient:
@@ -149,7 +143,7 @@ class LiteLLMClient:
         return request
 
     def _attempt(self, request: dict[str, Any]) -> tuple[Any, float]:
-        litellm = _import_litellm()
+        litellm = import_litellm()
         with self._semaphore:
             started = time.perf_counter()
             response = litellm.completion(**request)
@@ -198,7 +192,7 @@ class LiteLLMClient:
         )
 
     def _cost(self, response: Any) -> tuple[float, bool]:
-        litellm = _import_litellm()
+        litellm = import_litellm()
         try:
             return float(litellm.completion_cost(completion_response=response,
                                                  model=self.model)), True

@@ -36,7 +36,7 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
     """Start or resume the run the arguments describe; return its directory and results."""
     from llm_aai.agents import resolve_agent
     from llm_aai.arena import ArenaError, load_config, resolve_arena_path, select_tasks
-    from llm_aai.llm.errors import LLMError
+    from llm_aai.llm.errors import LLMError, LLMRequestError
 
     if args.resume:
         args = _resumed_args(args)
@@ -93,6 +93,11 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
     suite.on_result = lambda result, progress: _update_bar(bar, progress)
     try:
         results = suite.run()
+    except LLMRequestError as error:  # every later call would be refused the same way
+        raise RunError(
+            f"the model refused a request, so the run stopped: {error}\n"
+            f"finished episodes are kept in {run_dir}; once the cause is fixed (key, quota, "
+            f"server) continue with --resume {run_dir}") from error
     finally:
         bar.close()
     store.write_summary()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_aai.llm.fake_server import FakeChatServer, ServerError
+from llm_aai.llm.fake_server import FakeChatServer, HTTPError, ServerError
 from llm_aai.logs import RunStore, read_turns
 
 SENTINEL_KEY = "sk-test-SENTINEL-0123456789abcdef"
@@ -122,6 +122,26 @@ def test_trial_still_failing_after_relaunches_is_recorded_as_infrastructure(test
         "01-04-03_t1", "01-04-03_t1.attempt-1", "01-04-03_t1.attempt-2"]
 
 
+def test_a_refused_request_stops_the_run_with_a_message_and_resume_finishes_it(testbed_dir,
+                                                                             tmp_path):
+    refusal = HTTPError(401, f"Incorrect API key provided: {SENTINEL_KEY}")
+    with FakeChatServer([refusal], default="Go(3);") as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url),
+                         env_extra={"OPENAI_API_KEY": SENTINEL_KEY})
+    assert result.returncode == 2
+    assert "the model refused a request, so the run stopped" in result.stderr
+    assert f"--resume {tmp_path / 'r'}" in result.stderr
+    assert "Traceback" not in result.stderr and "Provider List" not in result.stdout
+    assert SENTINEL_KEY not in result.stdout + result.stderr
+    assert not RunStore(tmp_path / "r").finished_results()
+
+    with FakeChatServer(default="Go(3);") as server:
+        resumed = run_cli(["--resume", tmp_path / "r", "--api-base", server.url,
+                           "--no-progress"], env_extra={"OPENAI_API_KEY": SENTINEL_KEY})
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(RunStore(tmp_path / "r").finished_results()) == {"01-04-03_t1"}
+
+
 def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir, tmp_path):
     arenas = tmp_path / "arenas"
     arenas.mkdir()
@@ -226,6 +246,7 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--resolution", "7"], "--resolution: 7 is out of range: must be at least 64"),
     (["--budget-usd", "-1"], "--budget-usd: -1 must be greater than 0"),
     (["--model", "replay"], "--model replay needs --replay-from"),
+    (["--model", "nonesuch/foo"], "litellm knows no provider 'nonesuch'"),
     (["--backend", "unity"], "the unity backend needs the 'animalai' package"),
     (["--prompt", "nonesuch"], "error: unknown prompt 'nonesuch'; registered: icl, react"),
 ])
