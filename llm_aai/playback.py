@@ -10,7 +10,7 @@ directory.
 
 Turn 0 is the initial observations. Its health is the value the paper's harness showed the
 model: the health when the first observation was taken, although 48 no-op steps follow
-(aai-rules.md section 8). Its reward covers every step taken before the first script.
+(docs/animal-ai-facts.md §7). Its reward covers every step taken before the first script.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ CAMERA_HEIGHT_M = 0.5
 CLASSES = ("yellow", "green", "red", "orange")
 
 # Distance covered by Go(n) from rest, thrust plus the slide after it (metres), from the
-# AAI speed model that matches the recording to about 0.1 m (shared/reference/aai-rules.md).
+# AAI speed model that matches the recording to about 0.1 m (docs/animal-ai-facts.md §1).
 _GO_TABLE = ((1, 0.26), (2, 0.74), (3, 1.35), (5, 2.84), (9, 6.73), (10, 7.82),
              (15, 13.97), (20, 20.88), (30, 35.78), (35, 43.46))
 

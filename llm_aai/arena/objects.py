@@ -3,7 +3,7 @@
 One table serves the validator (is this name known? is this size legal?), the placer (size
 clamps, rotation ranges, footprints) and the simulator (geometry, look, physics, rewards), so
 the rules of the game live in one place. Values are those of the AAI 3.x/4.0 build that the
-testbed and the paper used; each is sourced in ``shared/reference/aai-rules.md`` section 4.
+testbed and the paper used; each is sourced in docs/animal-ai-facts.md §4.
 """
 
 from __future__ import annotations

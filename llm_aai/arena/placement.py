@@ -179,7 +179,7 @@ def collision_shapes(obj: PlacedObject) -> list[Shape]:
 
     Balls and the agent are spheres. U/L/J shapes are a spine along their local z plus arms
     reaching toward local +x (J: -x) at both ends (L/J: the -z end only); sizes follow the
-    prefab's piece layout scaled by (0.3 x, y, 0.1 z), see aai-rules.md section 4. Ramps are
+    prefab's piece layout scaled by (0.3 x, y, 0.1 z), see docs/animal-ai-facts.md §4. Ramps are
     wedges (tall end on local -z), tunnels half-pipe arches of width x, height y/2 and length
     z whose hollow is free (AAI's mesh collider lets goals spawn inside). Everything else
     (walls, boxes, zones) is its box.
@@ -286,7 +286,7 @@ def _resolve_color(spec: ObjectSpec, color: RGB | None,
 
 
 def _is_free(spec: ObjectSpec, box: Box, shapes: list[tuple[Shape, bool]]) -> bool:
-    """AAI's notion of a free spot (aai-rules.md section 6).
+    """AAI's notion of a free spot (docs/animal-ai-facts.md §6).
 
     Zones may overlap anything but the outer walls; ordinary objects may overlap zones (their
     colliders are triggers); the agent may overlap nothing at all.

@@ -2,7 +2,7 @@
 
 ``llm_aai.arena.schema`` already rejects what AAI itself rejects (unknown keys, wrong types,
 malformed tags). This module judges the *values*. Each rule follows what AAI does with the
-value (``shared/reference/aai-rules.md`` sections 4-6):
+value (docs/animal-ai-facts.md sections 4-6):
 
 Errors (the file is invalid):
 - Unknown object name: AAI silently skips it, so a typo makes an object vanish. Close
@@ -53,7 +53,7 @@ AAI_ONLY_OBJECTS = frozenset({
     "SpawnerDispenserTall", "SpawnerDispenser", "SpawnerContainerShort", "SpawnerContainer",
     "SpawnerButton", "Pillar-Button", "SignBoard", "SignPosterboard", "HollowBox", "DataZone",
 })
-"""Objects AAI builds that this project's embedded simulator does not (aai-rules.md §4)."""
+"""Objects AAI builds that the embedded simulator does not (docs/animal-ai-facts.md §4)."""
 
 
 class _Report:

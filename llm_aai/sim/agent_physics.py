@@ -1,6 +1,6 @@
 """Animal-AI's movement model for the agent, applied on top of MuJoCo's contact solver.
 
-Unity's ``TrainingAgent`` does this on every physics step (aai-rules.md section 1):
+Unity's ``TrainingAgent`` does this on every physics step (docs/animal-ai-facts.md §1):
 
 1. if grounded: forward/backward thrust adds 1.0 m/s along the facing direction, or, with no
    move action, the whole velocity is multiplied by 0.9 ("quick stop", also on turn-only

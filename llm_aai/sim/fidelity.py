@@ -2,7 +2,7 @@
 
 The recording (``shared/fixtures/unity-tutorial-recording``: arena.yaml, scripts.txt,
 recording.csv, observations/) is the ground truth the simulator is calibrated against.
-The protocol is the LLM-AAI harness's (aai-rules.md section 8): reset; one no-op step; three
+The protocol is the LLM-AAI harness's (docs/animal-ai-facts.md §7): reset; one no-op step; three
 initial observations each followed by 16 no-op steps; then each script's frame actions, with
 the observation taken right after the script's last step. This module is a calibration tool
 (used by the fidelity test and ``python -m llm_aai.sim.contact_sheet``); the ``Simulator``

@@ -2,7 +2,7 @@
 
 Kept apart from ``scene.py`` (geometry) because looks are tuned by eye against the Unity
 recording while geometry is fixed by AAI's rules. Colours are chosen so the *rendered* pixels
-approach the recording's samples (aai-rules.md sections 4-5): sky about (124, 156, 209), fence
+approach colours sampled from the recording's frames: sky about (124, 156, 209), fence
 (170, 186, 198), sunlit floor (216, 183, 132) and shaded floor (137, 131, 107). Textures are
 drawn procedurally with a fixed seed and handed to MuJoCo as in-memory assets, so building a
 world never reads a file.

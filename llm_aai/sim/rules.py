@@ -2,7 +2,7 @@
 
 Nothing here knows MuJoCo: the simulator tells the rules, once per physics step, which goals
 the agent touched and which zones it overlaps, and the rules answer with reward events. That
-keeps the game's arithmetic testable on its own (aai-rules.md sections 2, 3 and 5):
+keeps the game's arithmetic testable on its own (docs/animal-ai-facts.md sections 2, 3 and 5):
 
 - health starts at 100; every physics step costs ``1/(5t)`` reward and ``100/(5t)`` health
   (nothing when ``t == 0``); the time limit is ``5t`` physics steps (AAI's "x5" quirk);
@@ -40,7 +40,7 @@ class RewardEvent:
 
 
 class Blackouts:
-    """When the lights are off, from an arena's ``blackouts`` list (aai-rules.md section 5).
+    """When the lights are off, from an arena's ``blackouts`` list (docs/animal-ai-facts.md §5).
 
     The light toggles at the physics step whose count equals ``value x 5``. A single negative
     value ``-N`` toggles every ``N`` units forever (off at N, on at 2N, ...).

@@ -122,7 +122,7 @@ def test_whole_testbed_parses_validates_and_round_trips_fast(testbed_dir):
     assert errors == []
     assert elapsed < 20, f"parsing + validating the testbed took {elapsed:.1f} s"
     assert all(len(c.arenas) == 1 for c in configs)
-    assert sum(c.arena().agent is None for c in configs) == 24  # aai-rules.md section 9
+    assert sum(c.arena().agent is None for c in configs) == 24  # docs/animal-ai-facts.md §8
     assert sum(bool(c.arena().blackouts) for c in configs) == 126
     for config in configs[::7]:
         assert loads_config(dump_config(config)) == config

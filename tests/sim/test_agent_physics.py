@@ -4,7 +4,7 @@ import pytest
 
 from tests.sim.conftest import arena, obj
 
-# aai-rules.md section 1: distance while thrusting from rest, and the extra coast after.
+# docs/animal-ai-facts.md §1: distance while thrusting from rest, and the extra coast after.
 SPEED_TABLE = {1: (0.10, 0.16), 2: (0.34, 0.40), 3: (0.71, 0.64), 5: (1.77, 1.07),
                9: (4.98, 1.75), 15: (11.6, 2.37), 20: (18.2, 2.68), 35: (40.4, 3.06)}
 
@@ -32,7 +32,7 @@ def test_go_n_matches_aai_speed_table(physics_sim, steps):
 
 
 def test_speed_follows_the_fact_sheet_recurrence_step_by_step(physics_sim):
-    """aai-rules.md section 1: per physics step v <- (v + 1) * 0.968, then the floor's Coulomb
+    """docs/animal-ai-facts.md §1: per physics step v <- (v + 1) * 0.968, then the floor's Coulomb
     friction removes mu g dt 0.968 = 0.114 m/s. The distance table above allows 5%; this pins
     the friction itself: counting PhysX's damping twice (0.110 m/s) ends Go(9) 0.07 m/s fast."""
     sim = physics_sim(arena(agent=(1.0, 0.0, 1.0), yaw=45.0))

@@ -1,4 +1,4 @@
-"""The simulator against the real Unity recording (aai-rules.md section 8)."""
+"""The simulator against the real Unity recording (docs/animal-ai-facts.md §7)."""
 
 import numpy as np
 import pytest

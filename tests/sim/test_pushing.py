@@ -1,9 +1,10 @@
 """The agent pushing Cardboxes across flat ground: what rigid-body physics makes necessary.
 
-Facts used (aai-rules.md sections 1 and 4): agent 100 kg, Cardbox1 1 kg and Cardbox2 2 kg,
-Cardbox LowFriction 0.25 against the default 0.6, which PhysX averages to 0.425 against the
-floor. The boxes here are 1 m cubes: their centre is at the agent's centre height (0.49 m),
-so the agent's push passes through their centre of mass and nothing can tip or lift them.
+Facts used (docs/animal-ai-facts.md sections 1 and 4): agent 100 kg, Cardbox1 1 kg and
+Cardbox2 2 kg, Cardbox LowFriction 0.25 against the default 0.6, which PhysX averages to
+0.425 against the floor. The boxes here are 1 m cubes: their centre is at the agent's centre
+height (0.49 m), so the agent's push passes through their centre of mass and nothing can tip
+or lift them.
 """
 
 

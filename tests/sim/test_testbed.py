@@ -1,4 +1,4 @@
-"""Every official testbed arena builds and simulates (aai-rules.md section 9)."""
+"""Every official testbed arena builds and simulates (docs/animal-ai-facts.md §8)."""
 
 import math
 

@@ -5,7 +5,7 @@ generation Unity 2021.3 (the Animal-AI build) runs, and needs ``numpy<2``. It im
 from ``llm_aai``: ``crosscheck.py`` exports the scene and the per-script actions as JSON and
 reads back one line of JSON per script.
 
-What is modelled, from ../shared/reference/aai-rules.md (sections 1 and 4) and Unity's
+What is modelled, from docs/animal-ai-facts.md (sections 1 and 4) and Unity's
 ``ProjectSettings/DynamicsManager.asset``: 0.02 s steps, PGS with 12/12 iterations, patch
 friction (PhysX's default), contact offset 0.01, bounce threshold 2, sleep threshold 0.005;
 the agent a 100 kg sphere, drag 1.6, rotation locked, +1 m/s per physics step along its facing
