@@ -4,7 +4,7 @@ Subcommands:
     validate PATH...   check files or folders; one ``file:line: field: message`` per problem
     list               the tasks of the children subset (or ``--full`` testbed)
     fetch              download the pinned testbed into the cache (or ``--dest``)
-    show ID|PATH       place an arena with a seed and print every object
+    show ID|PATH       print every object of an arena as an episode with a seed places it
 
 Problems are reported as messages, never tracebacks: exit status 0 means success, 1 means
 invalid files or a failed command, 2 a usage error.
@@ -47,13 +47,28 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--tasks", help="only these task ids (default: all 900)")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    show = sub.add_parser("show", help="place an arena with a seed and print its objects")
+    show = sub.add_parser("show", help="place an arena as the episode with --seed does and "
+                                       "print its objects")
     show.add_argument("arena", help="a task id (e.g. 04-12-03) or an arena file")
-    show.add_argument("--seed", type=int, default=0, help="placement seed (default 0)")
+    show.add_argument("--seed", type=_episode_seed, default=0,
+                      help="episode seed, as logged in result.json and the manifest's seeds: "
+                           "shows the layout that episode played on the embedded backend "
+                           "(default 0)")
     show.add_argument("--arena-id", type=int, help="which arena of a multi-arena file")
     show.add_argument("--arenas-dir", type=Path,
                       help=f"folder of testbed files (default: ${ARENAS_ENV}, then the cache)")
     return parser
+
+
+def _episode_seed(text: str) -> int:
+    """Parse ``--seed``: gymnasium refuses negative reset seeds, so no episode has one."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return seed
 
 
 def _arena_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
@@ -115,19 +130,28 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    """Print the placement of the episode with ``--seed``.
+
+    An episode does not place its arena from its own seed: the env draws a world seed from it
+    (``llm_aai.env.animalai_env.world_seed``) and the embedded backend places from that, so
+    this does the same to show what the episode's agent saw.
+    """
     import numpy as np
 
     from llm_aai.arena.catalog import resolve_arena_path
     from llm_aai.arena.placement import place_arena
     from llm_aai.arena.yaml_io import load_config
+    from llm_aai.env.animalai_env import world_seed
 
     candidate = Path(args.arena)
     path = candidate if candidate.suffix in ARENA_SUFFIXES or candidate.exists() else (
         resolve_arena_path(args.arena, args.arenas_dir))
     config = load_config(path)
     arena = config.arena(args.arena_id)
-    placed = place_arena(arena, np.random.default_rng(args.seed), source=str(path))
-    print(f"{path} (seed {args.seed}): t={arena.time_limit} pass_mark={arena.pass_mark:g}"
+    world = world_seed(args.seed)
+    placed = place_arena(arena, np.random.default_rng(world), source=str(path))
+    print(f"{path} (episode seed {args.seed}, world seed {world}): t={arena.time_limit} "
+          f"pass_mark={arena.pass_mark:g}"
           + (f" blackouts={list(arena.blackouts)}" if arena.blackouts else ""))
     print(f"{'object':<26} {'x':>6} {'y':>6} {'z':>6}  {'size x,y,z':<20} {'yaw':>6}  rgb")
     for obj in (placed.agent, *placed.objects):

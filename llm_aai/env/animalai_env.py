@@ -35,6 +35,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 
 from llm_aai.env.backends.base import HEALTH_MAX, Backend, BackendStep
 
@@ -78,6 +79,27 @@ def resolve_arena(arena: str | os.PathLike[str], arenas_dir: str | Path | None =
     if not path.is_file():
         raise FileNotFoundError(f"arena file not found: {path}")
     return path
+
+
+def draw_world_seed(rng: np.random.Generator) -> int:
+    """Draw the seed of one episode's world from the env's ``np_random``.
+
+    The backend places the arena from this number, not from the reset seed itself, so that
+    ``reset()`` without a seed still gets a fresh world from the continuing sequence.
+    """
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def world_seed(seed: int) -> int:
+    """The world seed that ``reset(seed=seed)`` hands the backend.
+
+    For tools that must show the world an episode played without running it (``python -m
+    llm_aai.arenas show``): ``seed`` is the episode seed, as logged in ``result.json`` and the
+    manifest's ``seeds``. The generator is built exactly as gymnasium's ``Env.reset`` builds
+    ``np_random``, and the draw is the env's own, so the two cannot drift apart.
+    """
+    rng, _ = seeding.np_random(seed)
+    return draw_world_seed(rng)
 
 
 class AnimalAIEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
@@ -168,9 +190,9 @@ class AnimalAIEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
             self._arena_path = resolve_arena(options["arena"], self.arenas_dir)
         if self._arena_path is None:
             raise ValueError("no arena: pass arena=... to the env or options={'arena': ...}")
-        world_seed = int(self.np_random.integers(0, 2**31 - 1))
-        self._last = self._backend.reset(self._arena_path, world_seed)
-        info = {**self._last.info, "arena": str(self._arena_path), "world_seed": world_seed}
+        seed_of_world = draw_world_seed(self.np_random)
+        self._last = self._backend.reset(self._arena_path, seed_of_world)
+        info = {**self._last.info, "arena": str(self._arena_path), "world_seed": seed_of_world}
         return self._observation(self._last), info
 
     def step(

@@ -2,6 +2,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from llm_aai.arena.catalog import all_tasks
 from llm_aai.cli.arenas import main
 
@@ -58,6 +60,51 @@ def test_show_places_a_task_from_arenas_dir(testbed_dir, capsys):
     assert main(["show", "03-13-01", "--arenas-dir", str(testbed_dir), "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "CylinderTunnel" in out and "GoodGoal" in out and "dropped" not in out
+
+
+def _shown_positions(out: str) -> list[tuple[str, float, float, float]]:
+    """(name, x, y, z) of every object row ``show`` prints, agent first."""
+    rows = out.splitlines()[2:]  # after the arena line and the column header
+    return [(name, float(x), float(y), float(z))
+            for name, x, y, z, *_ in (row.split() for row in rows if not row.startswith("dropped"))]
+
+
+def test_show_prints_the_layout_the_episode_with_that_seed_plays(testbed_dir, capsys, monkeypatch):
+    # 01-24-02 places ten BadGoals at random along two lines: the layout depends on the seed.
+    from llm_aai.env import AnimalAIEnv
+    from llm_aai.sim.simulator import Simulator
+
+    loaded = []
+    original = Simulator.load
+
+    def record(sim, placed, rng):
+        loaded.append(placed)
+        return original(sim, placed, rng)
+
+    monkeypatch.setattr(Simulator, "load", record)
+    seed = 5
+    env = AnimalAIEnv("01-24-02", resolution=64, arenas_dir=testbed_dir)
+    try:
+        _, info = env.reset(seed=seed)
+    finally:
+        env.close()
+    (placed,) = loaded
+    played = [(obj.spec.name, *obj.position) for obj in (placed.agent, *placed.objects)]
+
+    assert main(["show", "01-24-02", "--arenas-dir", str(testbed_dir), "--seed", str(seed)]) == 0
+    out = capsys.readouterr().out
+    shown = _shown_positions(out)
+    assert [row[0] for row in shown] == [row[0] for row in played]
+    for (name, *xyz), (_, *expected) in zip(shown, played, strict=True):
+        assert xyz == pytest.approx(expected, abs=0.006), name  # printed to 2 decimals
+    assert f"(episode seed {seed}, world seed {info['world_seed']})" in out.splitlines()[0]
+
+
+def test_show_refuses_a_negative_seed(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["show", "01-24-02", "--seed", "-1"])
+    assert exit_.value.code == 2
+    assert "--seed: must be a non-negative integer" in capsys.readouterr().err
 
 
 def test_show_missing_task_explains_how_to_get_it(tmp_path, capsys):
