@@ -9,6 +9,7 @@ rest of the analysis works without a display or a plotting stack.
 from __future__ import annotations
 
 import textwrap
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -48,12 +49,20 @@ def plot_pass_rates(
     Returns:
         The path written.
 
+    Raises:
+        ValueError: an unknown format or population, or no model with a result to draw.
+
+    Warns:
+        UserWarning: for each model left out because none of its trials has a result (every
+            episode lost to infrastructure), naming the model.
+
     """
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise ValueError(f"{path}: figure format must be one of {', '.join(FORMATS)}")
+    level_table = _with_results(level_table)
     plt = _pyplot()
-    levels = sorted(int(level) for level in level_table["level"].unique()) or list(LEVEL_NAMES)
+    levels = sorted(int(level) for level in level_table["level"].unique())
     labels = list(pd.unique(level_table["label"]))
     ref = reference_levels(reference)
     missing = [p for p in populations if not (ref["population"] == p).any()]
@@ -66,6 +75,24 @@ def plot_pass_rates(
         finally:
             plt.close(fig)
     return path
+
+
+def _with_results(level_table: pd.DataFrame) -> pd.DataFrame:
+    """Keep the models with at least one trial that has a result; warn about the others.
+
+    A model whose every episode was lost to infrastructure (its provider was down) has no
+    proportion to draw at any level; dropping it keeps the figure of the others, and the
+    warning keeps the omission from going unnoticed.
+    """
+    counted = level_table.groupby("label", sort=False)["n"].sum()
+    for label in counted.index[counted == 0]:
+        lost = level_table.loc[level_table["label"] == label, "infra_failures"].sum()
+        warnings.warn(f"model {label!r} left out of the figure: none of its trials has a result "
+                      f"({lost} episode(s) lost to infrastructure)", UserWarning, stacklevel=3)
+    if not (counted > 0).any():
+        raise ValueError("no model has a trial with a result to plot (every episode was lost "
+                         "to infrastructure, or there are none)")
+    return level_table[level_table["label"].isin(counted.index[counted > 0])]
 
 
 def _figure(plt, level_table, ref, labels, levels, populations, title):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 CHILDREN = {"complete": "children", "all": "children_all"}
@@ -47,16 +48,16 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("no finished episodes in " + ", ".join(map(str, args.runs)))
     populations = (CHILDREN[args.children], "olympics_top10")
     try:
-        _report(runs, args, populations)
+        return _report(runs, args, populations)
     except BrokenPipeError:  # output piped into head & co.: stop quietly
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         return 0
     except OSError as error:
         return _fail(f"cannot write output: {error}")
-    return 0
 
 
-def _report(runs, args, populations: tuple[str, ...]) -> None:
+def _report(runs, args, populations: tuple[str, ...]) -> int:
+    """Print the tables and write the files asked for; return the exit status."""
     from llm_aai.analysis import (
         infra_failures,
         model_summary,
@@ -82,11 +83,25 @@ def _report(runs, args, populations: tuple[str, ...]) -> None:
         with_reference(table, reference, populations).to_csv(args.csv, index=False)
         print(f"\ntable written to {args.csv}")
     if args.plot:
-        from llm_aai.analysis.plots import plot_pass_rates
+        return _plot(levels, reference, args.plot, populations)
+    return 0
 
-        args.plot.parent.mkdir(parents=True, exist_ok=True)
-        plot_pass_rates(levels, reference, args.plot, populations=populations)
-        print(f"figure written to {args.plot}")
+
+def _plot(levels, reference, path: Path, populations: tuple[str, ...]) -> int:
+    """Write the figure; models it leaves out become notes, a figure it cannot draw an error."""
+    from llm_aai.analysis.plots import plot_pass_rates
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            plot_pass_rates(levels, reference, path, populations=populations)
+        except ValueError as error:
+            return _fail(f"{path}: no figure written: {error}")
+    for warning in caught:
+        print(f"note: {warning.message}")
+    print(f"figure written to {path}")
+    return 0
 
 
 def _notes(runs, failures) -> None:

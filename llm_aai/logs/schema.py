@@ -137,7 +137,7 @@ def turn_from_dict(data: dict[str, Any]) -> TurnRecord:
     """Rebuild a TurnRecord, refusing records from another schema version."""
     _check_schema(data)
     data = dict(data)
-    data["usage"] = Usage(**data.get("usage", {}))
+    data["usage"] = Usage(**_require_object(data.get("usage", {}), "usage"))
     for key in ("sent_images", "normalizations", "events"):
         data[key] = tuple(data.get(key, ()))
     data["actions"] = tuple(tuple(a) for a in data.get("actions", ()))
@@ -152,7 +152,25 @@ def result_from_dict(data: dict[str, Any]) -> EpisodeResult:
     return EpisodeResult(**data)
 
 
-def _check_schema(data: dict[str, Any]) -> None:
+def _check_schema(data: Any) -> None:
+    _require_object(data, "log record")
     version = data.get("schema")
     if version != SCHEMA_VERSION:
         raise SchemaError(f"log record has schema {version!r}; this llm-aai reads {SCHEMA_VERSION}")
+
+
+_JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number",
+               float: "a number", type(None): "null"}
+
+
+def _require_object(value: Any, what: str) -> dict[str, Any]:
+    """Return ``value`` if it is a JSON object, else raise a SchemaError naming what it is.
+
+    Valid JSON that is not an object (a line ``[1, 2]``, a file ``null``) would otherwise fail
+    deep inside the record constructor with an AttributeError or TypeError that names neither
+    the problem nor, once the reader adds it, the place.
+    """
+    if not isinstance(value, dict):
+        kind = _JSON_KINDS.get(type(value), type(value).__name__)
+        raise SchemaError(f"{what}: expected a JSON object, got {kind}")
+    return value

@@ -2,6 +2,7 @@ import pytest
 from PIL import Image
 
 from llm_aai.analysis import load_runs, pass_rates, plot_pass_rates, reference_populations
+from llm_aai.cli.analyze import main as analyze
 
 
 @pytest.fixture(scope="module")
@@ -45,3 +46,43 @@ def test_a_subset_of_levels(tmp_path, make_run):
 def test_unknown_format_is_refused(levels, tmp_path):
     with pytest.raises(ValueError, match=r"fig\.jpg: figure format must be one of"):
         plot_pass_rates(levels, reference_populations(), tmp_path / "fig.jpg")
+
+
+
+def always(task_id, level, trial):
+    return True
+
+
+def test_a_model_without_results_is_left_out_with_a_warning(two_models, tmp_path, make_run):
+    down = make_run(tmp_path, model="down", infra=always, levels=range(1, 3), trials=range(1, 2))
+    levels = pass_rates(load_runs([*two_models, down], with_turns=False).episodes)
+    with pytest.warns(UserWarning, match=r"model 'down' left out of the figure: none of its "
+                                         r"trials has a result \(8 episode\(s\) lost"):
+        path = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg")
+    text = path.read_text()
+    assert "alpha (n=" in text and "beta (n=" in text and "down (n=" not in text
+
+
+def test_no_model_with_results_is_a_value_error(tmp_path, make_run):
+    down = make_run(tmp_path, model="down", infra=always, levels=range(1, 2), trials=range(1, 2))
+    levels = pass_rates(load_runs([down], with_turns=False).episodes)
+    with pytest.warns(UserWarning, match="'down' left out"), \
+            pytest.raises(ValueError, match="no model has a trial with a result"):
+        plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg")
+    assert not (tmp_path / "fig.svg").exists()
+
+
+def test_analyze_reports_the_model_left_out_and_refuses_an_empty_figure(tmp_path, make_run,
+                                                                       capsys):
+    down = make_run(tmp_path, model="down", infra=always, levels=range(1, 2), trials=range(1, 2))
+    up = make_run(tmp_path, model="up", levels=range(1, 2), trials=range(1, 2))
+    assert analyze([str(down), str(up), "--plot", str(tmp_path / "fig.png")]) == 0
+    out = capsys.readouterr().out
+    assert "note: model 'down' left out of the figure" in out
+    assert f"figure written to {tmp_path / 'fig.png'}" in out
+
+    assert analyze([str(down), "--plot", str(tmp_path / "none.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"error: {tmp_path / 'none.png'}: no figure written: no model "
+                                "has a trial with a result to plot (every episode was lost to "
+                                "infrastructure, or there are none)"]

@@ -90,3 +90,31 @@ def test_foreign_schema_version_is_refused_with_file_and_line(tmp_path):
 def test_manifest_missing_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="not an llm-aai run directory"):
         RunStore(tmp_path).read_manifest()
+
+
+def test_a_turn_that_is_not_a_json_object_is_a_schema_error_with_file_and_line(tmp_path):
+    episode = tmp_path / "ep"
+    episode.mkdir()
+    good = {"turn": 1, "sent_text": "ok", "schema": 1}
+    (episode / "turns.jsonl").write_text(json.dumps(good) + "\n[1, 2]\n")
+    with pytest.raises(SchemaError,
+                       match=r"turns\.jsonl:2: .*expected a JSON object, got an array"):
+        read_turns(episode)
+
+
+def test_a_turn_whose_usage_is_not_an_object_is_a_schema_error(tmp_path):
+    episode = tmp_path / "ep"
+    episode.mkdir()
+    bad = {"turn": 1, "sent_text": "ok", "usage": "free", "schema": 1}
+    (episode / "turns.jsonl").write_text(json.dumps(bad) + "\n")
+    with pytest.raises(SchemaError, match=r"turns\.jsonl:1: usage: expected a JSON object, "
+                                          r"got a string"):
+        read_turns(episode)
+
+
+def test_a_null_result_is_a_schema_error_naming_the_file(tmp_path):
+    episode = tmp_path / "ep"
+    episode.mkdir()
+    (episode / "result.json").write_text("null\n")
+    with pytest.raises(SchemaError, match=r"result\.json: .*expected a JSON object, got null"):
+        read_result(episode)
