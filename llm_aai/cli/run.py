@@ -41,15 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
                              "built-in tutorial (see python -m llm_aai.prompts.examples)")
     parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"))
     parser.add_argument("--max-scripts", type=_at_least(1), default=defaults.max_scripts)
-    parser.add_argument("--initial-observations", type=_at_least(0),
-                        default=defaults.initial_observations)
+    parser.add_argument("--initial-observations", type=_at_least(1),
+                        default=defaults.initial_observations,
+                        help="observations before the first script (the paper: 3); the first "
+                             "turn needs at least one image")
     parser.add_argument("--concurrency", type=_at_least(1), default=1)
     parser.add_argument("--max-relaunches", type=_at_least(0), default=2,
                         help="relaunches of a trial whose model calls kept failing")
     parser.add_argument("--relaunch-delay", type=float, default=5.0,
                         help="seconds before the n-th relaunch, times n")
     parser.add_argument("--budget-usd", type=_positive_float,
-                        help="stop scheduling episodes past this cost")
+                        help="start no more episodes once the run has cost this much, counting "
+                             "every attempt and earlier invocations (raise it with --resume)")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--run-id", help="name of the run directory (default: timestamp+model)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
@@ -110,7 +113,7 @@ def default_run_id(model: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the suite, print where the results are."""
-    from llm_aai.runner.app import RunError, run_from_args
+    from llm_aai.runner.app import RunError, RunInterrupted, run_from_args
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -123,11 +126,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{flag} is empty; leave it out to run every task")
     try:
         run_dir, results = run_from_args(args)
+    except RunInterrupted as interrupted:
+        print(f"\ninterrupted: {interrupted}", file=sys.stderr)
+        return 130
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: finished episodes are saved; continue with --resume", file=sys.stderr)
+        print("interrupted before the run started", file=sys.stderr)
         return 130
     except EOFError as error:  # the human agent's input ended (Ctrl-D, or a file ran out)
         print(f"\nstopped: {error}; finished episodes are saved; continue with --resume",

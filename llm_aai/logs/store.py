@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock
 
 from llm_aai.frames import DEFAULT_FRAME_FORMAT, FrameFormat
 from llm_aai.logs.schema import (
@@ -36,6 +37,7 @@ EPISODES = "episodes"
 TURNS = "turns.jsonl"
 RESULT = "result.json"
 FRAMES = "frames"
+LOCK = ".lock"
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -127,27 +129,63 @@ class RunStore:
         return EpisodeWriter(directory, self.frame_format)
 
     def keep_failed_attempt(self, episode_id: str, attempt: int) -> Path:
-        """Move an infrastructure-failed attempt aside so its log survives a relaunch."""
+        """Move an infrastructure-failed attempt aside so its log survives a relaunch.
+
+        Set-aside attempts are never overwritten: attempt numbers continue from the highest
+        one on disk (``attempts_set_aside``), across resumed invocations too.
+        """
         source = self.episodes_dir / episode_id
         target = self.episodes_dir / f"{episode_id}.attempt-{attempt}"
         if target.exists():
-            shutil.rmtree(target)
+            raise FileExistsError(f"{target} already holds attempt {attempt} of {episode_id}")
         source.rename(target)
         return target
+
+    def attempts_set_aside(self, episode_id: str) -> int:
+        """The highest attempt number set aside for an episode (0 if none)."""
+        prefix = f"{episode_id}.attempt-"
+        numbers = [int(path.name[len(prefix):]) for path in self.episodes_dir.glob(f"{prefix}*")
+                   if path.name[len(prefix):].isdigit()]
+        return max(numbers, default=0)
+
+    def spent(self) -> tuple[int, float]:
+        """Tokens and dollars of every sealed attempt in the run, set-aside failures included.
+
+        What a budget counts: a resumed run continues from what earlier invocations spent.
+        """
+        tokens, cost = 0, 0.0
+        if self.episodes_dir.is_dir():
+            for result_file in self.episodes_dir.glob(f"*/{RESULT}"):
+                result = read_result(result_file.parent)
+                tokens += result.input_tokens + result.output_tokens
+                cost += result.cost_usd
+        return tokens, cost
+
+    def lock(self) -> FileLock:
+        """An exclusive lock on the run, held while one process writes it.
+
+        Two processes resuming the same run would each restart the other's episode in flight
+        (and pay the model twice); the second is refused instead. ``filelock`` releases the
+        lock when the process dies, so a killed run can be resumed at once.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        return FileLock(self.root / LOCK, timeout=0)
 
     def set_aside_infrastructure_failure(self, episode_id: str) -> int:
         """Move an infrastructure-failed episode aside before a resumed run retries it.
 
-        It becomes its own last attempt (nothing is deleted); returns how many attempts it had.
+        It becomes its own last attempt (nothing is deleted). Returns the number of the last
+        attempt set aside, so the next one continues the count.
         """
         directory = self.episodes_dir / episode_id
         if not (directory / RESULT).exists():
-            return 0
+            return self.attempts_set_aside(episode_id)
         result = read_result(directory)
         if result.end_reason != "infrastructure":
             raise FileExistsError(f"episode {episode_id} is already finished in {self.root}")
-        self.keep_failed_attempt(episode_id, result.attempts)
-        return result.attempts
+        attempt = max(result.attempts, self.attempts_set_aside(episode_id) + 1)
+        self.keep_failed_attempt(episode_id, attempt)
+        return attempt
 
     def write_summary(self) -> Path:
         """Rewrite summary.csv from the sealed episodes (atomic; rows sorted by episode id)."""

@@ -9,34 +9,42 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import json
 import os
 import platform
 import subprocess
+import sys
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from filelock import Timeout
+
 from llm_aai.frames import FrameFormat
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult
 from llm_aai.logs.store import RunStore
-from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
+from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id
 from llm_aai.script import PaperProtocol
 
 # Flags that may differ when a run is resumed; everything else comes from the manifest, and
 # giving one of those with another value is an error rather than silently ignored.
-_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "arenas_dir", "api_base"}
+_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "arenas_dir", "api_base", "budget_usd"}
 
 
 class RunError(Exception):
     """A problem the user can fix (bad task list, missing key, missing arenas...)."""
 
 
+class RunInterrupted(RunError):
+    """Ctrl-C: finished episodes are kept, the ones in flight are rerun on resume."""
+
+
 def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
     """Start or resume the run the arguments describe; return its directory and results."""
     from llm_aai.agents import resolve_agent
     from llm_aai.arena import ArenaError, load_config, resolve_arena_path, select_tasks
-    from llm_aai.llm.errors import LLMError, LLMRequestError
+    from llm_aai.llm.errors import LLMError
 
     if args.resume:
         args = _resumed_args(args)
@@ -51,10 +59,13 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         frame_format = FrameFormat(args.frames, args.jpeg_quality)
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
         raise RunError(_message(error)) from error
+    prompt_set = _load_prompts(args.prompt, args.example)
     if args.resume:
         _check_arenas_unchanged(Path(args.resume), arena_paths)
+        _check_prompt_unchanged(Path(args.resume), prompt_set)
+    replay_seed = None
     if args.model == "replay" and args.replay_from:
-        _check_replay_task(Path(args.replay_from), [t.task_id for t in tasks])
+        replay_seed = _check_replay_task(Path(args.replay_from), [t.task_id for t in tasks])
     _check_backend(args)
 
     config = SuiteConfig(
@@ -65,8 +76,8 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         budget_usd=args.budget_usd, frames=args.frames, jpeg_quality=args.jpeg_quality,
         protocol=dataclasses.replace(PaperProtocol(), max_scripts=args.max_scripts,
                                      initial_observations=args.initial_observations),
+        replay_seed=replay_seed,
     )
-    prompt_set = _load_prompts(args.prompt, args.example)
     if args.resume:
         run_dir = Path(args.resume)
     elif args.run_id:
@@ -74,12 +85,24 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
     else:
         run_dir = _unused_run_dir(Path(args.out), _default_run_id(args.model))
     store = RunStore(run_dir, frame_format)
-    if not args.resume:
-        if run_dir.exists() and any(run_dir.iterdir()):
-            raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
-        store.write_manifest(
-            _manifest(args, run_dir.name, config, agent_spec, prompt_set, arena_paths))
+    if not args.resume and run_dir.exists() and any(run_dir.iterdir()):
+        raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
+    try:
+        with store.lock():
+            if not args.resume:
+                store.write_manifest(
+                    _manifest(args, run_dir.name, config, agent_spec, prompt_set, arena_paths))
+            return run_dir, _run_suite(args, config, store, agent_spec, prompt_set, arena_paths)
+    except Timeout as error:
+        raise RunError(f"another process is running {run_dir} (it holds {error.lock_file}); "
+                       "wait for it to finish, or stop it first") from error
 
+
+def _run_suite(args, config, store: RunStore, agent_spec, prompt_set, arena_paths):
+    """Play the pending episodes and tell the user why the run stopped early, if it did."""
+    from llm_aai.llm.errors import LLMRequestError
+
+    run_dir = store.root
     suite = Suite(
         config, store,
         make_env=lambda: _make_env(args),
@@ -98,10 +121,17 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
             f"the model refused a request, so the run stopped: {error}\n"
             f"finished episodes are kept in {run_dir}; once the cause is fixed (key, quota, "
             f"server) continue with --resume {run_dir}") from error
+    except KeyboardInterrupt:
+        raise RunInterrupted(
+            f"finished episodes are kept in {run_dir}; the ones in flight were stopped and "
+            f"will be rerun; continue with --resume {run_dir}") from None
     finally:
         bar.close()
-    store.write_summary()
-    return run_dir, results
+    if suite.stopped_by_budget and len(results) < len(pending):
+        print(f"budget reached: the run has cost ${suite.progress.cost_usd:.2f} of "
+              f"${config.budget_usd:.2f}; {len(pending) - len(results)} episodes were not "
+              f"started. Continue with --resume {run_dir} --budget-usd <more>", file=sys.stderr)
+    return results
 
 
 def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -114,22 +144,26 @@ def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _check_replay_task(source: Path, selected: list[str]) -> None:
-    """A logged episode's scripts mean something only in the arena they were played in.
+def _check_replay_task(source: Path, selected: list[str]) -> int | None:
+    """A logged episode's scripts mean something only in the world they were played in.
 
-    A sealed episode names its task; a scripts file or an unfinished episode does not, and is
-    replayed wherever the run sends it.
+    A sealed episode names its task and its seed: the task must be the one selected, and the
+    seed is returned for every replayed episode to use (random placements and colours
+    depend on it). A scripts file or an unfinished episode names neither, and is replayed
+    wherever, and with whatever seed, the run gives it.
     """
     from llm_aai.logs.store import RESULT, read_result
 
     if not (source / RESULT).is_file():
-        return
-    recorded = read_result(source).task_id
+        return None
+    logged = read_result(source)
+    recorded = logged.task_id
     if set(selected) != {recorded}:
         shown = ", ".join(selected[:4]) + (f" and {len(selected) - 4} more" if len(selected) > 4
                                            else "")
         raise RunError(f"--replay-from {source} was played on task {recorded}, but this run "
                        f"selects {shown}; add --tasks {recorded}")
+    return logged.seed
 
 
 def _make_env(args: argparse.Namespace):
@@ -229,6 +263,39 @@ def _check_arenas_unchanged(run_dir: Path, arena_paths: dict[str, Path]) -> None
                        "--arenas-dir, or start a new run")
 
 
+def _prompt_record(prompt_set) -> dict[str, Any]:
+    """What the manifest records about the prompt, as JSON data."""
+    record = {"name": prompt_set.name, "sha256": prompt_set.sha256,
+              "system_text": prompt_set.system_text, **prompt_set.extra_manifest()}
+    return json.loads(json.dumps(record))
+
+
+def _check_prompt_unchanged(run_dir: Path, prompt_set) -> None:
+    """Refuse to resume with a prompt, turn messages or worked example the run did not use.
+
+    The prompt files live in the package, so a ``git pull`` or an edit between two
+    invocations would otherwise change what the model is told halfway through a run.
+    """
+    recorded = RunStore(run_dir).read_manifest().get("prompt", {})
+    current = _prompt_record(prompt_set)
+    checks = {"the system prompt": ("sha256",), "the turn messages": ("turn_messages_sha256",),
+              "the worked example": ("example", "sha256")}
+    changed = []
+    for what, keys in checks.items():
+        if keys[0] not in recorded and what == "the turn messages":
+            continue  # runs from before turn messages were recorded
+        then, now = recorded, current
+        for key in keys:
+            then = then.get(key) if isinstance(then, dict) else None
+            now = now.get(key) if isinstance(now, dict) else None
+        if then != now:
+            changed.append(what)
+    if changed:
+        raise RunError(f"{' and '.join(changed)} of prompt {current['name']!r} differ from what "
+                       f"{run_dir} started with (hashes in its manifest.json); resume with the "
+                       "llm-aai version that started it, or start a new run")
+
+
 def _unused_run_dir(out: Path, run_id: str) -> Path:
     """``out/run_id``, or ``out/run_id-2``, ``-3``... when a run started in the same second."""
     candidate, n = out / run_id, 1
@@ -250,10 +317,9 @@ def _manifest(
         "cli_args": cli_args,
         "config": config.to_manifest(),
         "agent": agent_spec.describe(),
-        "prompt": {"name": prompt_set.name, "sha256": prompt_set.sha256,
-                   "system_text": prompt_set.system_text, **prompt_set.extra_manifest()},
+        "prompt": _prompt_record(prompt_set),
         "seeds": {"run": config.seed, "episodes": {
-            episode_id(task.task_id, trial): episode_seed(config.seed, task.task_id, trial)
+            episode_id(task.task_id, trial): config.seed_of(task.task_id, trial)
             for task in config.tasks for trial in range(1, config.trials + 1)}},
         "arenas": {task_id: _sha256(path) for task_id, path in arena_paths.items()},
         "versions": _versions(),

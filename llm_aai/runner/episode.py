@@ -9,6 +9,7 @@ it happens, so a crash loses at most the episode in flight.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,10 @@ from llm_aai.script import (
 
 UNLOGGED_EVENTS = frozenset({"decay"})
 """Event kinds the log leaves out: time decay happens on every step and is in ``reward``."""
+
+
+class EpisodeCancelled(Exception):
+    """The run was interrupted; the episode stops between turns and stays unfinished."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,8 @@ class EpisodeRunner:
     Args:
         setup_gate: held while the episode sets up (reset and the initial observations),
             so that episodes sharing a CPU can be made to set up one at a time.
+        should_stop: asked before every turn; when it answers True the episode raises
+            :class:`EpisodeCancelled` (an interrupted run stops within one turn).
     """
 
     def __init__(
@@ -128,6 +135,7 @@ class EpisodeRunner:
         protocol: PaperProtocol = PAPER_PROTOCOL,
         script_mode: str = "strict",
         setup_gate: AbstractContextManager | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
     ):
         self.env = env
         self.agent = agent
@@ -136,6 +144,7 @@ class EpisodeRunner:
         self.protocol = protocol
         self.script_mode = script_mode
         self.setup_gate = setup_gate or nullcontext()
+        self.should_stop = should_stop
 
     def run(self, spec: EpisodeSpec, writer: EpisodeWriter) -> EpisodeResult:
         """Play ``spec`` to its end; an unreachable model ends it as an infrastructure failure."""
@@ -162,6 +171,8 @@ class EpisodeRunner:
         preamble = self.messages.preamble
         text = self.messages.initial(start.first_observation_health)
         while not tally.over and tally.scripts < self.protocol.max_scripts:
+            if self.should_stop():
+                raise EpisodeCancelled(spec.episode_id)
             turn = tally.scripts + 1
             sent = tuple(writer.save_frame(turn, i, image) for i, image in enumerate(images))
             reply = self.agent.act(TurnInput(images=images, text=text, preamble=preamble,

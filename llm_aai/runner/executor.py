@@ -19,9 +19,14 @@ class Executor(Protocol):
     """Runs ``fn`` over jobs, yielding results in completion order."""
 
     def map_unordered(
-        self, fn: Callable[[J], R], jobs: Iterable[J], *, stop: Callable[[], bool] = lambda: False
+        self, fn: Callable[[J], R], jobs: Iterable[J], *, stop: Callable[[], bool] = lambda: False,
+        on_abort: Callable[[], None] = lambda: None,
     ) -> Iterator[R]:
-        """Yield ``fn(job)`` as each finishes; stop submitting new jobs once ``stop()`` is true."""
+        """Yield ``fn(job)`` as each finishes; stop submitting new jobs once ``stop()`` is true.
+
+        If the consumer is interrupted (an exception, Ctrl-C), call ``on_abort`` so that jobs
+        in flight can end early, drop the jobs not started, and re-raise.
+        """
         ...
 
 
@@ -38,9 +43,14 @@ class ThreadExecutor:
         self.workers = workers
 
     def map_unordered(
-        self, fn: Callable[[J], R], jobs: Iterable[J], *, stop: Callable[[], bool] = lambda: False
+        self, fn: Callable[[J], R], jobs: Iterable[J], *, stop: Callable[[], bool] = lambda: False,
+        on_abort: Callable[[], None] = lambda: None,
     ) -> Iterator[R]:
-        """Keep at most ``workers`` jobs in flight; yield results as they complete."""
+        """Keep at most ``workers`` jobs in flight; yield results as they complete.
+
+        Threads cannot be killed: on an interruption the jobs in flight are asked to end
+        (``on_abort``) and waited for, which takes as long as their current step.
+        """
         pending_jobs = iter(jobs)
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="episode") as pool:
             in_flight: set[Future[R]] = set()
@@ -52,10 +62,14 @@ class ThreadExecutor:
                         return
                     in_flight.add(pool.submit(fn, job))
 
-            refill()
-            while in_flight:
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in done:
-                    in_flight.discard(future)
-                    yield future.result()
+            try:
                 refill()
+                while in_flight:
+                    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        in_flight.discard(future)
+                        yield future.result()
+                    refill()
+            except BaseException:
+                on_abort()
+                raise

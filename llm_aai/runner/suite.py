@@ -40,6 +40,15 @@ class SuiteConfig:
     jpeg_quality: int = 75
     protocol: PaperProtocol = field(default_factory=PaperProtocol)
     agent_options: dict[str, Any] = field(default_factory=dict)
+    replay_seed: int | None = None
+    """The seed every episode plays with when the run replays one logged episode: its
+    scripts mean the same thing only in the world that episode saw."""
+
+    def seed_of(self, task_id: str, trial: int) -> int:
+        """The seed of one episode of this run."""
+        if self.replay_seed is not None:
+            return self.replay_seed
+        return episode_seed(self.seed, task_id, trial)
 
     def to_manifest(self) -> dict[str, Any]:
         """The config as JSON data (tasks as ids)."""
@@ -61,7 +70,10 @@ def episode_id(task_id: str, trial: int) -> str:
 
 @dataclass
 class Progress:
-    """Live totals for the progress bar (updated from the consuming thread only)."""
+    """Live totals of the run for the progress bar and the budget (changed under the suite's lock).
+
+    Tokens and cost count every sealed attempt, from earlier invocations too.
+    """
 
     done: int = 0
     passed: int = 0
@@ -102,6 +114,9 @@ class Suite:
         self.executor = executor or ThreadExecutor(config.concurrency)
         self.on_result = on_result
         self.progress = Progress()
+        self.cancel = threading.Event()
+        """Set to stop the episodes in flight at their next turn (Ctrl-C sets it)."""
+        self._lock = threading.Lock()
         self._local = threading.local()
         self._setup_lock = threading.Lock()
 
@@ -122,21 +137,36 @@ class Suite:
                 if eid in finished:
                     continue
                 specs.append(EpisodeSpec(eid, task.task_id, task.level, trial,
-                                         episode_seed(self.config.seed, task.task_id, trial),
+                                         self.config.seed_of(task.task_id, trial),
                                          path, pass_mark))
         return specs
 
     def run(self) -> list[EpisodeResult]:
-        """Run every pending episode; returns the results of this invocation."""
+        """Run every pending episode; returns the results of this invocation.
+
+        Interrupted (Ctrl-C), the episodes in flight stop at their next turn and stay
+        unfinished, to be rerun on resume; the summary is brought up to date either way.
+        """
+        self.progress.tokens, self.progress.cost_usd = self.store.spent()
         results = []
-        for result in self.executor.map_unordered(self._run_one, self.pending(),
-                                                  stop=self._over_budget):
-            results.append(result)
-            self.progress.add(result)
+        try:
+            for result in self.executor.map_unordered(self._run_one, self.pending(),
+                                                      stop=self._over_budget,
+                                                      on_abort=self.cancel.set):
+                results.append(result)
+                with self._lock:
+                    self.progress.add(result)
+                self.store.write_summary()
+                if self.on_result:
+                    self.on_result(result, self.progress)
+        finally:
             self.store.write_summary()
-            if self.on_result:
-                self.on_result(result, self.progress)
         return results
+
+    @property
+    def stopped_by_budget(self) -> bool:
+        """True when the budget is spent; pending episodes were then not started."""
+        return self._over_budget()
 
     def _over_budget(self) -> bool:
         budget = self.config.budget_usd
@@ -171,18 +201,22 @@ class Suite:
             writer = self.store.start_episode(spec.episode_id)
             env = self._env()
             runner = EpisodeRunner(env, self.make_agent(), self.prompt, self.config.protocol,
-                                   self.config.script_mode, setup_gate=self._setup_gate(env))
+                                   self.config.script_mode, setup_gate=self._setup_gate(env),
+                                   should_stop=self.cancel.is_set)
             try:
                 result = runner.run(spec, writer)
             except BaseException:
                 writer.close()
                 raise
             result = dataclasses.replace(result, attempts=attempt)
+            writer.finish(result)
             relaunches = attempt - first_attempt
             if result.end_reason != "infrastructure" or relaunches >= self.config.max_relaunches:
-                writer.finish(result)
                 return result
-            writer.close()
+            # the failed attempt keeps its result (and what it cost) beside the retry
             self.store.keep_failed_attempt(spec.episode_id, attempt)
+            with self._lock:
+                self.progress.tokens += result.input_tokens + result.output_tokens
+                self.progress.cost_usd += result.cost_usd
+            time.sleep(self.config.relaunch_delay_s * (relaunches + 1))
             attempt += 1
-            time.sleep(self.config.relaunch_delay_s * attempt)

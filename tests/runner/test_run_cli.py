@@ -175,6 +175,67 @@ def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir
     assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
 
 
+def test_resume_refuses_a_prompt_changed_since_the_run_started(testbed_dir, tmp_path):
+    prompt = tmp_path / "my_prompt.md"
+    prompt.write_text((Path(__file__).parents[2] / "llm_aai/prompts/react_system.md").read_text())
+    args = ["--model", "heuristic", "--prompt", prompt, "--tasks", "01-04-03,01-06-02",
+            "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r", "--resolution", 64,
+            "--max-scripts", 1, "--no-progress"]
+    assert run_cli(args).returncode == 0
+    run_dir = tmp_path / "r"
+    shutil.rmtree(run_dir / "episodes" / "01-06-02_t1")
+    prompt.write_text(prompt.read_text() + "\nAlways turn left first.\n")
+    refused = run_cli(["--resume", run_dir])
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "the system prompt of prompt" in refused.stderr and "differ from what" in refused.stderr
+    assert not (run_dir / "episodes" / "01-06-02_t1").exists()
+
+
+def test_a_run_is_written_by_one_process_at_a_time(testbed_dir, tmp_path):
+    args = ["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir", testbed_dir,
+            "--out", tmp_path, "--run-id", "r", "--resolution", 64, "--max-scripts", 1,
+            "--no-progress"]
+    assert run_cli(args).returncode == 0
+    run_dir = tmp_path / "r"
+    shutil.rmtree(run_dir / "episodes" / "01-04-03_t1")
+    with RunStore(run_dir).lock():  # another process is resuming it
+        refused = run_cli(["--resume", run_dir])
+    assert refused.returncode == 2 and "another process is running" in refused.stderr
+    assert not (run_dir / "episodes" / "01-04-03_t1").exists()
+    assert run_cli(["--resume", run_dir]).returncode == 0  # the lock went with its holder
+
+
+def test_ctrl_c_stops_episodes_in_flight_and_resume_finishes_them(testbed_dir, tmp_path):
+    tasks = "01-04-03,01-06-02,02-02-01"
+    with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
+        args = base_args(testbed_dir, tmp_path, server.url, tasks) + ["--max-scripts", 30,
+                                                                      "--concurrency", 2]
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        turns = tmp_path / "r" / "episodes" / "01-06-02_t1" / "turns.jsonl"
+        deadline = time.monotonic() + 120
+        while not (turns.exists() and turns.read_text().count("\n") >= 2):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        interrupted = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        stopped_after = time.monotonic() - interrupted
+        assert stopped_after < 5  # one model reply, not the rest of two 30-script episodes
+        assert process.returncode == 130, stderr
+        assert f"continue with --resume {tmp_path / 'r'}" in stderr and "Traceback" not in stderr
+        store = RunStore(tmp_path / "r")
+        sealed = set(store.finished_results())
+        assert len(sealed) < 3
+        rows = (tmp_path / "r" / "summary.csv").read_text().splitlines()[1:]
+        assert sorted(row.split(",")[0] for row in rows) == sorted(sealed)
+        resumed = run_cli(["--resume", tmp_path / "r", "--api-base", server.url])
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(store.finished_results()) == {"01-04-03_t1", "01-06-02_t1", "02-02-01_t1"}
+
+
 def test_a_misread_arena_stops_the_run_before_it_starts(testbed_dir, tmp_path):
     arenas = tmp_path / "arenas"
     arenas.mkdir()
@@ -245,6 +306,7 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--concurrency", "0"], "--concurrency: 0 is out of range"),
     (["--resolution", "7"], "--resolution: 7 is out of range: must be at least 64"),
     (["--budget-usd", "-1"], "--budget-usd: -1 must be greater than 0"),
+    (["--initial-observations", "0"], "--initial-observations: 0 is out of range"),
     (["--model", "replay"], "--model replay needs --replay-from"),
     (["--model", "nonesuch/foo"], "litellm knows no provider 'nonesuch'"),
     (["--backend", "unity"], "the unity backend needs the 'animalai' package"),

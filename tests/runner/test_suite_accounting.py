@@ -1,0 +1,130 @@
+"""What a run spends and keeps across attempts, invocations and interruptions."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from llm_aai.agents.base import AgentReply
+from llm_aai.arena import Task
+from llm_aai.env import AnimalAIEnv
+from llm_aai.llm.errors import LLMUnavailable
+from llm_aai.logs import RunStore, read_result
+from llm_aai.logs.schema import SUMMARY_COLUMNS
+from llm_aai.prompts import load_prompt
+from llm_aai.runner.episode import EpisodeCancelled
+from llm_aai.runner.suite import Suite, SuiteConfig
+from llm_aai.script import PaperProtocol
+
+PROTOCOL = PaperProtocol(max_scripts=2, run_out_clock=False)
+
+
+class Costly:
+    """Turns in place; every reply costs 30 cents."""
+
+    name = "costly"
+
+    def start_episode(self, system_prompt, seed, prelude=()):
+        pass
+
+    def act(self, turn):
+        return AgentReply("Turn(6);", cost_usd=0.3, input_tokens=10, output_tokens=2)
+
+
+class FailsAfterOneReply(Costly):
+    """One paid reply, then the provider stays down."""
+
+    def __init__(self):
+        self.replies = 0
+
+    def start_episode(self, system_prompt, seed, prelude=()):
+        self.replies = 0
+
+    def act(self, turn):
+        self.replies += 1
+        if self.replies > 1:
+            raise LLMUnavailable("503 from the provider", attempts=3)
+        return super().act(turn)
+
+
+def make_suite(root, arena, agent, **config) -> Suite:
+    config = SuiteConfig(model=agent.__name__, tasks=(Task("01-01-01", 1, "test"),),
+                         resolution=64, protocol=PROTOCOL, relaunch_delay_s=0.0, **config)
+    return Suite(config, RunStore(root), make_env=lambda: AnimalAIEnv(resolution=64),
+                 make_agent=agent, prompt=load_prompt("react"), arena_path=lambda _: arena)
+
+
+def test_the_budget_counts_what_earlier_invocations_spent(tmp_path, make_arena):
+    arena, root = make_arena(), tmp_path / "run"
+    first = make_suite(root, arena, Costly, trials=6, budget_usd=1.0).run()
+    assert len(first) == 2  # 0.6 each: the second episode crosses the budget
+    second = make_suite(root, arena, Costly, trials=6, budget_usd=1.0)
+    assert second.run() == [] and second.stopped_by_budget
+    assert second.progress.cost_usd == pytest.approx(1.2)
+    raised = make_suite(root, arena, Costly, trials=6, budget_usd=2.0).run()
+    assert len(raised) == 2  # 1.2 -> 2.4
+
+
+def test_a_failed_attempt_keeps_its_log_and_its_cost(tmp_path, make_arena):
+    root = tmp_path / "run"
+    suite = make_suite(root, make_arena(), FailsAfterOneReply, max_relaunches=1)
+    [result] = suite.run()
+    assert result.end_reason == "infrastructure" and result.attempts == 2
+    store = RunStore(root)
+    set_aside = read_result(store.episodes_dir / "01-01-01_t1.attempt-1")
+    assert set_aside.attempts == 1 and set_aside.cost_usd == pytest.approx(0.3)
+    assert store.spent() == (24, pytest.approx(0.6))
+    assert suite.progress.cost_usd == pytest.approx(0.6)
+
+
+def test_attempt_numbers_continue_across_invocations_and_never_overwrite(tmp_path, make_arena):
+    root, arena = tmp_path / "run", make_arena()
+    make_suite(root, arena, FailsAfterOneReply, max_relaunches=1).run()  # attempts 1 and 2
+    store = RunStore(root)
+    marker = store.episodes_dir / "01-01-01_t1.attempt-1" / "marker"
+    marker.write_text("attempt 1's log")
+    # a crash during a third attempt leaves an unfinished directory and attempt 2 set aside
+    store.set_aside_infrastructure_failure("01-01-01_t1")
+    (store.episodes_dir / "01-01-01_t1" / "frames").mkdir(parents=True)
+    [result] = make_suite(root, arena, FailsAfterOneReply, max_relaunches=1).run()
+    assert result.attempts == 4
+    kept = sorted(p.name for p in store.episodes_dir.iterdir())
+    assert kept == ["01-01-01_t1", "01-01-01_t1.attempt-1", "01-01-01_t1.attempt-2",
+                    "01-01-01_t1.attempt-3"]
+    assert marker.read_text() == "attempt 1's log"
+    with pytest.raises(FileExistsError, match="already holds attempt 1"):
+        store.keep_failed_attempt("01-01-01_t1", 1)
+
+
+def test_cancel_stops_episodes_in_flight_and_leaves_them_unfinished(tmp_path, make_arena):
+    started = threading.Event()
+
+    class WaitsForCancel(Costly):
+        def act(self, turn):
+            started.set()
+            assert suite.cancel.wait(timeout=30)
+            return super().act(turn)
+
+    suite = make_suite(tmp_path / "run", make_arena(), WaitsForCancel, trials=3, concurrency=2)
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            suite.run()
+        except BaseException as error:  # noqa: BLE001 - the test inspects it
+            raised.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert started.wait(timeout=60)
+    suite.cancel.set()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert [type(error) for error in raised] == [EpisodeCancelled]
+    store = RunStore(tmp_path / "run")
+    assert store.finished_results() == {}
+    assert sorted(p.name for p in store.episodes_dir.iterdir()) == ["01-01-01_t1", "01-01-01_t2"]
+    summary = (tmp_path / "run" / "summary.csv").read_text().splitlines()
+    assert summary == [",".join(SUMMARY_COLUMNS)]
+    assert len(suite.pending()) == 3
