@@ -183,7 +183,10 @@ def resolve_agent(name: str, **options: Any) -> AgentSpec:
 def _model_factory(name: str, options: Mapping[str, Any]) -> Callable[..., Agent]:
     from llm_aai.llm.aliases import check_credentials, resolve_model
 
-    spec = resolve_model(name)
+    try:
+        spec = resolve_model(name)
+    except ValueError as error:
+        raise ValueError(f"{error}{_builtin_hint(name)}") from error
     check_credentials(spec, options.get("api_base"), options.get("api_key"))
 
     def build(**kept: Any) -> Agent:
@@ -195,6 +198,21 @@ def _model_factory(name: str, options: Mapping[str, Any]) -> Callable[..., Agent
         return LLMAgent(LiteLLMClient(name, **client), **agent)
 
     return build
+
+
+def _builtin_hint(name: str) -> str:
+    """Point a name that is no model at the built-in agent it was probably meant to be."""
+    import difflib
+
+    from llm_aai.llm.aliases import MODEL_ALIASES
+
+    if "/" in name:
+        return ""
+    known = {known.lower(): known for known in (*AGENTS, *MODEL_ALIASES)}
+    close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.7)
+    if close:
+        return f"; did you mean {known[close[0]]!r}?"
+    return f"; built-in agents: {', '.join(AGENTS)}"
 
 
 def make_agent(name: str, **options: Any) -> Agent:

@@ -309,6 +309,8 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--initial-observations", "0"], "--initial-observations: 0 is out of range"),
     (["--model", "replay"], "--model replay needs --replay-from"),
     (["--model", "nonesuch/foo"], "litellm knows no provider 'nonesuch'"),
+    (["--model", "heurstic"], "did you mean 'heuristic'?"),
+    (["--model", "foo"], "built-in agents: heuristic, random, human, replay"),
     (["--backend", "unity"], "the unity backend needs the 'animalai' package"),
     (["--prompt", "nonesuch"], "error: unknown prompt 'nonesuch'; registered: icl, react"),
 ])
