@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="relaunches of a trial whose model calls kept failing")
     parser.add_argument("--relaunch-delay", type=float, default=5.0,
                         help="seconds before the n-th relaunch, times n")
+    parser.add_argument("--stop-after-failures", type=_at_least(1), default=3, metavar="N",
+                        help="stop the run after N episodes in a row lost to infrastructure "
+                             "errors (model server down, wrong --api-base); default 3")
     parser.add_argument("--budget-usd", type=_positive_float,
                         help="start no more episodes once the run has cost this much, counting "
                              "every attempt and earlier invocations (raise it with --resume)")

@@ -29,7 +29,8 @@ from llm_aai.script import PaperProtocol
 
 # Flags that may differ when a run is resumed; everything else comes from the manifest, and
 # giving one of those with another value is an error rather than silently ignored.
-_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "arenas_dir", "api_base", "budget_usd"}
+_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "arenas_dir", "api_base", "budget_usd",
+                       "stop_after_failures"}
 
 
 class RunError(Exception):
@@ -74,6 +75,7 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
         script_mode=args.script_mode, concurrency=args.concurrency,
         max_relaunches=args.max_relaunches, relaunch_delay_s=args.relaunch_delay,
         budget_usd=args.budget_usd, frames=args.frames, jpeg_quality=args.jpeg_quality,
+        stop_after_failed_episodes=args.stop_after_failures,
         protocol=dataclasses.replace(PaperProtocol(), max_scripts=args.max_scripts,
                                      initial_observations=args.initial_observations),
         replay_seed=replay_seed,
@@ -127,9 +129,15 @@ def _run_suite(args, config, store: RunStore, agent_spec, prompt_set, arena_path
             f"will be rerun; continue with --resume {run_dir}") from None
     finally:
         bar.close()
-    if suite.stopped_by_budget and len(results) < len(pending):
+    not_started = len(pending) - len(results)
+    if suite.stopped_by_failures and not_started:
+        print(f"stopped: the last {suite.failed_in_a_row} episodes were lost to infrastructure "
+              f"errors (last: {results[-1].infra_error}); {not_started} episodes were not "
+              f"started. Once the model is reachable, continue with --resume {run_dir}",
+              file=sys.stderr)
+    if suite.stopped_by_budget and not_started:
         print(f"budget reached: the run has cost ${suite.progress.cost_usd:.2f} of "
-              f"${config.budget_usd:.2f}; {len(pending) - len(results)} episodes were not "
+              f"${config.budget_usd:.2f}; {not_started} episodes were not "
               f"started. Continue with --resume {run_dir} --budget-usd <more>", file=sys.stderr)
     return results
 
@@ -228,6 +236,8 @@ def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
     merged.setdefault("frames", "png")
     merged.setdefault("jpeg_quality", 75)
     parser = build_parser()
+    for key, default in vars(parser.parse_args([])).items():  # flags newer than the run
+        merged.setdefault(key, default)
     conflicts = []
     for key, value in vars(args).items():
         given = _as_saved(value)

@@ -40,6 +40,10 @@ class SuiteConfig:
     jpeg_quality: int = 75
     protocol: PaperProtocol = field(default_factory=PaperProtocol)
     agent_options: dict[str, Any] = field(default_factory=dict)
+    stop_after_failed_episodes: int = 3
+    """Episodes in a row lost to infrastructure (after their relaunches) that stop the run: a
+    model server that is down or misnamed would otherwise be retried episode after episode
+    for hours before the run reported anything."""
     replay_seed: int | None = None
     """The seed every episode plays with when the run replays one logged episode: its
     scripts mean the same thing only in the world that episode saw."""
@@ -114,6 +118,7 @@ class Suite:
         self.executor = executor or ThreadExecutor(config.concurrency)
         self.on_result = on_result
         self.progress = Progress()
+        self.failed_in_a_row = 0
         self.cancel = threading.Event()
         """Set to stop the episodes in flight at their next turn (Ctrl-C sets it)."""
         self._lock = threading.Lock()
@@ -148,12 +153,15 @@ class Suite:
         unfinished, to be rerun on resume; the summary is brought up to date either way.
         """
         self.progress.tokens, self.progress.cost_usd = self.store.spent()
+        self.failed_in_a_row = 0
         results = []
         try:
             for result in self.executor.map_unordered(self._run_one, self.pending(),
-                                                      stop=self._over_budget,
+                                                      stop=self._should_stop_scheduling,
                                                       on_abort=self.cancel.set):
                 results.append(result)
+                failed = result.end_reason == "infrastructure"
+                self.failed_in_a_row = self.failed_in_a_row + 1 if failed else 0
                 with self._lock:
                     self.progress.add(result)
                 self.store.write_summary()
@@ -167,6 +175,14 @@ class Suite:
     def stopped_by_budget(self) -> bool:
         """True when the budget is spent; pending episodes were then not started."""
         return self._over_budget()
+
+    @property
+    def stopped_by_failures(self) -> bool:
+        """True when too many episodes in a row were lost to infrastructure."""
+        return self.failed_in_a_row >= self.config.stop_after_failed_episodes
+
+    def _should_stop_scheduling(self) -> bool:
+        return self._over_budget() or self.stopped_by_failures
 
     def _over_budget(self) -> bool:
         budget = self.config.budget_usd

@@ -122,6 +122,19 @@ def test_trial_still_failing_after_relaunches_is_recorded_as_infrastructure(test
         "01-04-03_t1", "01-04-03_t1.attempt-1", "01-04-03_t1.attempt-2"]
 
 
+def test_a_model_server_that_stays_down_stops_the_run(testbed_dir, tmp_path):
+    with FakeChatServer(default=None, responder=lambda body: ServerError(503)) as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url,
+                                   "01-04-03,01-06-02,02-02-01,02-10-01") + [
+            "--max-retries", 0, "--relaunch-delay", 0, "--max-relaunches", 0,
+            "--stop-after-failures", 2])
+    assert result.returncode == 1
+    assert "stopped: the last 2 episodes were lost to infrastructure errors" in result.stderr
+    assert "ServiceUnavailableError" in result.stderr
+    assert "2 episodes were not started" in result.stderr
+    assert sorted(RunStore(tmp_path / "r").finished_results()) == ["01-04-03_t1", "01-06-02_t1"]
+
+
 def test_a_refused_request_stops_the_run_with_a_message_and_resume_finishes_it(testbed_dir,
                                                                              tmp_path):
     refusal = HTTPError(401, f"Incorrect API key provided: {SENTINEL_KEY}")

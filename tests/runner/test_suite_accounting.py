@@ -128,3 +128,11 @@ def test_cancel_stops_episodes_in_flight_and_leaves_them_unfinished(tmp_path, ma
     summary = (tmp_path / "run" / "summary.csv").read_text().splitlines()
     assert summary == [",".join(SUMMARY_COLUMNS)]
     assert len(suite.pending()) == 3
+
+
+def test_episodes_lost_in_a_row_stop_the_run(tmp_path, make_arena):
+    suite = make_suite(tmp_path / "run", make_arena(), FailsAfterOneReply, trials=5,
+                       max_relaunches=0, stop_after_failed_episodes=2)
+    results = suite.run()
+    assert [r.end_reason for r in results] == ["infrastructure"] * 2
+    assert suite.stopped_by_failures and len(suite.pending()) == 5
