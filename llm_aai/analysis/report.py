@@ -106,7 +106,7 @@ def render(table: pd.DataFrame) -> str:
 
 
 def _overall_row(overall, labels, reference, populations, levels) -> dict[str, str]:
-    row = {"level": "all", "name": f"{len(levels)} levels"}
+    row = {"level": "all", "name": f"{len(levels)} level{'s' if len(levels) != 1 else ''}"}
     for label in labels:
         row[label] = _rate(overall[overall["label"] == label].iloc[0])
     level_rows = reference[(reference["scope"] == "level") & reference["level"].isin(levels)]

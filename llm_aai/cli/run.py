@@ -142,9 +142,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nstopped: {error}; finished episodes are saved; continue with --resume",
               file=sys.stderr)
         return 1
+    from llm_aai.logs import RunStore
+
     passed = sum(r.passed for r in results)
-    print(f"{len(results)} episodes, {passed} passed; results in {run_dir}\n")
-    if results:  # the comparison researchers run this for: per level, vs children and agents
+    finished = RunStore(run_dir).finished_results().values()
+    if args.resume and not results:
+        print(f"nothing left to run: all {len(finished)} episodes of {run_dir} are finished\n")
+    else:
+        print(f"{len(results)} episodes, {passed} passed; results in {run_dir}\n")
+    if any(r.end_reason != "infrastructure" for r in finished):  # what researchers run this for
         from llm_aai.cli import analyze
 
         analyze.main([str(run_dir)])

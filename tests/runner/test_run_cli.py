@@ -187,6 +187,11 @@ def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir
     assert resumed.returncode == 0, resumed.stderr
     assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
 
+    again = run_cli(["--resume", run_dir])  # a finished run says so and shows its table
+    assert again.returncode == 0, again.stderr
+    assert f"nothing left to run: all 2 episodes of {run_dir} are finished" in again.stdout
+    assert "Children 6-10" in again.stdout
+
 
 def test_resume_refuses_a_prompt_changed_since_the_run_started(testbed_dir, tmp_path):
     prompt = tmp_path / "my_prompt.md"
