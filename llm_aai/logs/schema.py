@@ -6,7 +6,8 @@ Layout (``SCHEMA_VERSION`` 1)::
       manifest.json                 config, versions, git revision, seeds, model, prompt hash
       summary.csv                   one row per finished episode (EpisodeResult fields)
       episodes/<episode-id>/
-        turns.jsonl                 one TurnRecord per line, turn 0 = the initial observations
+        turns.jsonl                 one TurnRecord per line: turn 0 = the steps before the
+                                    first script (the images they show go out with turn 1)
         result.json                 the EpisodeResult; its presence marks the episode finished
         frames/turn-NNN-K.jpg       every image sent to the agent, byte for byte (.png with
                                     --frames png; see llm_aai.frames)
@@ -47,7 +48,9 @@ class TurnRecord:
     """One turn of an episode: what the agent was sent, what it replied, what happened.
 
     Attributes:
-        turn: 0 for the initial observations, then 1.. for each script.
+        turn: 0 for the no-op steps before the first script (after reset and between the
+            initial observations; it sends nothing, so its reward and health complete the
+            episode's totals), then 1.. for each script.
         sent_preamble: user text sent before the images (feedback, "Observation captured.").
         sent_images: frame paths relative to the episode directory, in the order sent.
         sent_text: user text sent after the images (the health).

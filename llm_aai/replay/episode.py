@@ -51,7 +51,9 @@ class LoggedEpisode:
     Attributes:
         directory: the episode directory (holds ``turns.jsonl`` and ``frames/``).
         episode_id: the directory name, e.g. ``01-04-03_t1`` (or ``...attempt-1``).
-        turns: every turn record, in order.
+        turns: the turn records from the first script on, in order.
+        start: the turn-0 record of the steps before the first script (None in logs written
+            before it was recorded).
         result: the sealed result, or None for an unfinished episode.
         manifest: the run's manifest, or None when the episode sits outside a run directory.
 
@@ -62,6 +64,7 @@ class LoggedEpisode:
     turns: tuple[TurnRecord, ...]
     result: EpisodeResult | None
     manifest: dict[str, Any] | None
+    start: TurnRecord | None = None
 
     @property
     def base_id(self) -> str:
@@ -121,10 +124,12 @@ def load_episode(path: str | Path) -> LoggedEpisode:
         result = read_result(directory) if (directory / RESULT).is_file() else None
     except SchemaError as error:
         raise ReplayInputError(str(error)) from error
+    start = next((turn for turn in turns if turn.turn == 0), None)
+    turns = tuple(turn for turn in turns if turn.turn != 0)
     if not turns:
         raise ReplayInputError(f"{directory / TURNS}: no turns logged")
     return LoggedEpisode(directory, directory.name, turns, result,
-                         _manifest(directory.parent.parent))
+                         _manifest(directory.parent.parent), start)
 
 
 def _manifest(run_dir: Path) -> dict[str, Any] | None:

@@ -289,20 +289,33 @@ class _OverviewTap:
 
 def _check_start(episode: LoggedEpisode, start, tap: _OverviewTap,
                  overviews: dict[FrameKey, np.ndarray]) -> TurnCheck:
-    """The initial observations against the first record's images."""
+    """The start against the turn-0 record (if logged) and the first record's images."""
     first = episode.turns[0]
     shown = [observation["image"] for observation in start.observations]
+    logged = _start_checks(episode.start, start.outcome)
     if first.reply is None:  # the episode ended before the first script: nothing shown
         return TurnCheck(0, "start", start.outcome.steps,
-                         (Check("observations", not shown, "0", str(len(shown))),))
-    checks = [Check("observations", len(shown) == len(first.sent_images),
-                    str(len(first.sent_images)), str(len(shown)))]
+                         (*logged, Check("observations", not shown, "0", str(len(shown)))))
+    checks = [*logged, Check("observations", len(shown) == len(first.sent_images),
+                             str(len(first.sent_images)), str(len(shown)))]
     for index, (image, relative) in enumerate(zip(shown, first.sent_images, strict=False)):
         checks.append(_frame_check(f"frame {index}", episode, episode.directory / relative,
                                    image))
         if tap.size:
             overviews[(first.turn, index)] = tap.views[index]
     return TurnCheck(0, "start", start.outcome.steps, tuple(checks))
+
+
+def _start_checks(record: TurnRecord | None, outcome) -> list[Check]:
+    """Steps, health, reward and events before the first script, as turn 0 logged them."""
+    if record is None:  # logs from before turn 0 was written
+        return []
+    return [
+        Check("steps", outcome.steps == record.steps, str(record.steps), str(outcome.steps)),
+        _close("health", record.health, round(outcome.health, HEALTH_DECIMALS), TOLERANCE),
+        _close("reward", record.reward, outcome.reward, TOLERANCE),
+        _events_check(record, outcome),
+    ]
 
 
 class _Walk:

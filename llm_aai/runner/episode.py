@@ -166,6 +166,12 @@ class EpisodeRunner:
         # the ICL prompt's worked example arrives as a prelude of prior exchanges
         self.agent.start_episode(self.prompt.system_text, spec.seed, prelude=self.prompt.prelude)
         tally.add(start.outcome)
+        writer.write_turn(TurnRecord(  # the steps before the first script; nothing sent yet
+            turn=0, sent_text="", actions=(NOOP,) * start.outcome.steps,
+            steps=start.outcome.steps, health=tally.health, reward=start.outcome.reward,
+            events=_events(start.outcome), terminated=start.outcome.terminated,
+            truncated=start.outcome.truncated, state=_state(start.outcome),
+        ))
         observation = start.outcome.observation
         images = [shown["image"] for shown in start.observations]
         preamble = self.messages.preamble

@@ -32,8 +32,14 @@ def test_fresh_embedded_runs_resimulate_exactly(runs, kind):
         assert [row.kind for row in report.turns] == (
             ["start"] + ["script"] * (len(episode.turns) - 1) + ["final", "episode"])
         start = report.turns[0]
-        assert [c.name for c in start.checks] == ["observations", "frame 0", "frame 1", "frame 2"]
+        assert [c.name for c in start.checks] == ["steps", "health", "reward", "events",
+                                                  "observations", "frame 0", "frame 1", "frame 2"]
         assert report.steps == episode.result.steps
+        # the log alone adds up to the result: turn 0 holds the steps before the first script
+        logged = (episode.start, *episode.turns)
+        assert episode.start.turn == 0 and episode.start.steps == 1 + 3 * 16
+        assert sum(t.steps for t in logged) == episode.result.steps
+        assert sum(t.reward for t in logged) == pytest.approx(episode.result.reward, abs=1e-6)
         frames = sum(c.name == "frame" for row in report.turns for c in row.checks)
         assert frames >= len(episode.turns) - 1  # only a frame hidden by the run-out is skipped
 
@@ -124,3 +130,13 @@ def test_unity_runs_and_lone_episodes_cannot_be_resimulated(runs, copy_run, tmp_
     (run_dir / "episodes" / "01-04-03_t1").rename(lone)
     with pytest.raises(ReplayInputError, match="manifest.json not found"):
         resimulate(load_episode(lone))
+
+
+def test_a_changed_turn_zero_is_reported(runs, copy_run):
+    run = copy_run(runs["heuristic"])
+    episode_dir = run / "episodes" / "01-04-03_t1"
+    _rewrite_turn(episode_dir, 0, lambda record: record.update(health=42.0))
+    report = resimulate(load_episode(episode_dir))
+    assert not report.ok
+    assert report.first_mismatch.kind == "start"
+    assert [c.name for c in report.first_mismatch.mismatches] == ["health"]

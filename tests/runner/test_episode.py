@@ -31,7 +31,9 @@ def play(env, tmp_path, arena, scripts, *, pass_mark=0.0, protocol=PaperProtocol
     writer = store.start_episode(spec.episode_id)
     result = runner.run(spec, writer)
     writer.finish(result)
-    return result, read_turns(store.episodes_dir / spec.episode_id)
+    records = read_turns(store.episodes_dir / spec.episode_id)
+    assert [r.turn for r in records] == list(range(len(records)))  # turn 0 first, no gaps
+    return result, records[1:]  # the scripted turns (and the closing one)
 
 
 def test_step_counts_follow_the_paper(env, tmp_path, make_arena):
@@ -45,6 +47,10 @@ def test_step_counts_follow_the_paper(env, tmp_path, make_arena):
     assert result.steps == 49 + 15 + 5
     assert result.end_reason == "script_cap"
     assert result.scripts_used == 2
+    [start] = [t for t in read_turns(tmp_path / "run" / "episodes" / "ep_t1") if t.turn == 0]
+    assert start.steps == 49 and start.actions == ((0, 0),) * 49 and start.reply is None
+    assert start.sent_images == () and start.health == pytest.approx(100 - 0.06 * 49, abs=1e-3)
+    assert start.reward + sum(t.reward for t in turns) == pytest.approx(result.reward, abs=1e-6)
 
 
 def test_reaching_the_goal_ends_the_episode_and_passes(env, tmp_path, make_arena):
@@ -181,7 +187,7 @@ def test_a_first_script_without_steps_shows_the_frame_after_the_initial_noops(
     runner = EpisodeRunner(env, ReplayAgent(["Turn(5);", "Go(1);"]), PROMPT,
                            PaperProtocol(max_scripts=2, run_out_clock=False))
     runner.run(spec, store.start_episode(spec.episode_id))
-    turns = read_turns(store.episodes_dir / spec.episode_id)
+    turns = read_turns(store.episodes_dir / spec.episode_id)[1:]  # after turn 0
     assert turns[0].steps == 0 and len(turns[1].sent_images) == 1
     shown = read_frame(store.episodes_dir / spec.episode_id / turns[1].sent_images[0])
     observation, _ = env.reset(seed=3, options={"arena": str(arena)})

@@ -59,15 +59,15 @@ def test_llm_run_sends_history_and_images_and_logs_everything(testbed_dir, tmp_p
     episode = run_dir / "episodes" / "01-04-03_t1"
     sent = [base64.b64decode(p["image_url"]["url"].removeprefix("data:image/jpeg;base64,"))
             for p in images]
-    logged = [(episode / name).read_bytes() for name in read_turns(episode)[0].sent_images]
-    assert sent == logged and all(name.endswith(".jpg")
-                                  for name in read_turns(episode)[0].sent_images)
+    start, *turns = read_turns(episode)
+    assert start.turn == 0 and start.sent_images == ()  # the steps before the first script
+    logged = [(episode / name).read_bytes() for name in turns[0].sent_images]
+    assert sent == logged and all(name.endswith(".jpg") for name in turns[0].sent_images)
     # the whole history goes with every call
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
     assert second["messages"][2]["content"] == 'Think("ahead");Go(3);'
     assert first["temperature"] == 0
 
-    turns = read_turns(run_dir / "episodes" / "01-04-03_t1")
     assert [t.reply for t in turns[:2]] == ['Think("ahead");Go(3);'] * 2
     assert turns[0].usage.input_tokens > 0
     summary = (run_dir / "summary.csv").read_text().splitlines()
