@@ -373,8 +373,8 @@ def _progress_bar(total: int, *, disabled: bool):
 
 
 def _update_bar(bar, progress: Progress) -> None:
-    bar.update(1)
     rate = progress.passed / progress.done if progress.done else 0.0
-    bar.set_postfix_str(
+    bar.set_postfix_str(  # before update(), which draws it: the shown rate is never a step late
         f"pass {rate:.0%} infra {progress.infra_failures} "
         f"tok {progress.tokens:,} ${progress.cost_usd:.2f}", refresh=False)
+    bar.update(1)
