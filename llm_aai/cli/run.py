@@ -24,9 +24,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tasks", help="comma-separated task ids, e.g. 01-04-03,02-10-01")
     parser.add_argument("--full-testbed", action="store_true",
                         help="select from all 900 testbed tasks instead of the 40-task subset")
-    parser.add_argument("--trials", type=_at_least(1), default=1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
+    parser.add_argument("--trials", type=_at_least(1), default=1,
+                        help="episodes per task, each with its own seed (default: 1)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="run seed; each episode's seed derives from it, the task and the "
+                             "trial, and is recorded in the manifest (default: 0)")
+    parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"),
+                        help="embedded: our MuJoCo simulator (default); unity: the Animal-AI "
+                             "build through the animalai package")
     parser.add_argument("--resolution", type=_at_least(64), default=512,
                         help="square frame size in pixels, at least 64 (default: 512)")
     parser.add_argument("--frames", default="jpeg", choices=FRAME_KINDS,
@@ -35,28 +40,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jpeg-quality", type=_at_least(1, at_most=95), default=75,
                         help="1-95 (default: 75)")
     parser.add_argument("--prompt", default="react",
-                        help="react (experiment 1) or icl (experiment 2: a worked example first)")
+                        help="react (experiment 1, default), icl (experiment 2: a worked "
+                             "example first), or a prompt file")
     parser.add_argument("--example", type=Path,
                         help="with --prompt icl: an example directory to use instead of the "
                              "built-in tutorial (see python -m llm_aai.prompts.examples)")
-    parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"))
-    parser.add_argument("--max-scripts", type=_at_least(1), default=defaults.max_scripts)
+    parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"),
+                        help="strict: the paper's grammar (default); lenient: also repair code "
+                             "fences, prose, lowercase and a missing final ';', logging each")
+    parser.add_argument("--max-scripts", type=_at_least(1), default=defaults.max_scripts,
+                        help=f"scripts per episode (the paper: {defaults.max_scripts})")
     parser.add_argument("--initial-observations", type=_at_least(1),
                         default=defaults.initial_observations,
                         help="observations before the first script (the paper: 3); the first "
                              "turn needs at least one image")
-    parser.add_argument("--concurrency", type=_at_least(1), default=1)
+    parser.add_argument("--concurrency", type=_at_least(1), default=1,
+                        help="episodes played at once (default: 1); worth raising for models, "
+                             "which mostly wait on HTTP")
     parser.add_argument("--max-relaunches", type=_at_least(0), default=2,
-                        help="relaunches of a trial whose model calls kept failing")
+                        help="relaunches of a trial whose model calls kept failing (default: 2)")
     parser.add_argument("--relaunch-delay", type=float, default=5.0,
-                        help="seconds before the n-th relaunch, times n")
+                        help="seconds before the n-th relaunch, times n (default: 5)")
     parser.add_argument("--stop-after-failures", type=_at_least(1), default=3, metavar="N",
                         help="stop the run after N episodes in a row lost to infrastructure "
                              "errors (model server down, wrong --api-base); default 3")
     parser.add_argument("--budget-usd", type=_positive_float,
                         help="start no more episodes once the run has cost this much, counting "
                              "every attempt and earlier invocations (raise it with --resume)")
-    parser.add_argument("--out", type=Path, default=Path("results"))
+    parser.add_argument("--out", type=Path, default=Path("results"),
+                        help="folder for run directories (default: results)")
     parser.add_argument("--run-id", help="name of the run directory (default: timestamp+model)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
                         help="continue a run: finished episodes are kept, others rerun")
@@ -66,11 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--api-base", help=("base URL of the provider's API: a local "
                                          "OpenAI-compatible server, a proxy, or "
                                          "llm_aai.llm.fake_server"))
-    llm.add_argument("--temperature", type=float, default=0.0)
-    llm.add_argument("--max-tokens", type=int, default=1024)
+    llm.add_argument("--temperature", type=float, default=0.0, help="(default: 0)")
+    llm.add_argument("--max-tokens", type=int, default=1024,
+                     help="reply length limit per call (default: 1024)")
     llm.add_argument("--timeout", type=_positive_float, default=120.0,
-                     help="seconds per model call")
-    llm.add_argument("--max-retries", type=_at_least(0), default=6)
+                     help="seconds per model call (default: 120)")
+    llm.add_argument("--max-retries", type=_at_least(0), default=6,
+                     help="retries of a call on 429, 5xx and timeouts, with backoff and "
+                          "Retry-After (default: 6)")
     llm.add_argument("--provider-concurrency", type=_at_least(1),
                      help="simultaneous calls to one provider (default: --concurrency)")
     llm.add_argument("--keep-last-images", type=_at_least(1),
