@@ -76,7 +76,13 @@ class EpisodeWriter:
         self._turns.flush()
 
     def finish(self, result: EpisodeResult) -> None:
-        """Mark the episode finished by writing its result atomically."""
+        """Mark the episode finished by writing its result atomically.
+
+        The turns reach the disk first: a sealed episode whose turn log a power cut had cut
+        short would never be rerun.
+        """
+        self._turns.flush()
+        os.fsync(self._turns.fileno())
         self._turns.close()
         atomic_write_text(self.directory / RESULT, json.dumps(to_dict(result), indent=2))
 
