@@ -102,6 +102,7 @@ def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
 
 def _run_suite(args, config, store: RunStore, agent_spec, prompt_set, arena_paths):
     """Play the pending episodes and tell the user why the run stopped early, if it did."""
+    from llm_aai.agents.replay import ReplayExhausted
     from llm_aai.llm.errors import LLMRequestError
 
     run_dir = store.root
@@ -123,6 +124,11 @@ def _run_suite(args, config, store: RunStore, agent_spec, prompt_set, arena_path
             f"the model refused a request, so the run stopped: {error}\n"
             f"finished episodes are kept in {run_dir}; once the cause is fixed (key, quota, "
             f"server) continue with --resume {run_dir}") from error
+    except ReplayExhausted as error:  # a scripts file shorter than the episode, or divergence
+        raise RunError(
+            f"{error}. A scripts file needs one script per turn the episode plays (up to "
+            f"--max-scripts); to play a few scripts, use python -m llm_aai.play. Finished "
+            f"episodes are kept in {run_dir}") from error
     except KeyboardInterrupt:
         raise RunInterrupted(
             f"finished episodes are kept in {run_dir}; the ones in flight were stopped and "

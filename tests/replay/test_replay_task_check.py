@@ -39,3 +39,16 @@ def test_replaying_a_later_trial_plays_in_the_world_it_was_logged_in(testbed_dir
         logged.reward, logged.final_health, logged.steps)
     manifest = json.loads((tmp_path / "again" / "manifest.json").read_text())
     assert manifest["seeds"]["episodes"] == {"09-03-01_t1": logged.seed}
+
+
+def test_a_scripts_file_shorter_than_the_episode_is_a_clear_error(testbed_dir, tmp_path,
+                                                                  capsys):
+    scripts = tmp_path / "two.txt"
+    scripts.write_text("Go(3);\nTurn(90);\n")
+    code = run_main(["--model", "replay", "--replay-from", str(scripts), "--tasks", "01-04-03",
+                     "--arenas-dir", str(testbed_dir), "--out", str(tmp_path / "out"),
+                     "--resolution", "64", "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "replay has only 2 scripts but the episode asked for script 3" in err
+    assert "python -m llm_aai.play" in err
