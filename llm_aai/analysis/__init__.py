@@ -5,7 +5,14 @@ pandas is used throughout; matplotlib only in ``llm_aai.analysis.plots`` (import
 """
 
 from llm_aai.analysis.levels import LEVEL_NAMES, level_name
-from llm_aai.analysis.load import INFRASTRUCTURE, RunDirectoryError, Runs, load_runs
+from llm_aai.analysis.load import (
+    INFRASTRUCTURE,
+    RunDirectoryError,
+    Runs,
+    load_runs,
+    pooling_conflicts,
+    repeated_seeds,
+)
 from llm_aai.analysis.metrics import (
     infra_failures,
     model_summary,
@@ -39,6 +46,8 @@ __all__ = [
     "level_name",
     "level_report",
     "load_runs",
+    "pooling_conflicts",
+    "repeated_seeds",
     "model_summary",
     "pass_rates",
     "plot_pass_rates",

@@ -156,7 +156,65 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "backend": config.get("backend"),
         "agent_name": agent.get("name"),
         "litellm_model": agent.get("litellm_model"),
+        "settings": json.dumps(_settings(manifest, config, agent), sort_keys=True),
     }
+
+
+def _settings(manifest: dict[str, Any], config: dict[str, Any],
+              agent: dict[str, Any]) -> dict[str, Any]:
+    """What, besides the model and prompt name, can change a run's results.
+
+    Runs are pooled by model and prompt name; runs pooled with different values here (a
+    shorter script cap, another resolution, an alias that now means another model, an edited
+    prompt) are flagged by ``pooling_conflicts`` rather than silently mixed.
+    """
+    protocol = config.get("protocol") if isinstance(config.get("protocol"), dict) else {}
+    prompt = manifest.get("prompt") if isinstance(manifest.get("prompt"), dict) else {}
+    settings = {key: config.get(key) for key in ("backend", "resolution", "script_mode",
+                                                  "frames", "jpeg_quality")}
+    settings.update({f"protocol.{key}": value for key, value in protocol.items()})
+    settings["model id"] = agent.get("litellm_model")
+    settings["prompt sha256"] = prompt.get("sha256")
+    return settings
+
+
+def repeated_seeds(episodes: pd.DataFrame) -> list[str]:
+    """One line per label whose pooled runs played the same task with the same seed.
+
+    Two runs started with the same ``--seed`` give the same episode seeds, so a deterministic
+    agent plays the same episodes twice: counted as separate trials they would narrow the
+    confidence interval without adding evidence.
+    """
+    lines = []
+    for label, group in episodes.groupby("label", sort=False):
+        if group["run_id"].nunique() < 2:
+            continue
+        repeats = group.duplicated(["task_id", "seed"], keep="first")
+        if repeats.any():
+            runs = ", ".join(sorted(group.loc[repeats, "run_id"].unique()))
+            lines.append(f"{label}: {int(repeats.sum())} episode(s) in {runs} repeat the task "
+                         "and seed of an episode in another pooled run (runs started with the "
+                         "same --seed); they are not independent trials")
+    return lines
+
+
+def pooling_conflicts(runs: pd.DataFrame) -> list[str]:
+    """One line per label whose pooled runs differ in a setting that changes results."""
+    lines = []
+    for label, group in runs.groupby("label", sort=False):
+        settings = {row.run_id: json.loads(row.settings) for row in group.itertuples()}
+        if len(settings) < 2:
+            continue
+        keys = sorted({key for values in settings.values() for key in values})
+        differ = [key for key in keys
+                  if len({json.dumps(values.get(key)) for values in settings.values()}) > 1]
+        if differ:
+            detail = "; ".join(f"{run_id}: " + ", ".join(f"{key}={values.get(key)}"
+                                                          for key in differ)
+                               for run_id, values in settings.items())
+            lines.append(f"{label} pools runs with different settings ({detail}); analyse "
+                         "them separately to compare like with like")
+    return lines
 
 
 def _episode_dirs(path: Path) -> tuple[list[Path], list[Path], list[Path]]:

@@ -105,7 +105,14 @@ def _plot(levels, reference, path: Path, populations: tuple[str, ...]) -> int:
 
 
 def _notes(runs, failures) -> None:
-    """Say what the tables leave out: lost episodes, copies, unfinished ones."""
+    """Say what the tables leave out or mix.
+
+    Lost, copied and unfinished episodes; runs pooled across settings; repeated seeds.
+    """
+    from llm_aai.analysis import pooling_conflicts, repeated_seeds
+
+    for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes)):
+        print(f"note: {line}")
     if len(failures):
         print(f"\n{len(failures)} episode(s) lost to infrastructure (not counted as failures):")
         for row in failures.itertuples(index=False):

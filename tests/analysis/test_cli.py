@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -82,3 +83,27 @@ def test_run_given_twice_is_counted_once(two_models, capsys):
     assert capsys.readouterr().out == once
     level1 = next(line for line in once.splitlines() if line.startswith("1 "))
     assert "3/12 0.25" in level1  # only 01-04-03 passed, in its 3 trials
+
+
+def test_runs_pooled_across_settings_are_flagged(make_run, tmp_path, capsys):
+    long = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="long")
+    short = make_run(tmp_path, model="alpha", trials=range(3, 5), run_id="short")
+    manifest = short / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["config"]["protocol"] = {"max_scripts": 10}
+    manifest.write_text(json.dumps(data))
+    assert main([str(long), str(short)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: alpha pools runs with different settings (long: "
+                     "protocol.max_scripts=None; short: protocol.max_scripts=10); analyse "
+                     "them separately to compare like with like"]
+
+
+def test_runs_repeating_the_same_seeds_are_flagged(make_run, tmp_path, capsys):
+    first = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="first")
+    again = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="again")
+    assert main([str(first), str(again)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: alpha: 80 episode(s) in again repeat the task and seed of an "
+                     "episode in another pooled run (runs started with the same --seed); they "
+                     "are not independent trials"]
