@@ -293,9 +293,11 @@ def _check_start(episode: LoggedEpisode, start, tap: _OverviewTap,
     first = episode.turns[0]
     shown = [observation["image"] for observation in start.observations]
     logged = _start_checks(episode.start, start.outcome)
-    if first.reply is None:  # the episode ended before the first script: nothing shown
+    if first.reply is None:  # it ended before the first script: what was drawn was never sent
+        ended = bool(start.outcome.done)
         return TurnCheck(0, "start", start.outcome.steps,
-                         (*logged, Check("observations", not shown, "0", str(len(shown)))))
+                         (*logged, Check("ended before the first script", ended, "True",
+                                         str(ended))))
     checks = [*logged, Check("observations", len(shown) == len(first.sent_images),
                              str(len(first.sent_images)), str(len(shown)))]
     for index, (image, relative) in enumerate(zip(shown, first.sent_images, strict=False)):

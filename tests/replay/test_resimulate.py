@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from llm_aai.cli.replay import main
+from llm_aai.cli.run import main as run_main
 from llm_aai.logs import read_turns
 from llm_aai.replay import ReplayInputError, load_episode, resimulate
 
@@ -140,3 +142,19 @@ def test_a_changed_turn_zero_is_reported(runs, copy_run):
     assert not report.ok
     assert report.first_mismatch.kind == "start"
     assert [c.name for c in report.first_mismatch.mismatches] == ["health"]
+
+
+def test_an_episode_over_before_its_first_script_resimulates(testbed_dir, tmp_path):
+    # t=20 ends the episode by time during the initial observations, after all three are drawn
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    text = (testbed_dir / "01-04-03.yaml").read_text()
+    (arenas / "01-04-03.yaml").write_text(re.sub(r"\bt: \d+", "t: 20", text, count=1))
+    assert run_main(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir", str(arenas),
+                     "--out", str(tmp_path), "--run-id", "r", "--resolution", "64",
+                     "--no-progress"]) == 0
+    episode = load_episode(tmp_path / "r" / "episodes" / "01-04-03_t1")
+    assert episode.start.terminated and [t.reply for t in episode.turns] == [None]
+    report = resimulate(episode, arenas_dir=arenas)
+    assert report.ok, report.render()
+    assert [c.name for c in report.turns[0].checks][-1] == "ended before the first script"
