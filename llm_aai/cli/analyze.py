@@ -113,6 +113,7 @@ def _notes(runs, failures) -> None:
 
     for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes)):
         print(f"note: {line}")
+    _note_tasks_outside_the_children_subset(runs.episodes)
     if len(failures):
         print(f"\n{len(failures)} episode(s) lost to infrastructure (not counted as failures):")
         for row in failures.itertuples(index=False):
@@ -125,6 +126,18 @@ def _notes(runs, failures) -> None:
         if row.unfinished:
             print(f"note: {row.path}: {row.unfinished} unfinished episode(s) ignored "
                   "(continue the run with --resume)")
+
+
+def _note_tasks_outside_the_children_subset(episodes) -> None:
+    """The children's rates are over the 40 tasks they played; say when a run played others."""
+    from llm_aai.arena.catalog import children_subset
+
+    subset = {task.task_id for task in children_subset()}
+    outside = sorted(set(episodes["task_id"]) - subset)
+    if outside:
+        print(f"note: {len(outside)} task(s) played are outside the 40-task children subset "
+              f"(e.g. {outside[0]}); the children's rates in the table are over the 40 tasks, "
+              "so compare per level with care")
 
 
 def _fail(message: str) -> int:

@@ -107,3 +107,16 @@ def test_runs_repeating_the_same_seeds_are_flagged(make_run, tmp_path, capsys):
     assert notes == ["note: alpha: 80 episode(s) in again repeat the task and seed of an "
                      "episode in another pooled run (runs started with the same --seed); they "
                      "are not independent trials"]
+
+
+def test_tasks_outside_the_children_subset_are_flagged(make_run, tmp_path, capsys):
+    run = make_run(tmp_path, model="alpha", trials=range(1, 2), levels=range(1, 2))
+    result = run / "episodes" / "01-04-03_t1" / "result.json"
+    data = json.loads(result.read_text())
+    data["task_id"] = "01-01-01"  # a full-testbed task the children did not play
+    result.write_text(json.dumps(data))
+    assert main([str(run)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: 1 task(s) played are outside the 40-task children subset (e.g. "
+                     "01-01-01); the children's rates in the table are over the 40 tasks, so "
+                     "compare per level with care"]
