@@ -160,13 +160,18 @@ def _run_identity(path: Path) -> dict[str, Any]:
     }
 
 
+SAMPLING_OPTIONS = ("temperature", "max_tokens", "keep_last_images")
+"""Model options that change what the model answers (timeouts, retries and concurrency don't)."""
+
+
 def _settings(manifest: dict[str, Any], config: dict[str, Any],
               agent: dict[str, Any]) -> dict[str, Any]:
     """What, besides the model and prompt name, can change a run's results.
 
     Runs are pooled by model and prompt name; runs pooled with different values here (a
-    shorter script cap, another resolution, an alias that now means another model, an edited
-    prompt) are flagged by ``pooling_conflicts`` rather than silently mixed.
+    shorter script cap, another resolution, an alias that now means another model, another
+    temperature, an edited prompt) are flagged by ``pooling_conflicts`` rather than silently
+    mixed.
     """
     protocol = config.get("protocol") if isinstance(config.get("protocol"), dict) else {}
     prompt = manifest.get("prompt") if isinstance(manifest.get("prompt"), dict) else {}
@@ -174,6 +179,8 @@ def _settings(manifest: dict[str, Any], config: dict[str, Any],
                                                   "frames", "jpeg_quality")}
     settings.update({f"protocol.{key}": value for key, value in protocol.items()})
     settings["model id"] = agent.get("litellm_model")
+    options = agent.get("options") if isinstance(agent.get("options"), dict) else {}
+    settings.update({key: options.get(key) for key in SAMPLING_OPTIONS})
     settings["prompt sha256"] = prompt.get("sha256")
     return settings
 
@@ -189,7 +196,8 @@ def repeated_seeds(episodes: pd.DataFrame) -> list[str]:
     for label, group in episodes.groupby("label", sort=False):
         if group["run_id"].nunique() < 2:
             continue
-        repeats = group.duplicated(["task_id", "seed"], keep="first")
+        first_run = group.groupby(["task_id", "seed"])["run_id"].transform("first")
+        repeats = group["run_id"] != first_run  # within one run (a replay's trials) is fine
         if repeats.any():
             runs = ", ".join(sorted(group.loc[repeats, "run_id"].unique()))
             lines.append(f"{label}: {int(repeats.sum())} episode(s) in {runs} repeat the task "

@@ -77,6 +77,10 @@ def plot_pass_rates(
     return path
 
 
+class LeftOutOfFigure(UserWarning):
+    """A model with no result to draw was left out of the figure."""
+
+
 def _with_results(level_table: pd.DataFrame) -> pd.DataFrame:
     """Keep the models with at least one trial that has a result; warn about the others.
 
@@ -88,7 +92,8 @@ def _with_results(level_table: pd.DataFrame) -> pd.DataFrame:
     for label in counted.index[counted == 0]:
         lost = level_table.loc[level_table["label"] == label, "infra_failures"].sum()
         warnings.warn(f"model {label!r} left out of the figure: none of its trials has a result "
-                      f"({lost} episode(s) lost to infrastructure)", UserWarning, stacklevel=3)
+                      f"({lost} episode(s) lost to infrastructure)", LeftOutOfFigure,
+                      stacklevel=3)
     if not (counted > 0).any():
         raise ValueError("no model has a trial with a result to plot (every episode was lost "
                          "to infrastructure, or there are none)")

@@ -89,7 +89,7 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
 
 def _plot(levels, reference, path: Path, populations: tuple[str, ...]) -> int:
     """Write the figure; models it leaves out become notes, a figure it cannot draw an error."""
-    from llm_aai.analysis.plots import plot_pass_rates
+    from llm_aai.analysis.plots import LeftOutOfFigure, plot_pass_rates
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings(record=True) as caught:
@@ -98,8 +98,12 @@ def _plot(levels, reference, path: Path, populations: tuple[str, ...]) -> int:
             plot_pass_rates(levels, reference, path, populations=populations)
         except ValueError as error:
             return _fail(f"{path}: no figure written: {error}")
-    for warning in caught:
-        print(f"note: {warning.message}")
+    for warning in caught:  # ours become notes; any other warning is shown as it was raised
+        if issubclass(warning.category, LeftOutOfFigure):
+            print(f"note: {warning.message}")
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename,
+                                 warning.lineno)
     print(f"figure written to {path}")
     return 0
 
@@ -129,15 +133,15 @@ def _notes(runs, failures) -> None:
 
 
 def _note_tasks_outside_the_children_subset(episodes) -> None:
-    """The children's rates are over the 40 tasks they played; say when a run played others."""
+    """Say when a run played tasks the reference rates (the children's 40) do not cover."""
     from llm_aai.arena.catalog import children_subset
 
     subset = {task.task_id for task in children_subset()}
     outside = sorted(set(episodes["task_id"]) - subset)
     if outside:
         print(f"note: {len(outside)} task(s) played are outside the 40-task children subset "
-              f"(e.g. {outside[0]}); the children's rates in the table are over the 40 tasks, "
-              "so compare per level with care")
+              f"(e.g. {outside[0]}); the children's and Olympics agents' rates in the table are "
+              "over the 40 tasks, so compare per level with care")
 
 
 def _fail(message: str) -> int:

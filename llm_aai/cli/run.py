@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "errors (model server down, wrong --api-base); default 3")
     parser.add_argument("--budget-usd", type=_positive_float,
                         help="start no more episodes once the run has cost this much, counting "
-                             "every attempt and earlier invocations (raise it with --resume)")
+                             "every finished attempt and earlier invocations (raise it with "
+                             "--resume)")
     parser.add_argument("--out", type=Path, default=Path("results"),
                         help="folder for run directories (default: results)")
     parser.add_argument("--run-id", help="name of the run directory (default: timestamp+model)")
@@ -160,11 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     from llm_aai.logs import RunStore
 
     passed = sum(r.passed for r in results)
-    finished = RunStore(run_dir).finished_results().values()
-    if args.resume and not results:
-        print(f"nothing left to run: all {len(finished)} episodes of {run_dir} are finished\n")
+    store = RunStore(run_dir)
+    finished = store.finished_results().values()
+    config = store.read_manifest()["config"]
+    planned = len(config["tasks"]) * config["trials"]
+    done = sum(r.end_reason != "infrastructure" for r in finished)
+    if args.resume and not results and done == planned:
+        print(f"nothing left to run: all {planned} episodes of {run_dir} are finished\n")
     else:
-        print(f"{len(results)} episodes, {passed} passed; results in {run_dir}\n")
+        print(f"{len(results)} episodes, {passed} passed; results in {run_dir}"
+              + (f" ({done} of {planned} finished)" if done < planned else "") + "\n")
     if any(r.end_reason != "infrastructure" for r in finished):  # what researchers run this for
         from llm_aai.cli import analyze
 

@@ -121,7 +121,10 @@ class RunStore:
             for result_file in sorted(self.episodes_dir.glob(f"*/{RESULT}")):
                 if ".attempt-" in result_file.parent.name:
                     continue  # an infrastructure failure set aside before a retry
-                result = read_result(result_file.parent)
+                try:
+                    result = read_result(result_file.parent)
+                except FileNotFoundError:
+                    continue  # a worker set it aside between the listing and the read
                 results[result.episode_id] = result
         return results
 
@@ -158,6 +161,8 @@ class RunStore:
         """Tokens and dollars of every sealed attempt in the run, set-aside failures included.
 
         What a budget counts: a resumed run continues from what earlier invocations spent.
+        An attempt interrupted before it was sealed (Ctrl-C, a crash) has no result and is not
+        counted; its log is replaced when the episode is played again.
         """
         tokens, cost = 0, 0.0
         if self.episodes_dir.is_dir():

@@ -389,9 +389,11 @@ def example_from_episode(
 
     zero = next((r for r in records if r.turn == 0 and r.reply is None), None)
     first = replied[0]
+    # turn 0's logged health is after all the initial no-ops, not the one shown with the
+    # first observation (that is only in ``first.sent_text``), so it is not recorded here
     turns = [ExampleTurn(turn=0, script=None, frames=frames_of(first),
                          preamble=first.sent_preamble, text=first.sent_text,
-                         health=None if zero is None else zero.health,
+                         health=None,
                          reward=0.0 if zero is None else zero.reward,
                          done=False, steps=0 if zero is None else zero.steps)]
     for number, record in enumerate(replied, start=1):

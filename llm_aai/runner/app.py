@@ -126,8 +126,9 @@ def _run_suite(args, config, store: RunStore, agent_spec, prompt_set, arena_path
             f"server) continue with --resume {run_dir}") from error
     except ReplayExhausted as error:  # a scripts file shorter than the episode, or divergence
         raise RunError(
-            f"{error}. A scripts file needs one script per turn the episode plays (up to "
-            f"--max-scripts); to play a few scripts, use python -m llm_aai.play. Finished "
+            f"{error}. A logged episode replayed in another world (an unfinished one, or "
+            f"other settings) diverges; a scripts file needs one script per turn the episode "
+            f"plays (up to --max-scripts), and python -m llm_aai.play plays a few. Finished "
             f"episodes are kept in {run_dir}") from error
     except KeyboardInterrupt:
         raise RunInterrupted(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import threading
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any
 from llm_aai.arena import Task, load_config
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RunStore
-from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
+from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
 from llm_aai.runner.executor import Executor, ThreadExecutor
 from llm_aai.script import PaperProtocol
 
@@ -76,7 +75,8 @@ def episode_id(task_id: str, trial: int) -> str:
 class Progress:
     """Live totals of the run for the progress bar and the budget (changed under the suite's lock).
 
-    Tokens and cost count every sealed attempt, from earlier invocations too.
+    Tokens and cost count every sealed attempt, from earlier invocations too (not an attempt
+    interrupted before it was sealed).
     """
 
     done: int = 0
@@ -154,6 +154,7 @@ class Suite:
         """
         self.progress.tokens, self.progress.cost_usd = self.store.spent()
         self.failed_in_a_row = 0
+        self.cancel.clear()
         results = []
         try:
             for result in self.executor.map_unordered(self._run_one, self.pending(),
@@ -234,5 +235,6 @@ class Suite:
             with self._lock:
                 self.progress.tokens += result.input_tokens + result.output_tokens
                 self.progress.cost_usd += result.cost_usd
-            time.sleep(self.config.relaunch_delay_s * (relaunches + 1))
+            if self.cancel.wait(self.config.relaunch_delay_s * (relaunches + 1)):
+                raise EpisodeCancelled(spec.episode_id)  # interrupted: no new attempt
             attempt += 1

@@ -118,5 +118,21 @@ def test_tasks_outside_the_children_subset_are_flagged(make_run, tmp_path, capsy
     assert main([str(run)]) == 0
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
     assert notes == ["note: 1 task(s) played are outside the 40-task children subset (e.g. "
-                     "01-01-01); the children's rates in the table are over the 40 tasks, so "
-                     "compare per level with care"]
+                     "01-01-01); the children's and Olympics agents' rates in the table are over "
+                     "the 40 tasks, so compare per level with care"]
+
+
+def test_sampling_options_count_as_settings_and_repeats_within_a_run_do_not(make_run, tmp_path,
+                                                                            capsys):
+    cold = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="cold")
+    warm = make_run(tmp_path, model="alpha", trials=range(3, 5), run_id="warm")
+    manifest = warm / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["agent"]["options"] = {"temperature": 0.7, "timeout_s": 30}
+    manifest.write_text(json.dumps(data))
+    result = cold / "episodes" / "01-04-03_t2" / "result.json"  # a replay: trials share a seed
+    result.write_text(result.read_text().replace('"seed": 2', '"seed": 1'))
+    assert main([str(cold), str(warm)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: alpha pools runs with different settings (cold: temperature=None; "
+                     "warm: temperature=0.7); analyse them separately to compare like with like"]

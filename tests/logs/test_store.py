@@ -118,3 +118,23 @@ def test_a_null_result_is_a_schema_error_naming_the_file(tmp_path):
     (episode / "result.json").write_text("null\n")
     with pytest.raises(SchemaError, match=r"result\.json: .*expected a JSON object, got null"):
         read_result(episode)
+
+
+def test_a_result_set_aside_while_the_summary_is_written_is_skipped(tmp_path, monkeypatch):
+    import llm_aai.logs.store as store_module
+
+    store = RunStore(tmp_path / "run")
+    for eid in ("01-04-03_t1", "01-06-02_t1"):
+        writer = store.start_episode(eid)
+        writer.finish(_result(eid))
+    original = store_module.read_result
+
+    def set_aside_first(directory):  # another thread moves it between listing and reading
+        if directory.name == "01-04-03_t1":
+            store.keep_failed_attempt("01-04-03_t1", 1)
+        return original(directory)
+
+    monkeypatch.setattr(store_module, "read_result", set_aside_first)
+    store.write_summary()
+    rows = (tmp_path / "run" / "summary.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[0] for row in rows] == ["01-06-02_t1"]

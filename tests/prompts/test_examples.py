@@ -111,12 +111,14 @@ def test_icl_prompt_carries_the_example_and_react_is_unchanged(tutorial):
 
 
 def _fake_episode(tmp_path):
-    """A logged episode as the runner writes it: reply records, then a closing record."""
+    """A logged episode as the runner writes it: turn 0, reply records, a closing record."""
     store = RunStore(tmp_path / "run", FrameFormat("png"))  # lossless, to compare pixels
     writer = store.start_episode("01-01-01_t1")
     rng = np.random.default_rng(1)
     frames = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(6)]
     sent = [writer.save_frame(1, i, frames[i]) for i in range(3)]
+    writer.write_turn(TurnRecord(turn=0, sent_text="", actions=((0, 0),) * 49, steps=49,
+                                 health=97.06, reward=-0.0294))
     writer.write_turn(TurnRecord(turn=1, sent_text="Your remaining health is 99.9.",
                                  sent_preamble="Observation captured.", sent_images=tuple(sent),
                                  reply="Go(5);", health=96.5, reward=-0.003, steps=5))
@@ -145,6 +147,9 @@ def test_example_from_a_logged_episode_keeps_the_conversation_verbatim(tmp_path)
     episode, frames = _fake_episode(tmp_path)
     example = example_from_episode(episode, name="mine")
     assert example.scripts == ("Go(5);", "Jump;", "Go(9);")
+    start = example.turns[0]  # the health shown then is only in the text, not turn 0's 97.06
+    assert start.steps == 49 and start.health is None
+    assert start.text == "Your remaining health is 99.9."
     assert example.source["agent"] == "human" and example.source["seed"] == 7
     prelude = example.prelude()
     assert [p.reply for p in prelude] == ["Go(5);", "Jump;", "Go(9);"]

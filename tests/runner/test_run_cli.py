@@ -209,6 +209,27 @@ def test_resume_refuses_a_prompt_changed_since_the_run_started(testbed_dir, tmp_
     assert not (run_dir / "episodes" / "01-06-02_t1").exists()
 
 
+def test_a_resumed_run_over_its_budget_says_so_and_not_that_it_is_finished(testbed_dir,
+                                                                           tmp_path):
+    args = ["--model", "heuristic", "--tasks", "01-04-03,01-06-02", "--arenas-dir", testbed_dir,
+            "--out", tmp_path, "--run-id", "r", "--resolution", 64, "--max-scripts", 1,
+            "--budget-usd", "0.5", "--no-progress"]
+    assert run_cli(args).returncode == 0
+    run_dir = tmp_path / "r"
+    result = run_dir / "episodes" / "01-04-03_t1" / "result.json"
+    result.write_text(result.read_text().replace('"cost_usd": 0.0', '"cost_usd": 1.0'))
+    shutil.rmtree(run_dir / "episodes" / "01-06-02_t1")
+    resumed = run_cli(["--resume", run_dir])
+    assert resumed.returncode == 0, resumed.stderr
+    assert "budget reached: the run has cost $1.00 of $0.50; 1 episodes were not started" in (
+        resumed.stderr)
+    assert "nothing left to run" not in resumed.stdout
+    assert "(1 of 2 finished)" in resumed.stdout
+    raised = run_cli(["--resume", run_dir, "--budget-usd", "2"])
+    assert raised.returncode == 0, raised.stderr
+    assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
+
+
 def test_a_run_is_written_by_one_process_at_a_time(testbed_dir, tmp_path):
     args = ["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir", testbed_dir,
             "--out", tmp_path, "--run-id", "r", "--resolution", 64, "--max-scripts", 1,
