@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
-import json
 import os
 import platform
 import subprocess
@@ -281,10 +280,9 @@ def _check_arenas_unchanged(run_dir: Path, arena_paths: dict[str, Path]) -> None
 
 
 def _prompt_record(prompt_set) -> dict[str, Any]:
-    """What the manifest records about the prompt, as JSON data."""
-    record = {"name": prompt_set.name, "sha256": prompt_set.sha256,
-              "system_text": prompt_set.system_text, **prompt_set.extra_manifest()}
-    return json.loads(json.dumps(record))
+    """What the manifest records about the prompt."""
+    return {"name": prompt_set.name, "sha256": prompt_set.sha256,
+            "system_text": prompt_set.system_text, **prompt_set.extra_manifest()}
 
 
 def _check_prompt_unchanged(run_dir: Path, prompt_set) -> None:
@@ -295,18 +293,16 @@ def _check_prompt_unchanged(run_dir: Path, prompt_set) -> None:
     """
     recorded = RunStore(run_dir).read_manifest().get("prompt", {})
     current = _prompt_record(prompt_set)
-    checks = {"the system prompt": ("sha256",), "the turn messages": ("turn_messages_sha256",),
-              "the worked example": ("example", "sha256")}
-    changed = []
-    for what, keys in checks.items():
-        if keys[0] not in recorded and what == "the turn messages":
-            continue  # runs from before turn messages were recorded
-        then, now = recorded, current
-        for key in keys:
-            then = then.get(key) if isinstance(then, dict) else None
-            now = now.get(key) if isinstance(now, dict) else None
-        if then != now:
-            changed.append(what)
+
+    def example_hash(record: dict[str, Any]) -> str | None:
+        return (record.get("example") or {}).get("sha256")
+
+    hashes = {"the system prompt": (recorded.get("sha256"), current["sha256"])}
+    if "turn_messages_sha256" in recorded:  # runs from before it was recorded lack it
+        hashes["the turn messages"] = (recorded["turn_messages_sha256"],
+                                       current["turn_messages_sha256"])
+    hashes["the worked example"] = (example_hash(recorded), example_hash(current))
+    changed = [what for what, (then, now) in hashes.items() if then != now]
     if changed:
         raise RunError(f"{' and '.join(changed)} of prompt {current['name']!r} differ from what "
                        f"{run_dir} started with (hashes in its manifest.json); resume with the "
