@@ -1,12 +1,11 @@
 """Play a list of scripts in an arena under the paper's protocol, one turn at a time.
 
 This is the engine of ``python -m llm_aai.play`` and of the worked-example recorder
-(``llm_aai.prompts.examples``): it does what the episode runner does (reset, the initial
-observations, one script per turn, a no-op for a reply that does not parse) but takes its
-scripts from a list instead of an agent and logs nothing. Keeping it separate from the
-runner means the fidelity checks and the demonstration recorder exercise exactly the
-protocol code (``llm_aai.script.executor``) the runner uses, without an agent or a run
-directory.
+(``llm_aai.prompts.examples``). It drives the same ``llm_aai.protocol.Episode`` as the episode
+runner (reset, the initial observations, one script per turn, a no-op for a reply that does
+not parse) but takes its scripts from a list instead of an agent and logs nothing, so the
+demonstration recorder exercises exactly the protocol the runner uses, without an agent or a
+run directory. It plays every script it is given (no cap) and does not run out the clock.
 
 Turn 0 is the initial observations. Its health is the value the paper's harness showed the
 model: the health when the first observation was taken, although 48 no-op steps follow
@@ -15,24 +14,17 @@ model: the health when the first observation was taken, although 48 no-op steps 
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from llm_aai.script import (
-    NOOP,
-    PAPER_PROTOCOL,
-    PaperProtocol,
-    ScriptError,
-    ScriptOutcome,
-    execute_actions,
-    parse_script,
-    run_initial_observations,
-)
+from llm_aai.logs.events import logged_events
+from llm_aai.protocol import PAPER_PROTOCOL, Episode, PaperProtocol, ScriptControl, StepOutcome
 
 __all__ = [
     "PlayedTurn",
@@ -41,10 +33,6 @@ __all__ = [
     "read_scripts_file",
     "save_frames",
 ]
-
-#: Reward event kinds that are not worth reporting: time decay happens on every step.
-QUIET_EVENTS = frozenset({"decay"})
-
 
 @dataclass(frozen=True)
 class PlayedTurn:
@@ -104,17 +92,11 @@ def read_scripts_file(path: str | Path) -> list[str]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
-def _events(outcome: ScriptOutcome) -> tuple[str, ...]:
-    kinds = []
-    for info in outcome.infos:
-        for event in info.get("events", ()):
-            kind = event["kind"] if isinstance(event, Mapping) else event.kind
-            if kind not in QUIET_EVENTS:
-                kinds.append(kind)
-    return tuple(kinds)
+def _events(outcome: StepOutcome) -> tuple[str, ...]:
+    return tuple(event["kind"] for event in logged_events(outcome.infos))
 
 
-def _end_reason(outcome: ScriptOutcome) -> str | None:
+def _end_reason(outcome: StepOutcome) -> str | None:
     if not outcome.done or not outcome.infos:
         return None
     return outcome.infos[-1].get("end_reason")
@@ -137,7 +119,8 @@ def play_scripts(
         scripts: script texts, one per turn.
         seed: the reset seed (fixes the arena's random placements).
         arena: switch the env to this arena (path or task id) on reset.
-        protocol: the step counts of the paper's protocol.
+        protocol: the step counts of the paper's protocol; its script cap and run-out are
+            not applied (every given script is played, the clock is not run out).
         mode: ``"strict"`` or ``"lenient"`` script parsing.
 
     Yields:
@@ -146,35 +129,28 @@ def play_scripts(
         ``error`` set, after the protocol's no-op step(s), exactly as the runner treats it.
 
     """
-    options = {"arena": str(arena)} if arena is not None else None
-    observation, _ = env.reset(seed=seed, options=options)
-    start = run_initial_observations(env, observation, protocol)
+    settings = dataclasses.replace(protocol, max_scripts=None, run_out_clock=False)
+    episode = Episode(env, settings, control=ScriptControl(mode))  # type: ignore[arg-type]
+    start = episode.start(seed=seed, arena=None if arena is None else str(arena))
     outcome = start.outcome
     yield PlayedTurn(
         turn=0, script=None, health=start.first_observation_health, reward=outcome.reward,
         done=outcome.done, frames=tuple(np.asarray(o["image"]) for o in start.observations),
         steps=outcome.steps, events=_events(outcome), end_reason=_end_reason(outcome),
     )
-    if outcome.done:
-        return
-    observation = outcome.observation
-    for turn, text in enumerate(scripts, start=1):
-        try:
-            script = parse_script(text, mode=mode)  # type: ignore[arg-type]
-        except ScriptError as error:
-            actions, problem = [NOOP] * protocol.noops_after_invalid_script, str(error)
-        else:
-            actions, problem = script.actions(), None
-        outcome = execute_actions(env, actions, observation=observation)
-        observation = outcome.observation
+    remaining = iter(scripts)
+    while episode.wants_reply:  # checked first: a script is not taken after the end
+        text = next(remaining, None)
+        if text is None:
+            return
+        turn = episode.play(text)
+        outcome = turn.outcome
         yield PlayedTurn(
-            turn=turn, script=text, health=outcome.health, reward=outcome.reward,
-            done=outcome.done, frames=(np.asarray(observation["image"]),),
-            steps=outcome.steps, events=_events(outcome), error=problem,
+            turn=turn.number, script=text, health=outcome.health, reward=outcome.reward,
+            done=outcome.done, frames=tuple(np.asarray(o["image"]) for o in turn.observations),
+            steps=outcome.steps, events=_events(outcome), error=turn.decision.error,
             end_reason=_end_reason(outcome),
         )
-        if outcome.done:
-            return
 
 
 def frame_name(turn: int, index: int) -> str:

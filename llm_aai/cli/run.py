@@ -11,7 +11,7 @@ from pathlib import Path
 def build_parser() -> argparse.ArgumentParser:
     """The command line; every protocol number is a flag with the paper's value as default."""
     from llm_aai.frames import FRAME_KINDS
-    from llm_aai.script import PAPER_PROTOCOL as defaults
+    from llm_aai.protocol import PAPER_PROTOCOL as defaults
 
     parser = argparse.ArgumentParser(
         prog="python -m llm_aai.run",

@@ -2,11 +2,12 @@
 
 The embedded simulator is deterministic, so an embedded run's log must be reproducible to the
 bit: the same arena file (verified by the checksum in the run's manifest), the same reset seed,
-the protocol's start (no-ops after reset, the initial observations and their no-ops), then each
-turn's logged ``[move, turn]`` actions. After every turn the simulated health, reward, steps,
-reward events, end flag and agent state are compared with the turn record, and the frame the
-simulator renders is compared pixel for pixel with the image the agent was shown next. A
-difference means the log was altered, the arena changed, or the simulator lost determinism.
+the protocol's start (``llm_aai.protocol.start_episode``: no-ops after reset, the initial
+observations and their no-ops), then each turn's logged ``[move, turn]`` actions. After every
+turn the simulated health, reward, steps, reward events, end flag and agent state are compared
+with the turn record, and the frame the simulator renders is compared pixel for pixel with the
+image the agent was shown next. A difference means the log was altered, the arena changed, or
+the simulator lost determinism.
 
 The same pass can render the top-down overview at every shown frame (the log has none), which
 is how ``--overview`` animations get their second panel.
@@ -25,7 +26,9 @@ from typing import Any
 import numpy as np
 
 from llm_aai.frames import FrameFormat, read_frame
+from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import TurnRecord
+from llm_aai.protocol import PaperProtocol, execute_actions, start_episode
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 
 HEALTH_DECIMALS = 4
@@ -208,16 +211,14 @@ def resimulate(
 
     """
     from llm_aai.env import AnimalAIEnv
-    from llm_aai.script import run_initial_observations
 
     started = time.monotonic()
     setup = _setup(episode)
     arena = verified_arena(episode, arenas_dir)
     env = AnimalAIEnv(resolution=setup["resolution"], backend="embedded")
     try:
-        observation, _ = env.reset(seed=setup["seed"], options={"arena": str(arena)})
         tap = _OverviewTap(env, overview_size)
-        start = run_initial_observations(tap, observation, setup["protocol"])
+        start = start_episode(tap, setup["protocol"], seed=setup["seed"], arena=str(arena))
         overviews: dict[FrameKey, np.ndarray] = {}
         rows = [_check_start(episode, start, tap, overviews)]
         walk = _Walk(env, episode, start.outcome.observation, start.outcome.done, overview_size,
@@ -238,8 +239,6 @@ def resimulate(
 
 def _setup(episode: LoggedEpisode) -> dict[str, Any]:
     """Resolution, seed and protocol from the manifest, refusing what cannot be re-simulated."""
-    from llm_aai.script import PaperProtocol
-
     manifest = _require_manifest(episode)
     where = _manifest_path(episode)
     config = manifest.get("config")
@@ -263,14 +262,17 @@ class _OverviewTap:
     """Passes steps through to the env, rendering the overview after each call if asked.
 
     Wrapping the env (rather than re-implementing the protocol's start) keeps the start
-    exactly ``run_initial_observations``: the overviews after its first calls are the views at
-    the moments the initial observations were taken.
+    exactly ``start_episode``: the overviews after its first calls are the views at the
+    moments the initial observations were taken.
     """
 
     def __init__(self, env, size: int | None):
         self.env = env
         self.size = size
         self.views: list[np.ndarray] = []
+
+    def reset(self, *, seed, options):
+        return self.env.reset(seed=seed, options=options)
 
     def play(self, actions, *, observe: bool = True):
         result = self.env.play(actions, observe=observe)
@@ -336,8 +338,6 @@ class _Walk:
         self.stopped = False
 
     def turn(self, index: int, record: TurnRecord) -> TurnCheck:
-        from llm_aai.script import execute_actions
-
         kind = "final" if record.reply is None else "script"
         if self.done and record.actions:
             self.stopped = True
@@ -410,15 +410,7 @@ def _close(name: str, logged: float, simulated: float, tolerance: float) -> Chec
 
 def _events_check(record: TurnRecord, outcome) -> Check:
     """Goal and zone events (kind, step, reward), leaving out the per-step decay as the log does."""
-    from llm_aai.runner.episode import UNLOGGED_EVENTS
-
-    simulated = []
-    for info in outcome.infos:
-        for event in info.get("events", ()):
-            data = event if isinstance(event, Mapping) else {
-                "kind": event.kind, "reward": event.reward, "step": event.step}
-            if data["kind"] not in UNLOGGED_EVENTS:
-                simulated.append(data)
+    simulated = logged_events(outcome.infos)
     logged = list(record.events)
     ok = len(logged) == len(simulated) and all(
         a.get("kind") == b["kind"] and a.get("step") == b["step"]

@@ -23,8 +23,8 @@ from filelock import Timeout
 from llm_aai.frames import FrameFormat
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult
 from llm_aai.logs.store import RunStore
+from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id
-from llm_aai.script import PaperProtocol
 
 # Flags that may differ when a run is resumed; everything else comes from the manifest, and
 # giving one of those with another value is an error rather than silently ignored.

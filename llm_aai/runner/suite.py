@@ -14,9 +14,9 @@ from typing import Any
 from llm_aai.arena import Task, load_config
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RunStore
+from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
-from llm_aai.runner.executor import Executor, ThreadExecutor
-from llm_aai.script import PaperProtocol
+from llm_aai.runner.thread_pool import Executor, ThreadExecutor
 
 
 @dataclass(frozen=True)

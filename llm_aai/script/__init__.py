@@ -1,20 +1,12 @@
 """The Think/Go/Turn script language: grammar -> typed commands -> frame actions.
 
 ``parse_script`` turns a model's reply into a ``Script`` (or raises ``ScriptError`` with
-feedback for the model); ``Script.actions()`` gives one AAI action per environment step;
-``execute_script`` plays a script in a gymnasium-style env under the paper's protocol.
+feedback for the model); ``Script.actions()`` gives one AAI action per environment step.
+This package is only the language: playing scripts in an env under the paper's episode
+protocol is ``llm_aai.protocol``.
 """
 
 from llm_aai.script.errors import ScriptError
-from llm_aai.script.executor import (
-    PAPER_PROTOCOL,
-    InitialObservations,
-    PaperProtocol,
-    ScriptOutcome,
-    execute_actions,
-    execute_script,
-    run_initial_observations,
-)
 from llm_aai.script.model import (
     DEGREES_PER_STEP,
     NOOP,
@@ -33,23 +25,16 @@ __all__ = [
     "DEFAULT_LIMITS",
     "DEGREES_PER_STEP",
     "NOOP",
-    "PAPER_PROTOCOL",
     "Action",
     "Command",
     "Go",
-    "InitialObservations",
     "Mode",
     "Normalization",
-    "PaperProtocol",
     "Script",
     "ScriptError",
     "ScriptLimits",
-    "ScriptOutcome",
     "Think",
     "Turn",
-    "execute_actions",
-    "execute_script",
     "format_script",
     "parse_script",
-    "run_initial_observations",
 ]

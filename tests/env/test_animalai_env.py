@@ -11,7 +11,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from llm_aai.env import ENV_ID, AnimalAIEnv, resolve_arena
-from llm_aai.script import execute_script, parse_script, run_initial_observations
+from llm_aai.protocol import execute_script, run_initial_observations
+from llm_aai.script import parse_script
 
 RES = 64
 # A spread of levels: plain goal, random positions, a multi-goal level, blackouts, level 10.
@@ -220,7 +221,7 @@ def test_play_without_observing_still_returns_the_frame_that_ends_the_episode(en
 
 
 def test_initial_observations_can_leave_the_last_frame_undrawn(env):
-    from llm_aai.script import execute_actions
+    from llm_aai.protocol import execute_actions
 
     observation, _ = env.reset(seed=2)
     drawn = run_initial_observations(env, observation)

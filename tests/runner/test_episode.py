@@ -11,8 +11,8 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs import RunStore, read_turns
 from llm_aai.prompts import load_prompt
+from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
-from llm_aai.script import PaperProtocol
 
 PROMPT = load_prompt("react")
 
@@ -179,7 +179,7 @@ def test_a_first_script_without_steps_shows_the_frame_after_the_initial_noops(
     env, tmp_path, make_arena
 ):
     from llm_aai.frames import FrameFormat, read_frame
-    from llm_aai.script import run_initial_observations
+    from llm_aai.protocol import run_initial_observations
 
     arena = make_arena()
     store = RunStore(tmp_path / "run", FrameFormat("png"))

@@ -9,8 +9,8 @@ from llm_aai.arena import Task
 from llm_aai.env import AnimalAIEnv
 from llm_aai.logs import RunStore
 from llm_aai.prompts import load_prompt
+from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.suite import Suite, SuiteConfig
-from llm_aai.script import PaperProtocol
 
 SETUP_STEPS = 1 + 3 * 16
 EPISODES = 4

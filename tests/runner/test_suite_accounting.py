@@ -13,9 +13,9 @@ from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs import RunStore, read_result
 from llm_aai.logs.schema import SUMMARY_COLUMNS
 from llm_aai.prompts import load_prompt
+from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.episode import EpisodeCancelled
 from llm_aai.runner.suite import Suite, SuiteConfig
-from llm_aai.script import PaperProtocol
 
 PROTOCOL = PaperProtocol(max_scripts=2, run_out_clock=False)
 

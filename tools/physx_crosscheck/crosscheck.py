@@ -32,8 +32,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from llm_aai.calibration import fidelity  # noqa: E402
+from llm_aai.protocol import PAPER_PROTOCOL  # noqa: E402
 from llm_aai.script import parse_script  # noqa: E402
-from llm_aai.sim import fidelity  # noqa: E402
 
 DEFAULT_RECORDING = REPO.parent / "shared" / "fixtures" / "unity-tutorial-recording"
 WALL_NAMES = {"Wall", "WallTransparent"}
@@ -94,8 +95,9 @@ def export_scene(recording: Path, seed: int = 0) -> dict:
             raise SystemExit(f"{name}: only box and sphere colliders are exported "
                              f"(MuJoCo geom type {geom_type}); this arena cannot be cross-checked")
         colliders.append(entry)
-    noops = fidelity.INITIAL_OBSERVATIONS * fidelity.NOOPS_AFTER_INITIAL_OBSERVATION
-    warmup = [[0, 0]] * (1 + noops)  # the step after reset, then the initial observations
+    start = PAPER_PROTOCOL
+    warmup = [[0, 0]] * (start.steps_after_reset + start.initial_observations
+                         * start.noops_after_initial_observation)  # the protocol's start
     scripts = [{"index": 0, "actions": warmup}]
     for script in fidelity.read_recording(recording):
         scripts.append({"index": script.index,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from llm_aai.sim.fidelity import read_recorded_frame, read_recording, replay_recording
+from llm_aai.calibration.fidelity import read_recorded_frame, read_recording, replay_recording
 
 
 @pytest.fixture(scope="module")

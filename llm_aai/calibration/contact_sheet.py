@@ -1,9 +1,6 @@
 """Side-by-side sheet of the Unity recording and the simulator's replay, one row per script.
 
-Usage (from the repository root)::
-
-    python -m llm_aai.sim.contact_sheet --out /tmp/contact_sheet.png
-
+Made by ``python -m llm_aai.calibration --out sheet.png`` (``llm_aai.cli.contact_sheet``).
 Each row shows the recorded frame (left) and the simulated frame (right) after one script,
 labelled with the script and both health values, so a person can judge at a glance whether
 the simulator looks and moves like Animal-AI.
@@ -11,11 +8,12 @@ the simulator looks and moves like Animal-AI.
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
-from llm_aai.sim.fidelity import read_recorded_frame, replay_recording
+from PIL import Image, ImageDraw
+
+from llm_aai.calibration.fidelity import Replay, read_recorded_frame, replay_recording
 
 _LABEL_HEIGHT = 18
 
@@ -27,10 +25,9 @@ def default_recording_dir() -> Path:
     return base / "fixtures" / "unity-tutorial-recording"
 
 
-def build_sheet(recording_dir: Path, tile: int = 256, columns: int = 3):
-    """Replay the recording with rendering on and return the sheet as a PIL image."""
-    from PIL import Image, ImageDraw
-
+def build_sheet(recording_dir: Path, tile: int = 256,
+                columns: int = 3) -> tuple[Image.Image, Replay]:
+    """Replay the recording with rendering on; return the sheet as a PIL image, and the replay."""
     replay = replay_recording(recording_dir, render=True, resolution=512)
     cells = []
     for script in replay.scripts:
@@ -51,28 +48,3 @@ def build_sheet(recording_dir: Path, tile: int = 256, columns: int = 3):
     for k, cell in enumerate(cells):
         sheet.paste(cell, ((k % columns) * cell_w, (k // columns) * cell_h))
     return sheet, replay
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, type=Path, help="PNG file to write")
-    parser.add_argument("--recording", type=Path, default=None,
-                        help="recording folder (default: the shared Unity tutorial recording)")
-    parser.add_argument("--tile", type=int, default=256, help="pixels per frame in the sheet")
-    args = parser.parse_args(argv)
-    recording = args.recording or default_recording_dir()
-    if not (recording / "scripts.txt").is_file():
-        parser.error(f"{recording} is not a recording folder (no scripts.txt)")
-    sheet, replay = build_sheet(recording, tile=args.tile)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(args.out)
-    errors = [abs(s.health - s.recorded_health) for s in replay.scripts
-              if s.recorded_health is not None]
-    print(f"wrote {args.out}: {len(replay.scripts)} scripts, max health error "
-          f"{max(errors):.3f}, return {replay.total_reward:.4f}, end {replay.end_reason}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

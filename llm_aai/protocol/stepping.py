@@ -1,32 +1,38 @@
-"""Play scripts in an environment under the paper's episode protocol.
+"""Step a gymnasium-shaped env through actions and add up what happened.
 
-The LLM-AAI harness (``LLM:src/experimentation/experiments/experiment1.py``) ran an episode as:
-reset, one no-op step, then three observations for the model each followed by 16 no-op steps
-(48 in total, only at the start), then up to 30 scripts. After each script the observation is
-taken at once, with no waiting. A reply that failed to parse cost one no-op step. When the
-model ran out of scripts the harness kept stepping no-ops until the episode ended, so an agent
-could not bank health by stopping early. ``PaperProtocol`` records those numbers as data so a
-runner can vary them; the functions here only step the env and add up what happened.
+These are the protocol's primitives: ``execute_actions`` plays one run of frame actions
+(stopping at the end of the episode), ``run_initial_observations`` plays the start of an
+episode (the no-ops after reset and the initial observations with their no-ops), and
+``StepOutcome`` is what a run of steps did. ``llm_aai.protocol.episode`` builds the turn loop
+on them; re-simulation (``llm_aai.replay.resimulate``) uses them directly to replay logged
+actions.
 
 The env is anything gymnasium-shaped: ``env.step(np.array([move, turn]))`` returning
-``(observation, reward, terminated, truncated, info)`` with ``observation["health"]``.
+``(observation, reward, terminated, truncated, info)`` with ``observation["health"]``. An env
+that also has ``play(actions, observe=...)`` (``AnimalAIEnv``) plays a run with one render.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
+from llm_aai.protocol.settings import PAPER_PROTOCOL, PaperProtocol
 from llm_aai.script.model import NOOP, Action, Script
 
 Observation = Mapping[str, Any]
 
 
 class StepEnv(Protocol):
-    """The part of ``gymnasium.Env`` the executor uses."""
+    """The part of ``gymnasium.Env`` the protocol uses."""
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        """Start an episode."""
+        ...
 
     def step(self, action: Any) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
         """Advance one step."""
@@ -34,34 +40,7 @@ class StepEnv(Protocol):
 
 
 @dataclass(frozen=True)
-class PaperProtocol:
-    """The paper's episode protocol as numbers.
-
-    Attributes:
-        steps_after_reset: no-op steps between reset and the first observation.
-        initial_observations: observations shown before the first script.
-        noops_after_initial_observation: no-op steps after each initial observation.
-        max_scripts: scripts the model may send per episode.
-        noops_after_invalid_script: no-op steps taken when a reply does not parse.
-        run_out_clock: after the last script, step no-ops until the episode ends.
-        run_out_max_steps: bound on that run-out (an arena with t=0 never ends by itself).
-
-    """
-
-    steps_after_reset: int = 1
-    initial_observations: int = 3
-    noops_after_initial_observation: int = 16
-    max_scripts: int = 30
-    noops_after_invalid_script: int = 1
-    run_out_clock: bool = True
-    run_out_max_steps: int = 5000
-
-
-PAPER_PROTOCOL = PaperProtocol()
-
-
-@dataclass(frozen=True)
-class ScriptOutcome:
+class StepOutcome:
     """What playing one script (or one run of actions) did.
 
     Attributes:
@@ -108,7 +87,7 @@ class InitialObservations:
 
     observations: tuple[Observation, ...]
     first_observation_health: float
-    outcome: ScriptOutcome
+    outcome: StepOutcome
 
 
 def health_of(observation: Observation) -> float:
@@ -123,7 +102,7 @@ def execute_actions(
     observation: Observation | None,
     thoughts: tuple[str, ...] = (),
     observe: bool = True,
-) -> ScriptOutcome:
+) -> StepOutcome:
     """Step ``env`` through ``actions``, stopping at the end of the episode.
 
     Args:
@@ -139,15 +118,15 @@ def execute_actions(
     actions = [np.array(action, dtype=np.int64) for action in actions]
     if not actions:
         if observation is None:
-            observation = _observe_now(env)
-        return ScriptOutcome(observation, health_of(observation), 0.0, 0, False, False, thoughts)
+            observation = observe_now(env)
+        return StepOutcome(observation, health_of(observation), 0.0, 0, False, False, thoughts)
     # An unwrapped AnimalAIEnv plays the same trajectory with one render instead of one per
     # step. Wrapped envs go step by step so that wrappers (TimeLimit...) keep their say.
     play = getattr(env, "play", None)
     if play is not None:
         observation, reward, terminated, truncated, infos = play(actions, observe=observe)
         health = health_of(observation) if observation is not None else infos[-1]["health"]
-        return ScriptOutcome(observation, float(health), float(reward), len(infos),
+        return StepOutcome(observation, float(health), float(reward), len(infos),
                              bool(terminated), bool(truncated), thoughts, tuple(infos))
     reward = 0.0
     steps = 0
@@ -160,7 +139,7 @@ def execute_actions(
         infos.append(info)
         if terminated or truncated:
             break
-    return ScriptOutcome(
+    return StepOutcome(
         observation=observation,
         health=health_of(observation),
         reward=reward,
@@ -172,14 +151,15 @@ def execute_actions(
     )
 
 
-def _observe_now(env: StepEnv) -> Observation:
+def observe_now(env: StepEnv) -> Observation:
+    """The env's current observation, drawn now (for a frame a ``play`` skipped)."""
     observe = getattr(env, "observe", None)
     if observe is None:
         raise TypeError(f"{type(env).__name__} has no observe(): pass the current observation")
     return observe()
 
 
-def execute_script(env: StepEnv, script: Script, *, observation: Observation) -> ScriptOutcome:
+def execute_script(env: StepEnv, script: Script, *, observation: Observation) -> StepOutcome:
     """Play ``script`` step by step; the outcome's observation is taken with no waiting.
 
     Args:
@@ -190,6 +170,21 @@ def execute_script(env: StepEnv, script: Script, *, observation: Observation) ->
     """
     return execute_actions(
         env, script.actions(), observation=observation, thoughts=script.thoughts
+    )
+
+
+def combine(outcomes: Sequence[StepOutcome]) -> StepOutcome:
+    """Runs of steps taken one after another, as one outcome (sums, and the last state)."""
+    last = outcomes[-1]
+    return StepOutcome(
+        observation=last.observation,
+        health=last.health,
+        reward=sum(outcome.reward for outcome in outcomes),
+        steps=sum(outcome.steps for outcome in outcomes),
+        terminated=last.terminated,
+        truncated=last.truncated,
+        thoughts=tuple(text for outcome in outcomes for text in outcome.thoughts),
+        infos=tuple(info for outcome in outcomes for info in outcome.infos),
     )
 
 
@@ -211,29 +206,38 @@ def run_initial_observations(
 
     """
     blocks = protocol.initial_observations
-    outcome = execute_actions(env, [NOOP] * protocol.steps_after_reset, observation=observation,
-                              observe=observe_last or blocks > 0)
-    first_health = outcome.health
+    runs = [execute_actions(env, [NOOP] * protocol.steps_after_reset, observation=observation,
+                            observe=observe_last or blocks > 0)]
     shown: list[Observation] = []
-    reward, steps, infos = outcome.reward, outcome.steps, list(outcome.infos)
     for block in range(blocks):
-        if outcome.done:
+        if runs[-1].done:
             break
-        shown.append(outcome.observation)
-        outcome = execute_actions(
+        shown.append(runs[-1].observation)
+        runs.append(execute_actions(
             env, [NOOP] * protocol.noops_after_initial_observation,
-            observation=outcome.observation, observe=observe_last or block < blocks - 1,
-        )
-        reward += outcome.reward
-        steps += outcome.steps
-        infos.extend(outcome.infos)
-    total = ScriptOutcome(
-        observation=outcome.observation,
-        health=outcome.health,
-        reward=reward,
-        steps=steps,
-        terminated=outcome.terminated,
-        truncated=outcome.truncated,
-        infos=tuple(infos),
-    )
-    return InitialObservations(tuple(shown), first_health, total)
+            observation=runs[-1].observation, observe=observe_last or block < blocks - 1,
+        ))
+    return InitialObservations(tuple(shown), runs[0].health, combine(runs))
+
+
+def start_episode(
+    env: StepEnv,
+    protocol: PaperProtocol = PAPER_PROTOCOL,
+    *,
+    seed: int | None,
+    arena: str | None = None,
+    observe_last: bool = True,
+) -> InitialObservations:
+    """Reset ``env`` (switching to ``arena`` if given) and run the initial observations.
+
+    Args:
+        env: a gymnasium-style env with ``reset(seed=..., options=...)``.
+        protocol: the step counts to use.
+        seed: the reset seed (fixes the arena's random placements).
+        arena: an arena path or task id for ``options={"arena": ...}``; None keeps the env's.
+        observe_last: see ``run_initial_observations``.
+
+    """
+    options = {"arena": str(arena)} if arena is not None else None
+    observation, _ = env.reset(seed=seed, options=options)
+    return run_initial_observations(env, observation, protocol, observe_last=observe_last)

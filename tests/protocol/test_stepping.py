@@ -1,51 +1,20 @@
-"""The script executor and the paper's protocol, driven through a tiny fake env.
-
-``CounterEnv`` below is a test double written for these tests, not a simulator: it counts
-steps, records every action it receives, loses 0.06 health per step (the recording's decay)
-and ends the episode after a chosen number of steps. It is just enough of the gymnasium step
-contract to check what the executor sends and how it adds up what comes back.
-"""
+"""The protocol's stepping primitives and the paper's numbers, driven through a tiny fake env
+(``CounterEnv``, see ``counter_env.py``)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from llm_aai.script import (
+from llm_aai.protocol import (
     PAPER_PROTOCOL,
     PaperProtocol,
     execute_actions,
     execute_script,
-    parse_script,
     run_initial_observations,
 )
+from llm_aai.script import parse_script
 
-
-class CounterEnv:
-    def __init__(self, end_after: int | None = None, truncate: bool = False) -> None:
-        self.end_after = end_after
-        self.truncate = truncate
-        self.actions: list[tuple[int, int]] = []
-        self.health = 100.0
-
-    def obs(self) -> dict:
-        return {
-            "image": np.full((4, 4, 3), len(self.actions) % 256, dtype=np.uint8),
-            "health": np.array([self.health], dtype=np.float32),
-        }
-
-    def reset(self) -> tuple[dict, dict]:
-        self.actions.clear()
-        self.health = 100.0
-        return self.obs(), {}
-
-    def step(self, action):
-        assert isinstance(action, np.ndarray) and action.shape == (2,)
-        self.actions.append((int(action[0]), int(action[1])))
-        self.health -= 0.06
-        ended = self.end_after is not None and len(self.actions) >= self.end_after
-        info = {"step": len(self.actions)}
-        return self.obs(), -0.0006, ended and not self.truncate, ended and self.truncate, info
+from .counter_env import CounterEnv
 
 
 def test_script_actions_reach_the_env_in_order():

@@ -1,0 +1,8 @@
+"""``python -m llm_aai.calibration``: see ``llm_aai.cli.contact_sheet``."""
+
+import sys
+
+from llm_aai.cli.contact_sheet import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The paper's episode protocol, written once: start, the turn loop, the reply cap, the run-out.
+
+Every component that plays an episode drives this package: the runner
+(``llm_aai.runner.episode``, replies from an agent), playback (``llm_aai.playback``, replies
+from a list), calibration (``llm_aai.calibration.fidelity``, the Unity recording's scripts)
+and re-simulation (``llm_aai.replay.resimulate``, logged actions after the same start).
+
+Public API:
+
+* ``PaperProtocol`` / ``PAPER_PROTOCOL`` (``settings``): the numbers, the paper's by default.
+* ``Episode`` (``episode``): the driver. ``start(seed=, arena=)`` resets the env and runs
+  the initial observations; ``wants_reply`` says whether another reply is taken;
+  ``play(reply) -> Turn`` plays one; ``run_out()`` steps no-ops to the end; ``totals`` holds
+  the running reward, steps, health, replies and how the episode ended.
+* ``Control`` / ``ScriptControl`` / ``Decision`` (``control``): how a reply becomes actions
+  or is refused with feedback.
+* ``ObservationPolicy`` / ``LastFrame`` (``observation``): which frames go with the next
+  message.
+* Stepping primitives (``stepping``): ``start_episode``, ``run_initial_observations``,
+  ``execute_actions``, ``execute_script``, ``StepOutcome``, ``InitialObservations``.
+
+Where a new mode plugs in (one new piece each, none of them implemented yet):
+
+* frame-by-frame control (a reply picks one of AAI's 9 actions, repeated a few steps): a
+  ``Control`` whose ``decide`` returns those actions;
+* plan-then-act (one reply executed open-loop): a ``Control`` accepting a long plan, with
+  ``max_scripts=1``;
+* no script cap: ``max_scripts=None``, with a guard on replies in ``Episode.wants_reply``;
+* frames during a script (``--observe-every N``): an ``ObservationPolicy`` cutting every N
+  actions;
+* text observations: an ``ObservationPolicy`` is where a turn's observations are chosen;
+  describing them in words instead of images is the message builder's (``llm_aai.prompts``
+  and the agents), the protocol passes observations through untouched.
+
+The env is anything gymnasium-shaped (``StepEnv``); this package knows no agent, log or
+backend.
+"""
+
+from llm_aai.protocol.control import Control, Decision, ScriptControl
+from llm_aai.protocol.episode import Episode, Totals, Turn
+from llm_aai.protocol.observation import LAST_FRAME, LastFrame, ObservationPolicy
+from llm_aai.protocol.settings import PAPER_PROTOCOL, PaperProtocol
+from llm_aai.protocol.stepping import (
+    InitialObservations,
+    Observation,
+    StepEnv,
+    StepOutcome,
+    combine,
+    execute_actions,
+    execute_script,
+    health_of,
+    observe_now,
+    run_initial_observations,
+    start_episode,
+)
+
+__all__ = [
+    "LAST_FRAME",
+    "PAPER_PROTOCOL",
+    "Control",
+    "Decision",
+    "Episode",
+    "InitialObservations",
+    "LastFrame",
+    "Observation",
+    "ObservationPolicy",
+    "PaperProtocol",
+    "ScriptControl",
+    "StepEnv",
+    "StepOutcome",
+    "Totals",
+    "Turn",
+    "combine",
+    "execute_actions",
+    "execute_script",
+    "health_of",
+    "observe_now",
+    "run_initial_observations",
+    "start_episode",
+]

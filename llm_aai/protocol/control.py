@@ -1,0 +1,72 @@
+"""How a reply becomes frame actions: the control mode of an episode.
+
+A ``Control`` reads one reply and returns a ``Decision``: the actions to take, or why the
+reply was refused (the episode then takes the protocol's no-op steps and the caller sends the
+reason back as feedback). The paper's mode is ``ScriptControl``: the reply is a Think/Go/Turn
+script (``llm_aai.script``). Another mode is another class with the same ``decide`` method,
+for example one that maps a reply to one of AAI's 9 actions repeated a few frames, or one
+that accepts a whole plan to run open-loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from llm_aai.script.errors import ScriptError
+from llm_aai.script.model import Action, Script
+from llm_aai.script.parser import Mode, parse_script
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one reply asks the agent to do.
+
+    Attributes:
+        actions: ``(move, turn)`` per step, in order (empty if refused, or if the reply takes
+            no step, e.g. only thoughts).
+        error: why the reply was refused, for the model's feedback; None if accepted.
+        script: the parsed script, for the log (None if refused, or for a control that does
+            not use the script language).
+        notes: repairs made to accept the reply (``lenient`` script mode), for the log.
+
+    """
+
+    actions: tuple[Action, ...] = ()
+    error: str | None = None
+    script: Script | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def refused(self) -> bool:
+        """The reply could not be read; the protocol charges its no-op step(s) instead."""
+        return self.error is not None
+
+
+class Control(Protocol):
+    """Turns a reply into a ``Decision``; the only part of the protocol that reads replies."""
+
+    def decide(self, reply: str) -> Decision:
+        """Read ``reply``; never raise for a bad reply (refuse it with an ``error``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ScriptControl:
+    """The paper's control: each reply is a Think/Go/Turn script played in full.
+
+    Attributes:
+        mode: ``"strict"`` (the paper's grammar) or ``"lenient"`` (repairs logged as notes).
+
+    """
+
+    mode: Mode = "strict"
+
+    def decide(self, reply: str) -> Decision:
+        """Parse ``reply``; a script error refuses it with the parser's message."""
+        try:
+            script = parse_script(reply, mode=self.mode)
+        except ScriptError as error:
+            return Decision(error=str(error))
+        return Decision(actions=tuple(script.actions()), script=script,
+                        notes=tuple(str(note) for note in script.normalizations))
