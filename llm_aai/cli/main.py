@@ -15,6 +15,7 @@ COMMANDS = {
     "replay": ("llm_aai.cli.replay", "animate or re-simulate a logged episode"),
     "play": ("llm_aai.cli.play", "play scripts in an arena under the paper's protocol"),
     "arenas": ("llm_aai.cli.arenas", "validate, list, show or fetch testbed arenas"),
+    "view": ("llm_aai.cli.view", "browse runs and episodes in a static web site"),
 }
 
 

@@ -1,0 +1,110 @@
+"""What the runs page says about each run: settings from its manifest, totals from its episodes.
+
+The manifest is read as plain JSON, the way ``llm_aai.analysis.load`` reads it; the table and
+figure of pass rates come from ``llm_aai.analysis`` unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from llm_aai.logs.store import MANIFEST
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run's card on the runs page.
+
+    Attributes:
+        run_id: the manifest's run id.
+        path: the run directory.
+        settings: ``(name, value)`` pairs worth seeing before trusting a number.
+        totals: ``(name, value)`` pairs counted from the run's episodes.
+        prompt_text: the rendered system prompt, shown folded.
+
+    """
+
+    run_id: str
+    path: str
+    settings: tuple[tuple[str, str], ...]
+    totals: tuple[tuple[str, str], ...]
+    prompt_text: str
+
+
+def run_summary(run: pd.Series, episodes: pd.DataFrame) -> RunSummary:
+    """Summarise one row of ``Runs.runs`` with the episodes counted from it."""
+    manifest = _manifest(Path(run["path"]))
+    config = manifest.get("config") or {}
+    agent = manifest.get("agent") or {}
+    prompt = manifest.get("prompt") or {}
+    seeds = manifest.get("seeds") or {}
+    versions = manifest.get("versions") or {}
+    git = manifest.get("git") or {}
+    protocol = config.get("protocol") or {}
+    settings = [
+        ("model", _text(config.get("model"))),
+        ("model id", _text(agent.get("litellm_model") or agent.get("name"))),
+        ("prompt", _text(config.get("prompt"))),
+        ("prompt sha256", _text(prompt.get("sha256"))),
+        ("script mode", _text(config.get("script_mode"))),
+        ("backend", _text(config.get("backend"))),
+        ("resolution", _text(config.get("resolution"))),
+        ("frames", _frames(config)),
+        ("tasks", str(len(config.get("tasks") or []))),
+        ("trials", _text(config.get("trials"))),
+        ("run seed", _text(seeds.get("run", config.get("seed")))),
+        ("protocol", ", ".join(f"{k}={v}" for k, v in protocol.items()) or "-"),
+        ("created", _text(manifest.get("created"))),
+        ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "-"),
+        ("git", (f"{git.get('revision', '')[:12]}" + (" (dirty)" if git.get("dirty") else ""))
+         if git else "-"),
+    ]
+    mine = episodes[episodes["run_id"] == run["run_id"]]
+    return RunSummary(str(run["run_id"]), str(run["path"]), tuple(settings),
+                      _totals(run, mine), str(prompt.get("system_text") or ""))
+
+
+def _totals(run: pd.Series, episodes: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+    agent = episodes[~episodes["infra_failure"]]
+    passed = int(agent["passed"].sum())
+    tokens_in = int(episodes["input_tokens"].sum())
+    tokens_out = int(episodes["output_tokens"].sum())
+    return (
+        ("episodes", f"{len(episodes)} finished, {int(run['unfinished'])} unfinished, "
+                     f"{int(run['set_aside_attempts'])} attempts set aside"),
+        ("passed", f"{passed}/{len(agent)}"),
+        ("infrastructure failures", str(int(episodes["infra_failure"].sum()))),
+        ("invalid replies", f"{int(agent['invalid_replies'].sum())} of "
+                            f"{int(agent['scripts_used'].sum())} scripts"),
+        ("tokens", f"{tokens_in:,} in, {tokens_out:,} out"),
+        ("cost", cost_text(float(episodes["cost_usd"].sum()), tokens_in + tokens_out)),
+    )
+
+
+def cost_text(cost_usd: float, tokens: int) -> str:
+    """The cost, or ``unknown`` when tokens were used but no price was known (logged as 0)."""
+    if cost_usd > 0:
+        return f"${cost_usd:.4f}"
+    return "unknown (no price known for the model)" if tokens else "$0 (no model calls)"
+
+
+def _frames(config: dict[str, Any]) -> str:
+    frames = config.get("frames")
+    if frames is None:
+        return "-"
+    quality = config.get("jpeg_quality")
+    return f"{frames} (quality {quality})" if frames == "jpeg" and quality else str(frames)
+
+
+def _text(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _manifest(run_dir: Path) -> dict[str, Any]:
+    """The manifest as JSON (``load_runs`` has already checked that it parses)."""
+    return json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
