@@ -38,7 +38,7 @@ from llm_aai.view.tasks import TaskView, task_views
 ASSETS = ("site.css", "site.js")
 POPULATIONS_SHOWN = ("children", "olympics_top10")
 FIGURE = "assets/pass-rates.svg"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+|\.\.+")
 
 
 @dataclass
@@ -239,5 +239,5 @@ def _signature(directory: Path) -> tuple:
 
 def _safe(name: str) -> str:
     """A path component made only of safe characters (run ids come from manifests)."""
-    cleaned = _UNSAFE.sub("_", str(name)).strip(".")
+    cleaned = _UNSAFE.sub("_", str(name)).strip("._")
     return cleaned or "_"

@@ -1,0 +1,216 @@
+"""The site built from real runs: complete, linked, escaped, and rebuilt as runs grow."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from llm_aai.cli.view import main as view_main
+from llm_aai.logs.store import read_turns
+from llm_aai.view import SiteBuilder, build_site, serve
+
+from .conftest import INJECTION
+
+
+class _Links(HTMLParser):
+    """Every local href/src of a page, and the element ids it defines."""
+
+    def __init__(self):
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.links.append(value)
+            if name == "id":
+                self.ids.add(value)
+
+
+def _parse(page: Path) -> _Links:
+    parser = _Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def broken_links(site: Path) -> list[str]:
+    """Links from any page to a file that is not in the site, or to a missing anchor."""
+    broken = []
+    pages = sorted(site.rglob("*.html"))
+    ids = {page.resolve(): _parse(page).ids for page in pages}
+    for page in pages:
+        for link in _parse(page).links:
+            parts = urlsplit(link)
+            if parts.scheme == "data":
+                continue  # inline, so offline too
+            if parts.scheme:
+                broken.append(f"{page}: external link {link}")  # the site must work offline
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if not target.is_relative_to(site.resolve()) or not target.is_file():
+                broken.append(f"{page.relative_to(site)}: {link}")
+            elif parts.fragment and target.suffix == ".html" and (
+                    parts.fragment not in ids[target.resolve()]):
+                broken.append(f"{page.relative_to(site)}: {link} (no such anchor)")
+    return broken
+
+
+def test_every_link_and_image_of_the_site_resolves(site):
+    assert broken_links(site) == []
+    pages = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    assert {"index.html", "episodes.html", "task/01-04-03.html",
+            "episode/heuristic/01-04-03_t1.html", "episode/heuristic/01-04-03_t2.html",
+            "episode/llm/01-04-03_t1.html"} <= pages
+
+
+def test_link_check_finds_a_missing_frame(site, tmp_path):
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    frame = next((copy / "data" / "llm").rglob("*.jpg"))
+    frame.unlink()
+    assert any(frame.name in line for line in broken_links(copy))
+
+
+def test_episode_page_holds_every_turn_and_image_of_the_log(site, small_runs):
+    episode = small_runs["llm"] / "episodes" / "01-04-03_t1"
+    turns = [t for t in read_turns(episode) if t.turn > 0]
+    html = (site / "episode/llm/01-04-03_t1.html").read_text(encoding="utf-8")
+    assert html.count('<article class="turn"') == len(turns)
+    assert html.count('class="thumb"') == sum(len(t.sent_images) for t in turns)
+    for turn in turns:
+        for image in turn.sent_images:
+            assert (site / "data/llm/01-04-03_t1" / image).read_bytes() == (
+                episode / image).read_bytes()
+
+
+def test_model_text_is_escaped_and_think_text_set_apart(site):
+    html = (site / "episode/llm/01-04-03_t1.html").read_text(encoding="utf-8")
+    assert INJECTION not in html
+    assert "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;" in html
+    assert ('<blockquote class="think">The ball is green &amp; round; I turn right '
+            "&lt;b&gt;a bit&lt;/b&gt;.</blockquote>") in html
+    assert '<code>Turn(30); Go(6);</code>' in html
+    assert 'class="parse-error"' in html and "feedback sent" in html
+
+
+def test_map_draws_the_arena_and_the_path_of_every_turn(site, small_runs):
+    episode = small_runs["heuristic"] / "episodes" / "01-04-03_t1"
+    states = [t.state for t in read_turns(episode) if t.state]
+    html = (site / "episode/heuristic/01-04-03_t1.html").read_text(encoding="utf-8")
+    svg = html[html.index('<svg class="arena-map"'):]
+    svg = svg[:svg.index("</svg>")]
+    points = svg[svg.index('class="path-line" points="') + 26:].split('"')[0].split()
+    assert len(points) == len(states)
+    x, z = states[-1]["position"][0], states[-1]["position"][2]
+    assert points[-1] == f"{x:.3f},{40 - z:.3f}"
+    # 01-04-03 fixes its GoodGoal at (1.1, 38.9): drawn at y = 40 - 38.9.
+    assert '<circle class="obj obj-goal" fill="#81bf41"' in svg
+    assert 'cx="1.100" cy="1.100"' in svg
+    assert svg.count('class="turn-number"') == len(states) - 1  # turn 0 is the start
+
+
+def test_arena_missing_shows_the_path_alone_with_the_reason(small_runs, tmp_path,
+                                                            monkeypatch):
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["heuristic"], run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["cli_args"]["arenas_dir"] = str(tmp_path / "nowhere")
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setenv("LLM_AAI_ARENAS", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    build_site([run], tmp_path / "site")
+    html = (tmp_path / "site/episode/heuristic/01-04-03_t1.html").read_text(encoding="utf-8")
+    assert "arena not drawn:" in html and 'class="path-line"' in html
+    assert 'class="obj ' not in html
+
+
+def test_runs_page_shows_settings_totals_and_the_comparison(site):
+    html = (site / "index.html").read_text(encoding="utf-8")
+    for text in ("prompt sha256", "resolution", "Children 6-10 (n=59)",
+                 "AAI Olympics 2019 top 10", "infrastructure failures", "invalid replies",
+                 "unknown (no price known for the model)", "$0 (no model calls)"):
+        assert text in html, text
+    assert (site / "assets/pass-rates.svg").stat().st_size > 1000
+
+
+def test_a_hostile_run_id_stays_inside_the_site(small_runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["heuristic"], run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["run_id"] = "../../escape"
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    build_site([run], tmp_path / "site")
+    assert not (tmp_path / "escape").exists()
+    assert [p.name for p in (tmp_path / "site/episode").iterdir()] == ["escape"]
+    assert broken_links(tmp_path / "site") == []
+
+
+def test_rebuild_renders_only_new_episodes(small_runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["heuristic"], run)
+    held = tmp_path / "held"
+    shutil.move(run / "episodes" / "01-04-03_t2", held)
+    builder = SiteBuilder([run], tmp_path / "site")
+    first = builder.build()
+    assert (first.episodes, first.rendered) == (1, 1)
+    shutil.move(held, run / "episodes" / "01-04-03_t2")
+    second = builder.build()
+    assert (second.episodes, second.rendered) == (2, 1)
+    assert "01-04-03_t2" in (tmp_path / "site/episodes.html").read_text(encoding="utf-8")
+
+
+def test_serve_serves_the_site_and_rebuilds_when_an_episode_is_sealed(small_runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["heuristic"], run)
+    held = tmp_path / "held"
+    shutil.move(run / "episodes" / "01-04-03_t2", held)
+    urls, reports, stop = [], [], threading.Event()
+    thread = threading.Thread(target=serve, args=(SiteBuilder([run], tmp_path / "site"), 0),
+                              kwargs={"interval": 0.1, "on_build": reports.append,
+                                      "ready": urls.append, "stop": stop})
+    thread.start()
+    try:
+        _wait(lambda: urls)
+        base = urls[0].rsplit("/", 1)[0]
+        assert "01-04-03_t2" not in _get(f"{base}/episodes.html")
+        shutil.move(held, run / "episodes" / "01-04-03_t2")
+        _wait(lambda: len(reports) >= 2)
+        assert "01-04-03_t2" in _get(f"{base}/episodes.html")
+        assert "<svg" in _get(f"{base}/episode/heuristic/01-04-03_t2.html")
+        assert urls[0].startswith("http://127.0.0.1:")
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode("utf-8")
+
+
+def _wait(condition, timeout: float = 30.0) -> None:
+
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail("timed out waiting for the server")
+        time.sleep(0.05)
+
+
+def test_cli_builds_the_site_and_refuses_a_non_run_directory(small_runs, tmp_path, capsys):
+    assert view_main([str(small_runs["heuristic"]), "--out", str(tmp_path / "site")]) == 0
+    assert "2 episodes" in capsys.readouterr().out
+    assert (tmp_path / "site/index.html").is_file()
+    assert view_main([str(tmp_path), "--out", str(tmp_path / "other")]) == 2
+    assert "not an llm-aai run directory" in capsys.readouterr().err
