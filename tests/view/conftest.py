@@ -66,6 +66,8 @@ def chromium_path() -> str | None:
     """The system's Chromium: ``$LLM_AAI_CHROMIUM``, else the usual names on PATH."""
     named = os.environ.get("LLM_AAI_CHROMIUM")
     if named:
+        if not os.access(named, os.X_OK):
+            pytest.fail(f"LLM_AAI_CHROMIUM={named}: not an executable file")
         return named
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
         found = shutil.which(name)
