@@ -50,7 +50,9 @@ class BuildReport:
         episodes: episodes on the site.
         rendered: episode pages rendered by this build (the others were unchanged).
         seconds: how long the build took.
-        problems: things the pages show as missing (a frame file, the figure), one line each.
+        problems: things the pages show as missing (a frame file, the figure, arenas under
+            the maps), one line each.
+        without_map: episodes whose map shows the path without the arena.
 
     """
 
@@ -59,6 +61,7 @@ class BuildReport:
     rendered: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    without_map: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,12 @@ class SiteBuilder:
         self._copy_assets()
         entries = [self._episode(row, report) for row in _rows(runs.episodes)]
         report.episodes = len(entries)
+        report.without_map = [e.row["episode_id"] for e in entries if e.view.layout is None]
+        if report.without_map:
+            first = next(e.view for e in entries if e.view.layout is None)
+            report.problems.append(f"{len(report.without_map)} episode(s) drawn without their "
+                                   f"arena, e.g. {first.logged.episode_id}: "
+                                   f"{first.layout_note}")
         tasks = task_views(entries)
         self._runs_page(runs, tasks, report)
         self._write("episodes.html", "episodes.html", root="", entries=entries,
