@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="put the simulator's top-down view beside each frame "
                              "(re-simulates the episode; embedded runs only)")
     parser.add_argument("--fps", type=float, default=1.0,
-                        help="animation frames per second (default: 1)")
+                        help="animation frames per second (default: 1; e.g. 4 to skim)")
     parser.add_argument("--arenas-dir", type=Path, metavar="DIR",
                         help="where to find the arena for re-simulation (default: the run's "
                              "own --arenas-dir, else $LLM_AAI_ARENAS or the testbed cache)")
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 def _resimulate(episode, args):
     from llm_aai.replay import resimulate, tile_size
 
-    size = min(tile_size(episode), 1024) if args.overview else None
+    size = min(tile_size(episode, overview=True), 1024) if args.overview else None
     report = resimulate(episode, arenas_dir=args.arenas_dir, overview_size=size)
     if args.resimulate:
         print(report.render())

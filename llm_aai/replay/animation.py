@@ -4,13 +4,18 @@ Each animation frame is the logged first-person image (scaled up by a whole fact
 small resolutions stay readable), optionally the top-down overview beside it, and a caption
 panel below: the turn, the message the agent received with the image, its thoughts, the script
 it sent (or why the reply did not parse) and what the script did (health, reward, events).
-Everything comes from the log, so any agent kind (LLM, heuristic, human, replay) replays alike.
+The frame is exactly as wide as its images (the images are enlarged until the caption has room),
+so no unused strip runs down its side. On the overview, the agent's trail so far and an arrow
+of its heading are drawn from the logged states, since the rendered agent is a dot a few pixels
+wide. Everything comes from the log, so any agent kind (LLM, heuristic, human, replay) replays
+alike.
 
 The writers use imageio: GIF through Pillow, MP4 through the imageio-ffmpeg plugin.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +33,13 @@ MIN_TILE = 256
 """Images smaller than this are enlarged (nearest neighbour, whole factor) for legibility."""
 MACRO_BLOCK = 16
 """H.264 encoders want frame sides divisible by 16; every frame is padded to a multiple."""
+OVERVIEW_CENTRE = (20.0, 20.0)
+OVERVIEW_SPAN = 43.0
+"""The overview camera looks down on the arena's centre and spans 43 m (the arena and its
+fence; ``fovy`` of the scene's visual settings in ``llm_aai/sim/looks.py``), +x right, +z up."""
+TRAIL = (255, 64, 200)
+ARROW = (255, 255, 255)
+ARROW_EDGE = (20, 20, 20)
 
 
 @dataclass(frozen=True)
@@ -37,7 +49,7 @@ class CaptionStyle:
     font_size: int = 15
     margin: int = 10
     line_spacing: int = 4
-    min_width: int = 640
+    min_width: int = 384
     max_lines: int = 24
     background: tuple[int, int, int] = (24, 24, 28)
     text: tuple[int, int, int] = (235, 235, 235)
@@ -135,7 +147,7 @@ def render_frames(
     Args:
         episode: the logged episode.
         overviews: top-down views by ``(turn, index)`` (``Resimulation.overviews``); each
-            shown image must have one.
+            shown image must have one. The agent's trail and heading are drawn on them.
         style: caption looks.
 
     Raises:
@@ -146,40 +158,100 @@ def render_frames(
     if not shown:
         raise ReplayInputError(f"{episode.directory}: the log holds no frames")
     images = [_read(frame.path) for frame in shown]
-    side = images[0].shape[0]
-    scale = _scale(side)
     panels = None
     if overviews is not None:
         missing = [(f.turn, f.index) for f in shown if (f.turn, f.index) not in overviews]
         if missing:
             raise ReplayInputError(f"no overview for shown frame(s) {missing[:3]}")
         panels = [overviews[(f.turn, f.index)] for f in shown]
+    side = images[0].shape[0]
+    scale = _scale(side, 2 if panels else 1, style.min_width)
     tile = side * scale
-    width = max(style.min_width, tile * (2 if panels else 1))
+    width = tile * (2 if panels else 1)
     font = _font(style.font_size)
     wrapped = [_wrap(caption(episode, f), font, width - 2 * style.margin, style.max_lines)
                for f in shown]
     line_height = _line_height(font) + style.line_spacing
     text_height = max(len(lines) for lines in wrapped) * line_height + 2 * style.margin
     size = (_round_up(width), _round_up(tile + text_height))
+    poses = _poses(episode, shown)
     return [
-        _compose(image, scale, None if panels is None else panels[i], lines, size, tile,
-                 font, line_height, style)
+        _compose(image, scale, None if panels is None else
+                 _mark_agent(panels[i], tile, poses[: i + 1]), lines, size, tile, font,
+                 line_height, style)
         for i, (image, lines) in enumerate(zip(images, wrapped, strict=True))
     ]
 
 
-def tile_size(episode: LoggedEpisode) -> int:
+def tile_size(episode: LoggedEpisode, *, overview: bool = False,
+              style: CaptionStyle = CaptionStyle()) -> int:
     """Side of the image tiles of the episode's animation (ask overviews of this size)."""
     shown = episode.shown_frames()
     if not shown:
         raise ReplayInputError(f"{episode.directory}: the log holds no frames")
     side = _read(shown[0].path).shape[0]
-    return side * _scale(side)
+    return side * _scale(side, 2 if overview else 1, style.min_width)
 
 
-def _scale(side: int) -> int:
-    return max(1, -(-MIN_TILE // side))
+def _scale(side: int, panels: int, min_width: int) -> int:
+    """Enlarge small images to ``MIN_TILE`` and until the panels fill the caption's width."""
+    return max(1, -(-MIN_TILE // side), -(-min_width // (panels * side)))
+
+
+Pose = tuple[float, float, float] | None
+"""Where the agent was when an image was taken: Unity (x, z) and yaw; None if not logged."""
+
+
+def _poses(episode: LoggedEpisode, shown: Sequence[ShownFrame]) -> list[Pose]:
+    """The agent's pose at each shown image: after the turn before the one that sent it.
+
+    Turn ``k`` sends the images taken after script ``k - 1``, so its pose is the state
+    logged with turn ``k - 1`` (the start record for turn 1's initial observations).
+    """
+    after: dict[int, Pose] = {}
+    for record in ([episode.start] if episode.start is not None else []) + list(episode.turns):
+        state = record.state or {}
+        position, yaw = state.get("position"), state.get("yaw")
+        if position is not None and yaw is not None and len(position) == 3:
+            after[record.turn] = (float(position[0]), float(position[2]), float(yaw))
+    return [after.get(frame.turn - 1) for frame in shown]
+
+
+def _pixel(x: float, z: float, size: int) -> tuple[float, float]:
+    """Overview pixel of the Unity floor point (x, z)."""
+    half = OVERVIEW_SPAN / 2
+    return ((x - OVERVIEW_CENTRE[0] + half) / OVERVIEW_SPAN * size,
+            (OVERVIEW_CENTRE[1] + half - z) / OVERVIEW_SPAN * size)
+
+
+def _mark_agent(overview: np.ndarray, tile: int, poses: Sequence[Pose]) -> np.ndarray:
+    """The overview at tile size with the trail so far and an arrow of the current heading."""
+    view = Image.fromarray(np.asarray(overview)).convert("RGB")
+    if view.size != (tile, tile):
+        view = view.resize((tile, tile), Image.Resampling.LANCZOS)
+    known = [pose for pose in poses if pose is not None]
+    if not known:
+        return np.asarray(view)
+    draw = ImageDraw.Draw(view)
+    points = [_pixel(x, z, tile) for x, z, _ in known]
+    width = max(2, tile // 160)
+    if len(points) > 1:
+        draw.line(points, fill=TRAIL, width=width, joint="curve")
+    if poses[-1] is not None:
+        draw.polygon(_arrow(*poses[-1], tile), fill=ARROW, outline=ARROW_EDGE,
+                     width=max(1, width // 2))
+    return np.asarray(view)
+
+
+def _arrow(x: float, z: float, yaw: float, size: int) -> list[tuple[float, float]]:
+    """A triangle from the agent's centre pointing where it faces (2 m long)."""
+    theta = math.radians(yaw)
+    dx, dz = math.sin(theta), math.cos(theta)
+    tip = (x + 2.0 * dx, z + 2.0 * dz)
+    back = (x - 0.5 * dx, z - 0.5 * dz)
+    left = (back[0] - 0.7 * dz, back[1] + 0.7 * dx)
+    right = (back[0] + 0.7 * dz, back[1] - 0.7 * dx)
+    return [_pixel(px, pz, size) for px, pz in (tip, left, right)]
 
 
 def write_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 1.0) -> Path:
@@ -234,10 +306,7 @@ def _compose(image: np.ndarray, scale: int, overview: np.ndarray | None,
     big = Image.fromarray(image).resize((tile, tile), Image.Resampling.NEAREST)
     canvas.paste(big, (0, 0))
     if overview is not None:
-        view = Image.fromarray(np.asarray(overview))
-        if view.size != (tile, tile):
-            view = view.resize((tile, tile), Image.Resampling.LANCZOS)
-        canvas.paste(view, (tile, 0))
+        canvas.paste(Image.fromarray(overview), (tile, 0))
     draw = ImageDraw.Draw(canvas)
     y = tile + style.margin
     for role, text in lines:

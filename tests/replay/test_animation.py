@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import imageio.v3 as iio
 import numpy as np
@@ -21,7 +22,7 @@ from llm_aai.replay import (
     tile_size,
     write_animation,
 )
-from llm_aai.replay.animation import _font, _wrap_paragraph
+from llm_aai.replay.animation import ARROW, TRAIL, _font, _pixel, _wrap_paragraph
 
 from .conftest import episode_dirs
 
@@ -42,9 +43,10 @@ def test_every_agent_kind_animates_with_the_logged_images(runs, kind):
         height, width = frames[0].shape[:2]
         assert height % 16 == 0 and width % 16 == 0
         tile = tile_size(episode)
-        assert tile == 256  # 128 px runs are doubled for legibility
+        assert tile == 384  # 128 px runs are tripled, so the caption has room beneath
+        assert width == tile  # no unused strip beside the image
         for frame, image in zip(frames, shown, strict=True):
-            enlarged = np.repeat(np.repeat(_logged(image), 2, axis=0), 2, axis=1)
+            enlarged = np.repeat(np.repeat(_logged(image), 3, axis=0), 3, axis=1)
             assert np.array_equal(frame[:tile, :tile], enlarged)
 
 
@@ -108,13 +110,40 @@ def test_gif_and_mp4_read_back_with_every_frame(runs, tmp_path, capsys):
 
 def test_overview_panel_sits_beside_the_first_person_frame(runs, tmp_path):
     episode = load_episode(runs["heuristic"] / "episodes" / "04-16-01_t1")
-    tile = tile_size(episode)
+    tile = tile_size(episode, overview=True)
+    assert tile == 256  # two 256 px panels fill the caption's width
     report = resimulate(episode, overview_size=tile)
     frames = render_frames(episode, overviews=report.overviews)
+    assert frames[-1].shape[1] == 2 * tile  # no unused strip beside the panels
     key = (episode.shown_frames()[-1].turn, 0)
-    assert np.array_equal(frames[-1][:tile, tile:2 * tile], report.overviews[key])
+    panel, raw = frames[-1][:tile, tile:2 * tile], report.overviews[key]
+    changed = np.any(panel != raw, axis=2)
+    assert 0 < changed.mean() < 0.05  # the trail and the arrow, nothing else
+    assert np.array_equal(panel[~changed], raw[~changed])
     path = write_animation(frames, tmp_path / "o.gif", fps=2)
     assert iio.imread(path, index=None).shape[0] == len(frames)
+
+
+def test_overview_marks_the_agent_heading_and_trail_where_the_log_puts_it(runs):
+    episode = load_episode(runs["heuristic"] / "episodes" / "04-16-01_t1")
+    tile = tile_size(episode, overview=True)
+    report = resimulate(episode, overview_size=tile)
+    frames = render_frames(episode, overviews=report.overviews)
+    shown = episode.shown_frames()
+    last = episode.turns[shown[-1].turn - 2].state  # pose when the last image was taken
+    x, z, yaw = last["position"][0], last["position"][2], last["yaw"]
+    panel = frames[-1][:tile, tile:2 * tile]
+    # a point 1 m ahead of the agent along its heading lies inside the white arrow
+    ahead = _pixel(x + math.sin(math.radians(yaw)), z + math.cos(math.radians(yaw)), tile)
+    assert tuple(panel[round(ahead[1]), round(ahead[0])]) == ARROW
+    # the trail passes through where the agent was after its first script
+    first = episode.turns[0].state
+    u, v = _pixel(first["position"][0], first["position"][2], tile)
+    around = panel[round(v) - 2:round(v) + 3, round(u) - 2:round(u) + 3].reshape(-1, 3)
+    assert any(tuple(pixel) == TRAIL for pixel in around)
+    # the first frames show no trail yet: only the arrow differs from the raw overview
+    first_frame = frames[0][:tile, tile:2 * tile]
+    assert not any(tuple(p) == TRAIL for p in first_frame.reshape(-1, 3))
 
 
 def test_overview_option_on_the_command_line(runs, tmp_path, capsys):
