@@ -2,20 +2,27 @@
 
 Modelled on Figures 3/4 of arXiv 2410.23242: per level, each model's proportion of trials passed
 with a 95% Wilson interval, next to the interquartile range (bar) and the pooled proportion
-(point) of each reference population. matplotlib is imported only here, and lazily, so the
-rest of the analysis works without a display or a plotting stack.
+(point) of each reference population; a last panel pools all the levels shown. Two styles:
+``screen`` (a wide figure for notebooks and the viewer) and ``paper`` (print sizes: a journal's
+single or double column, small type, 300 dpi), and an optional caption line with the runs'
+settings. matplotlib is imported only here, and lazily, so the rest of the analysis works
+without a display or a plotting stack.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
 import warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.reference import POPULATIONS, reference_levels
+from llm_aai.analysis.stats import wilson_interval
 
 FORMATS = (".png", ".svg", ".pdf")
 MODEL_COLOURS = ("#3b6fb6", "#e07b39", "#4e9a5b", "#b9473f", "#7d5ba6", "#8c6d46", "#c05aa0",
@@ -27,6 +34,61 @@ POPULATION_STYLE = {  # face colour of the IQR bar, colour of the pooled point, 
 }
 TEXT_AS_TEXT = {"svg.fonttype": "none", "pdf.fonttype": 42}  # editable text in vector output
 MIN_IQR_HEIGHT = 0.012  # so a zero-width interquartile range (Q1 == Q3) stays visible
+COLUMN_WIDTHS = {"single": 3.5, "double": 7.16}
+"""Inches: one and two columns of a two-column journal page (IEEE: 3.5 and 7.16 in; Nature's
+89 and 183 mm are within a millimetre)."""
+
+
+@dataclass(frozen=True)
+class FigureStyle:
+    """How the figure is drawn for its medium.
+
+    Attributes:
+        size: ``(width, height)`` in inches when no ``--size`` is given.
+        dpi: resolution of raster output.
+        rc: matplotlib settings (type sizes, line widths).
+        title: whether to draw the title (a paper's caption replaces it).
+        level_names: whether ticks name the levels (only when there is room).
+
+    """
+
+    size: tuple[float, float]
+    dpi: int
+    rc: dict
+    title: bool = True
+    level_names: bool = True
+
+
+STYLES = {
+    "screen": FigureStyle((12.0, 5.0), 150, {"font.size": 10}),
+    "paper": FigureStyle((COLUMN_WIDTHS["double"], 3.3), 300,
+                         {"font.size": 7, "axes.linewidth": 0.6, "xtick.major.width": 0.6,
+                          "ytick.major.width": 0.6, "lines.linewidth": 0.8,
+                          "legend.fontsize": 6.5, "axes.labelsize": 7, "axes.titlesize": 8},
+                         title=False),
+}
+
+
+def parse_size(text: str) -> tuple[float, float] | str:
+    """``single``, ``double`` or ``WxH`` in inches (e.g. ``7x3``); errors say what is allowed."""
+    if text in COLUMN_WIDTHS:
+        return text
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)x(\d+(?:\.\d+)?)", text)
+    if not match or not all(0.5 <= float(v) <= 40 for v in match.groups()):
+        raise ValueError(f"size must be 'single', 'double' or WIDTHxHEIGHT in inches "
+                         f"(0.5-40, e.g. 7x3), got {text!r}")
+    return float(match[1]), float(match[2])
+
+
+def _inches(size: tuple[float, float] | str | None, style: FigureStyle) -> tuple[float, float]:
+    """A column name takes that width and a height in proportion to the style's."""
+    if size is None:
+        return style.size
+    if isinstance(size, str):
+        width = COLUMN_WIDTHS[parse_size(size) if size not in COLUMN_WIDTHS else size]
+        ratio = style.size[1] / style.size[0]
+        return width, max(2.6, width * ratio)
+    return size
 
 
 def plot_pass_rates(
@@ -36,6 +98,9 @@ def plot_pass_rates(
     *,
     populations: tuple[str, ...] = ("children", "olympics_top10"),
     title: str = "Proportion of trials passed per level",
+    style: str = "screen",
+    size: tuple[float, float] | str | None = None,
+    caption: str | None = None,
 ) -> Path:
     """Draw the comparison figure and save it; the format follows the file's extension.
 
@@ -44,13 +109,17 @@ def plot_pass_rates(
         reference: ``reference_populations()`` (or its level rows).
         path: where to save: ``.png``, ``.svg`` or ``.pdf``.
         populations: reference populations drawn beside the models, in order.
-        title: the figure title.
+        title: the figure title (not drawn in the ``paper`` style).
+        style: ``"screen"`` or ``"paper"`` (see ``STYLES``).
+        size: ``"single"`` or ``"double"`` column, or ``(width, height)`` in inches;
+            default: the style's.
+        caption: a line under the legend, e.g. ``settings_caption(runs.runs)``.
 
     Returns:
         The path written.
 
     Raises:
-        ValueError: an unknown format or population, or no model with a result to draw.
+        ValueError: an unknown format, style, size or population, or no model with a result.
 
     Warns:
         UserWarning: for each model left out because none of its trials has a result (every
@@ -60,6 +129,10 @@ def plot_pass_rates(
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise ValueError(f"{path}: figure format must be one of {', '.join(FORMATS)}")
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
+    look = STYLES[style]
+    inches = _inches(size, look)
     level_table = _with_results(level_table)
     plt = _pyplot()
     levels = sorted(int(level) for level in level_table["level"].unique())
@@ -68,13 +141,20 @@ def plot_pass_rates(
     missing = [p for p in populations if not (ref["population"] == p).any()]
     if missing:
         raise ValueError(f"no reference population {missing[0]!r}")
-    with plt.rc_context(TEXT_AS_TEXT):
-        fig = _figure(plt, level_table, ref, labels, levels, populations, title)
+    look = _fitted(look, inches, len(levels))
+    with plt.rc_context({**TEXT_AS_TEXT, **look.rc}):
+        fig = _figure(plt, level_table, ref, labels, levels, populations,
+                      title if look.title else None, inches, look, caption)
         try:
-            fig.savefig(path, dpi=150)
+            fig.savefig(path, dpi=look.dpi)
         finally:
             plt.close(fig)
     return path
+
+
+def _fitted(look: FigureStyle, inches: tuple[float, float], levels: int) -> FigureStyle:
+    """Level names on the ticks only when each level gets about an inch."""
+    return replace(look, level_names=look.level_names and inches[0] / (levels + 1.5) >= 0.9)
 
 
 class LeftOutOfFigure(UserWarning):
@@ -100,23 +180,62 @@ def _with_results(level_table: pd.DataFrame) -> pd.DataFrame:
     return level_table[level_table["label"].isin(counted.index[counted > 0])]
 
 
-def _figure(plt, level_table, ref, labels, levels, populations, title):
+def _figure(plt, level_table, ref, labels, levels, populations, title, inches, look, caption):
     slots = len(labels) + len(populations)
     width = 0.84 / slots
     x_of = {level: i for i, level in enumerate(levels)}
-    fig, ax = plt.subplots(figsize=(12, 5), layout="constrained")
+    fig, (ax, ax_all) = plt.subplots(
+        1, 2, figsize=inches, layout="constrained", sharey=True,
+        gridspec_kw={"width_ratios": [max(len(levels), 1), 1.25]})
     handles = []
     for i, label in enumerate(labels):
-        handles.append(_draw_model(ax, level_table[level_table["label"] == label], label, x_of,
-                                   _offset(i, slots, width), width,
-                                   MODEL_COLOURS[i % len(MODEL_COLOURS)]))
+        rows = level_table[level_table["label"] == label]
+        colour = MODEL_COLOURS[i % len(MODEL_COLOURS)]
+        offset = _offset(i, slots, width)
+        handles.append(_draw_model(ax, rows, label, x_of, offset, width, colour))
+        _draw_model(ax_all, _pooled_model(rows), label, {0: 0}, offset, width, colour)
     for j, population in enumerate(populations):
         rows = ref[(ref["population"] == population) & ref["level"].isin(levels)]
-        handles.append(_draw_population(ax, rows, population, x_of,
-                                        _offset(len(labels) + j, slots, width), width))
-    _decorate(ax, levels, title)
-    _legend(fig, handles)
+        offset = _offset(len(labels) + j, slots, width)
+        handles.append(_draw_population(ax, rows, population, x_of, offset, width))
+        _draw_pooled_population(ax_all, rows, population, offset, width)
+    _decorate(ax, levels, title, look.level_names)
+    _decorate_all(ax_all, len(levels))
+    _legend(fig, handles, caption)
     return fig
+
+
+def _pooled_model(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row at "level 0": the model's trials over every level, with its Wilson interval."""
+    k, n = int(rows["k"].sum()), int(rows["n"].sum())
+    low, high = wilson_interval(k, n)
+    return pd.DataFrame([{"level": 0, "k": k, "n": n, "proportion": k / n if n else 0.0,
+                          "ci_low": low, "ci_high": high}])
+
+
+def _draw_pooled_population(ax, rows: pd.DataFrame, population: str, offset, width) -> None:
+    """Draw the population's proportion pooled over the levels shown, as a point only.
+
+    The packaged data holds quartiles per level, not of each individual's rate over several
+    levels, so there is no interquartile range to draw here.
+    """
+    _, point, marker, _ = POPULATION_STYLE.get(population, ("#dddddd", "#444444", "o", None))
+    k, n = int(rows["k"].sum()), int(rows["n"].sum())
+    if n:
+        ax.scatter([offset], [k / n], marker=marker, s=28, color=point, edgecolor="white",
+                   linewidth=0.6, zorder=4)
+
+
+def _decorate_all(ax, levels: int) -> None:
+    ax.set_xticks([0])
+    ax.set_xticklabels([f"all\n{levels} level{'s' if levels != 1 else ''}"])
+    ax.set_xlim(-0.5, 0.5)
+    ax.grid(axis="y", color="#e4e4e4", zorder=0)
+    ax.set_axisbelow(True)
+    ax.tick_params(axis="y", left=False)
+    for spine in ("top", "right", "left"):
+        ax.spines[spine].set_visible(False)
+    ax.set_title("All levels", loc="left", fontsize="medium")
 
 
 def _pyplot():
@@ -146,7 +265,8 @@ def _draw_model(ax, rows: pd.DataFrame, label: str, x_of, offset, width, colour)
     bars = ax.bar(x, p, width * 0.92, color=colour, edgecolor=colour, linewidth=1.5, zorder=2)
     ax.errorbar(x, p, yerr=error, fmt="none", ecolor="black", elinewidth=1, capsize=2.5,
                 zorder=3)
-    return bars, f"{label} ({n_text} trials per level; 95% Wilson CI)"
+    return bars, (f"{label}: pass rate (bar), 95% Wilson confidence interval (whiskers); "
+                  f"{n_text} per level")
 
 
 def _draw_population(ax, rows: pd.DataFrame, population: str, x_of, offset, width) -> None:
@@ -160,12 +280,13 @@ def _draw_population(ax, rows: pd.DataFrame, population: str, x_of, offset, widt
                   linewidth=0.8, hatch=hatch, zorder=2)
     points = ax.scatter(x, rows["proportion"], marker=marker, s=28, color=point,
                         edgecolor="white", linewidth=0.6, zorder=4)
-    return (bars, points), f"{name}: interquartile range (bar), overall proportion (point)"
+    return (bars, points), f"{name}: interquartile range (bar), pooled rate (point)"
 
 
-def _decorate(ax, levels: list[int], title: str) -> None:
+def _decorate(ax, levels: list[int], title: str | None, level_names: bool) -> None:
     ax.set_xticks(range(len(levels)))
-    ax.set_xticklabels([_tick(level) for level in levels], fontsize=8.5)
+    ax.set_xticklabels([_tick(level) if level_names else str(level) for level in levels],
+                       fontsize="small")
     ax.set_xlim(-0.5, len(levels) - 0.5)
     ax.set_ylim(-0.015, 1.03)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
@@ -177,17 +298,50 @@ def _decorate(ax, levels: list[int], title: str) -> None:
         ax.spines[spine].set_visible(False)
     for boundary in range(1, len(levels)):
         ax.axvline(boundary - 0.5, color="#eeeeee", linewidth=0.8, zorder=0)
-    ax.set_title(title, fontsize=12, loc="left")
+    if title:
+        ax.set_title(title, fontsize="large", loc="left")
 
 
-def _legend(fig, handles) -> None:
-    """One legend below the axes, so the levels get the full width of the figure."""
+def _legend(fig, handles, caption: str | None) -> None:
+    """One legend below the axes, so the levels get the full width; the caption above."""
+    import matplotlib
     from matplotlib.legend_handler import HandlerTuple
 
+    columns = 2 if fig.get_figwidth() >= 10 else 1
+    # Wrap entries to the figure: a character of "small" type is about 0.55 of its size wide.
+    small = 0.833 * matplotlib.rcParams["font.size"]
+    chars = int(fig.get_figwidth() * 72 / columns / (0.55 * small)) - 10
     artists = [artist for artist, _ in handles]
-    texts = [text for _, text in handles]
-    fig.legend(artists, texts, loc="outside lower center", ncol=2, fontsize=8.5,
-               frameon=False, handler_map={tuple: HandlerTuple(ndivide=None, pad=0.4)})
+    texts = ["\n".join(textwrap.wrap(text, max(30, chars))) for _, text in handles]
+    fig.legend(artists, texts, loc="outside lower center", ncol=columns, fontsize="small",
+               frameon=False,
+               handler_map={tuple: HandlerTuple(ndivide=None, pad=0.4)})
+    if caption:  # on top: constrained layout keeps a suptitle clear of the legend below
+        width = max(40, int(fig.get_figwidth() * 17))
+        fig.suptitle("\n".join(textwrap.wrap(caption, width)), fontsize="x-small",
+                     color="#555555", x=0.01, ha="left")
+
+
+def settings_caption(runs: pd.DataFrame) -> str:
+    """One line with each run's settings that change results, for under the figure.
+
+    Args:
+        runs: ``Runs.runs`` (its ``settings`` column, as ``load_runs`` reads the manifests).
+
+    """
+    parts = []
+    for row in runs.itertuples(index=False):
+        settings = json.loads(row.settings)
+        shown = [settings.get("model id") or row.model, f"prompt {row.prompt}"]
+        if settings.get("prompt sha256"):
+            shown.append(f"sha256 {str(settings['prompt sha256'])[:8]}")
+        for key, unit in (("backend", ""), ("resolution", " px"), ("script_mode", " scripts"),
+                          ("protocol.max_scripts", " scripts max"), ("temperature", "")):
+            value = settings.get(key)
+            if value is not None:
+                shown.append(f"temperature {value}" if key == "temperature" else f"{value}{unit}")
+        parts.append(f"{row.run_id}: " + ", ".join(str(v) for v in shown))
+    return "Runs: " + "; ".join(parts) + ". Model intervals: Wilson 95%; populations: IQR."
 
 
 def _tick(level: int) -> str:

@@ -22,6 +22,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run directories (each holds a manifest.json)")
     parser.add_argument("--plot", type=Path, metavar="FILE",
                         help="write the per-level comparison figure (.png, .svg or .pdf)")
+    parser.add_argument("--style", choices=("screen", "paper"), default="screen",
+                        help="figure style: 'screen' (12x5 in, default) or 'paper' (print "
+                             "type sizes, 300 dpi, no title, a double column wide)")
+    parser.add_argument("--size", metavar="SIZE",
+                        help="figure size: 'single' or 'double' (journal column widths, 3.5 "
+                             "or 7.16 in) or WIDTHxHEIGHT in inches, e.g. 7x3")
+    parser.add_argument("--no-caption", action="store_true",
+                        help="leave out the caption line with the runs' settings")
     parser.add_argument("--csv", type=Path, metavar="FILE",
                         help="write the table (per --by) with the reference columns as CSV")
     parser.add_argument("--by", choices=("level", "task"), default="level",
@@ -35,11 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Load the runs, print the tables, write the figure and CSV if asked."""
     from llm_aai.analysis import RunDirectoryError, load_runs
-    from llm_aai.analysis.plots import FORMATS
+    from llm_aai.analysis.plots import FORMATS, parse_size
 
     args = build_parser().parse_args(argv)
     if args.plot and args.plot.suffix.lower() not in FORMATS:
         return _fail(f"{args.plot}: figure format must be one of {', '.join(FORMATS)}")
+    if args.size is not None:
+        try:
+            args.size = parse_size(args.size)
+        except ValueError as error:
+            return _fail(f"--size: {error}")
     try:
         runs = load_runs(args.runs, with_turns=False)
     except RunDirectoryError as error:
@@ -83,19 +96,22 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
         with_reference(table, reference, populations).to_csv(args.csv, index=False)
         print(f"\ntable written to {args.csv}")
     if args.plot:
-        return _plot(levels, reference, args.plot, populations)
+        return _plot(levels, reference, args, populations, runs)
     return 0
 
 
-def _plot(levels, reference, path: Path, populations: tuple[str, ...]) -> int:
+def _plot(levels, reference, args, populations: tuple[str, ...], runs) -> int:
     """Write the figure; models it leaves out become notes, a figure it cannot draw an error."""
-    from llm_aai.analysis.plots import LeftOutOfFigure, plot_pass_rates
+    from llm_aai.analysis.plots import LeftOutOfFigure, plot_pass_rates, settings_caption
 
+    path = args.plot
     path.parent.mkdir(parents=True, exist_ok=True)
+    caption = None if args.no_caption else settings_caption(runs.runs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            plot_pass_rates(levels, reference, path, populations=populations)
+            plot_pass_rates(levels, reference, path, populations=populations, style=args.style,
+                            size=args.size, caption=caption)
         except ValueError as error:
             return _fail(f"{path}: no figure written: {error}")
     for warning in caught:  # ours become notes; any other warning is shown as it was raised

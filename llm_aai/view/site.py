@@ -26,6 +26,7 @@ from llm_aai.analysis import (
     pass_rates,
     reference_populations,
 )
+from llm_aai.analysis.plots import plot_pass_rates, settings_caption
 from llm_aai.analysis.reference import POPULATIONS
 from llm_aai.analysis.report import level_report
 from llm_aai.logs.store import RESULT, TURNS
@@ -163,21 +164,19 @@ class SiteBuilder:
         levels = pass_rates(episodes, by="level")
         overall = model_summary(episodes)
         table = level_report(levels, overall, reference, POPULATIONS_SHOWN)
-        figure = self._figure(levels, reference, report)
+        figure = self._figure(levels, reference, settings_caption(runs.runs), report)
         summaries: list[RunSummary] = [run_summary(run, episodes)
                                        for _, run in runs.runs.iterrows()]
         self._write("index.html", "runs.html", root="", runs=summaries, table=table,
                     figure=figure, tasks=tasks)
 
-    def _figure(self, levels: pd.DataFrame, reference: pd.DataFrame,
+    def _figure(self, levels: pd.DataFrame, reference: pd.DataFrame, caption: str,
                 report: BuildReport) -> str | None:
-        from llm_aai.analysis.plots import plot_pass_rates
-
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 plot_pass_rates(levels, reference, self.out / FIGURE,
-                                populations=POPULATIONS_SHOWN)
+                                populations=POPULATIONS_SHOWN, caption=caption)
             except ValueError as error:
                 report.problems.append(f"no figure: {error}")
                 return None

@@ -2,6 +2,7 @@ import pytest
 from PIL import Image
 
 from llm_aai.analysis import load_runs, pass_rates, plot_pass_rates, reference_populations
+from llm_aai.analysis.plots import parse_size, settings_caption
 from llm_aai.cli.analyze import main as analyze
 
 
@@ -60,7 +61,7 @@ def test_a_model_without_results_is_left_out_with_a_warning(two_models, tmp_path
                                          r"trials has a result \(8 episode\(s\) lost"):
         path = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg")
     text = path.read_text()
-    assert "alpha (n=" in text and "beta (n=" in text and "down (n=" not in text
+    assert "alpha: pass rate" in text and "beta: pass rate" in text and "down:" not in text
 
 
 def test_no_model_with_results_is_a_value_error(tmp_path, make_run):
@@ -86,3 +87,77 @@ def test_analyze_reports_the_model_left_out_and_refuses_an_empty_figure(tmp_path
     assert err.splitlines() == [f"error: {tmp_path / 'none.png'}: no figure written: no model "
                                 "has a trial with a result to plot (every episode was lost to "
                                 "infrastructure, or there are none)"]
+
+
+@pytest.mark.parametrize("size, pixels", [
+    ("single", (1050, 780)),   # 3.5 in wide at 300 dpi, at least 2.6 in high
+    ("double", (2148, 990)),   # 7.16 x 3.3 in
+    ((4.0, 3.0), (1200, 900)),
+])
+def test_paper_style_prints_at_column_widths(levels, tmp_path, size, pixels):
+    path = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.png",
+                           style="paper", size=size)
+    with Image.open(path) as image:
+        assert image.size == pixels
+
+
+def test_paper_style_has_no_title_and_numbers_levels_when_narrow(levels, tmp_path):
+    text = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg",
+                           style="paper", size="single").read_text()
+    assert "Proportion of trials passed per level" not in text
+    assert "Food Retrieval" not in text  # no room: ticks are level numbers
+    wide = plot_pass_rates(levels, reference_populations(), tmp_path / "wide.svg").read_text()
+    assert "Proportion of trials passed per level" in wide and "Food Retrieval" in wide
+
+
+def test_all_levels_panel_and_a_legend_naming_both_kinds_of_interval(levels, tmp_path):
+    text = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg").read_text()
+    assert "All levels" in text and "10 levels" in text
+    assert text.count("95% Wilson confidence interval (whiskers)") == 2  # alpha and beta
+    assert text.count("interquartile range (bar), pooled rate (point)") == 2
+
+
+def test_pooled_panel_draws_each_model_at_its_overall_rate(levels, tmp_path, monkeypatch):
+    import llm_aai.analysis.plots as plots
+
+    drawn = []
+    original = plots._draw_model
+
+    def spy(ax, rows, label, x_of, offset, width, colour):
+        drawn.append((label, list(rows["level"]), list(rows["k"]), list(rows["n"])))
+        return original(ax, rows, label, x_of, offset, width, colour)
+
+    monkeypatch.setattr(plots, "_draw_model", spy)
+    plot_pass_rates(levels, reference_populations(), tmp_path / "fig.png")
+    pooled = {label: (k[0], n[0]) for label, lv, k, n in drawn if lv == [0]}
+    for label, group in levels.groupby("label"):
+        assert pooled[label] == (group["k"].sum(), group["n"].sum())
+
+
+def test_caption_line_names_each_run_and_its_settings(two_models, tmp_path):
+    runs = load_runs(two_models, with_turns=False)
+    caption = settings_caption(runs.runs)
+    for run_id in runs.runs["run_id"]:
+        assert run_id in caption
+    assert "provider/alpha" in caption and "embedded" in caption and "Wilson 95%" in caption
+    text = plot_pass_rates(pass_rates(runs.episodes), reference_populations(),
+                           tmp_path / "fig.svg", caption=caption).read_text()
+    assert "provider/alpha" in text
+
+
+def test_sizes_are_parsed_or_refused():
+    assert parse_size("single") == "single" and parse_size("7x3.5") == (7.0, 3.5)
+    for bad in ("huge", "7", "0x3", "7x3x2"):
+        with pytest.raises(ValueError, match="size must be 'single', 'double' or WIDTHxHEIGHT"):
+            parse_size(bad)
+
+
+def test_analyze_paper_figure_with_caption_and_size(two_models, tmp_path, capsys):
+    path = tmp_path / "fig.svg"
+    argv = [*map(str, two_models), "--plot", str(path), "--style", "paper", "--size", "single"]
+    assert analyze(argv) == 0
+    assert "Runs: " in path.read_text()
+    assert analyze([*argv, "--no-caption"]) == 0
+    assert "Runs: " not in path.read_text()
+    assert analyze([*map(str, two_models), "--plot", str(path), "--size", "big"]) == 2
+    assert "--size: size must be" in capsys.readouterr().err
