@@ -24,7 +24,9 @@ from llm_aai.analysis import (
     load_runs,
     model_summary,
     pass_rates,
+    pooling_conflicts,
     reference_populations,
+    repeated_seeds,
 )
 from llm_aai.analysis.plots import plot_pass_rates, settings_caption
 from llm_aai.analysis.reference import POPULATIONS
@@ -168,7 +170,8 @@ class SiteBuilder:
         summaries: list[RunSummary] = [run_summary(run, episodes)
                                        for _, run in runs.runs.iterrows()]
         self._write("index.html", "runs.html", root="", runs=summaries, table=table,
-                    figure=figure, tasks=tasks)
+                    figure=figure, tasks=tasks,
+                    notes=[*pooling_conflicts(runs.runs), *repeated_seeds(episodes)])
 
     def _figure(self, levels: pd.DataFrame, reference: pd.DataFrame, caption: str,
                 report: BuildReport) -> str | None:

@@ -48,6 +48,13 @@ def test_filters_narrow_the_episode_list(site, page):
     page.select_option("select[data-filter=trial]", "")
     page.select_option("select[data-filter=passed]", "yes")
     assert page.locator("#episodes tbody tr:visible").count() == 0
+    page.select_option("select[data-filter=passed]", "")
+    page.fill("input[data-max=scripts_used]", "3")  # the LLM episode used 3, the others 6
+    visible = page.locator("#episodes tbody tr:visible")
+    assert visible.count() == 1 and visible.first.get_attribute("data-label") == "openai/fake"
+    page.fill("input[data-max=scripts_used]", "")
+    page.fill("input[data-min=reward]", "1000")
+    assert page.locator("#episodes tbody tr:visible").count() == 0
     assert page.problems == []
 
 

@@ -7,17 +7,28 @@ function setUpEpisodeTable() {
   if (!table) return;
   const rows = Array.from(table.tBodies[0].rows);
   const selects = Array.from(document.querySelectorAll("[data-filter]"));
+  const bounds = Array.from(document.querySelectorAll("[data-min], [data-max]"));
   const count = document.getElementById("count");
+  function withinBounds(row) {
+    return bounds.every((input) => {
+      if (input.value === "") return true;
+      const limit = parseFloat(input.value);
+      const value = parseFloat(row.dataset[input.dataset.min ?? input.dataset.max]);
+      return input.dataset.min !== undefined ? value >= limit : value <= limit;
+    });
+  }
   function applyFilters() {
     let shown = 0;
     for (const row of rows) {
-      const keep = selects.every((s) => !s.value || row.dataset[s.dataset.filter] === s.value);
+      const keep = withinBounds(row) &&
+        selects.every((s) => !s.value || row.dataset[s.dataset.filter] === s.value);
       row.hidden = !keep;
       if (keep) shown += 1;
     }
     count.textContent = `${shown} of ${rows.length} episodes`;
   }
   selects.forEach((s) => s.addEventListener("change", applyFilters));
+  bounds.forEach((input) => input.addEventListener("input", applyFilters));
   const headers = Array.from(table.tHead.rows[0].cells);
   headers.forEach((header, column) => {
     header.addEventListener("click", () => {
