@@ -157,8 +157,9 @@ class SiteBuilder:
                     colours=PATH_COLOURS,
                     overlay=arena_map(task.layout, task.paths(root), numbered=False,
                                       title=f"Paths of every episode of {task.task_id}"),
-                    small_map=lambda view: arena_map(view.layout, [view.path], numbered=False,
-                                                     title=view.logged.episode_id))
+                    small_map=lambda view, i: arena_map(view.layout, [view.path], numbered=False,
+                                                        title=view.logged.episode_id,
+                                                        first_colour=i))
 
     def _runs_page(self, runs, tasks: list[TaskView], report: BuildReport) -> None:
         reference = reference_populations()

@@ -40,7 +40,7 @@ class AgentPath:
 
 
 def arena_map(layout: Layout | None, paths: Sequence[AgentPath], *, numbered: bool = True,
-              title: str = "Top-down map") -> Markup:
+              title: str = "Top-down map", first_colour: int = 0) -> Markup:
     """The arena seen from above (+z up, +x right) with each path, its headings and turns.
 
     Args:
@@ -48,6 +48,8 @@ def arena_map(layout: Layout | None, paths: Sequence[AgentPath], *, numbered: bo
         paths: the paths to draw; with one path its turns are numbered and headings drawn.
         numbered: number each turn's end on the path (single-episode maps).
         title: the accessible title of the picture.
+        first_colour: index in ``PATH_COLOURS`` of the first path's colour (so a small map
+            of one episode matches its colour on the overlay).
 
     """
     size = layout.size if layout is not None else ARENA_SIZE
@@ -59,7 +61,7 @@ def arena_map(layout: Layout | None, paths: Sequence[AgentPath], *, numbered: bo
         parts.extend(_footprint(f, size) for f in layout.footprints)
         parts.append(_start(layout, size))
     for i, path in enumerate(paths):
-        colour = PATH_COLOURS[i % len(PATH_COLOURS)]
+        colour = PATH_COLOURS[(first_colour + i) % len(PATH_COLOURS)]
         parts.append(_path(path, size, colour, numbered=numbered and len(paths) == 1))
     parts.append("</svg>")
     return Markup("".join(parts))
