@@ -26,5 +26,5 @@ def test_console_script_without_a_known_command_lists_the_commands(argv, capsys)
     assert installed_main()(argv) == 2
     shown = capsys.readouterr()
     assert "usage: llm-aai COMMAND" in shown.out + shown.err
-    for command in ("run", "analyze", "replay", "play", "arenas"):
+    for command in ("run", "analyze", "replay", "play", "arenas", "view"):
         assert f"  {command} " in shown.out + shown.err

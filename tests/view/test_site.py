@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -13,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from llm_aai.cli.main import main as llm_aai
 from llm_aai.cli.view import main as view_main
 from llm_aai.logs.store import read_turns
 from llm_aai.view import SiteBuilder, build_site, serve
@@ -214,3 +217,12 @@ def test_cli_builds_the_site_and_refuses_a_non_run_directory(small_runs, tmp_pat
     assert (tmp_path / "site/index.html").is_file()
     assert view_main([str(tmp_path), "--out", str(tmp_path / "other")]) == 2
     assert "not an llm-aai run directory" in capsys.readouterr().err
+
+
+def test_llm_aai_view_and_python_m_llm_aai_view_build_the_site(small_runs, tmp_path):
+    assert llm_aai(["view", str(small_runs["llm"]), "--out", str(tmp_path / "a")]) == 0
+    done = subprocess.run([sys.executable, "-m", "llm_aai.view", str(small_runs["llm"]),
+                           "--out", str(tmp_path / "b")], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "a/index.html").is_file() and (tmp_path / "b/index.html").is_file()
