@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
-import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +28,7 @@ from llm_aai.analysis import reference_populations
 from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs import EpisodeResult, RunStore, TurnRecord, Usage
 from llm_aai.view import SiteBuilder
+from llm_aai.view.browser import CHROMIUM_FLAGS, find_chromium
 
 BUILD_GOAL_S = 60.0
 LOAD_GOAL_S = 1.0
@@ -116,16 +115,15 @@ def _write_episode(store, rng, task_id, level, pass_mark, trial, turns) -> None:
 
 def page_load_times(site: Path, pages: dict[str, str]) -> dict[str, float] | None:
     """Seconds from navigation to the load event, per page, in headless Chromium (or None)."""
-    executable = os.environ.get("LLM_AAI_CHROMIUM") or shutil.which("chromium")
+    executable = find_chromium()
     if executable is None:
         return None
     from playwright.sync_api import sync_playwright
 
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
     times = {}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=flags)
+        browser = playwright.chromium.launch(executable_path=executable,
+                                             args=list(CHROMIUM_FLAGS))
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         for kind, relative in pages.items():
             page.goto((site / relative).as_uri(), wait_until="load")

@@ -8,7 +8,6 @@ break the grammar and try to inject markup, so the pages show every kind of turn
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from llm_aai.cli.run import main as run_main
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.view import build_site
+from llm_aai.view.browser import CHROMIUM_ENV, CHROMIUM_FLAGS, find_chromium
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "view"
@@ -27,9 +27,6 @@ LLM_REPLIES = [
     f"I refuse to write a script. {INJECTION}",
     'Think("Forward now.");Go(5);',
 ]
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
 
 
 def _run(testbed_dir: Path, out: Path, run_id: str, *extra: str) -> Path:
@@ -41,7 +38,7 @@ def _run(testbed_dir: Path, out: Path, run_id: str, *extra: str) -> Path:
 
 @pytest.fixture(scope="session")
 def small_runs(testbed_dir, tmp_path_factory) -> dict[str, Path]:
-    """Run directories: ``heuristic`` (01-04-03, 2 trials) and ``llm`` (04-16-01, 3 scripts)."""
+    """Run directories on 01-04-03: ``heuristic`` (2 trials) and ``llm`` (3 scripts)."""
     out = tmp_path_factory.mktemp("view-runs")
     made = {"heuristic": _run(testbed_dir, out, "heuristic", "--model", "heuristic",
                               "--tasks", "01-04-03", "--trials", "2", "--max-scripts", "6")}
@@ -62,20 +59,6 @@ def site(small_runs, tmp_path_factory) -> Path:
     return out
 
 
-def chromium_path() -> str | None:
-    """The system's Chromium: ``$LLM_AAI_CHROMIUM``, else the usual names on PATH."""
-    named = os.environ.get("LLM_AAI_CHROMIUM")
-    if named:
-        if not os.access(named, os.X_OK):
-            pytest.fail(f"LLM_AAI_CHROMIUM={named}: not an executable file")
-        return named
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 @pytest.fixture(scope="session")
 def browser():
     """A headless Chromium driven by Playwright.
@@ -84,7 +67,9 @@ def browser():
     ``LLM_AAI_REQUIRE_BROWSER=1`` (``.ci/run`` installs it), and there a missing browser fails.
     """
     required = os.environ.get("LLM_AAI_REQUIRE_BROWSER") == "1"
-    executable = chromium_path()
+    executable = find_chromium()
+    if executable is not None and not os.access(executable, os.X_OK):
+        pytest.fail(f"{CHROMIUM_ENV}={executable}: not an executable file")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as error:
@@ -95,7 +80,8 @@ def browser():
                   "set LLM_AAI_CHROMIUM to a Chromium or Chrome executable")
         pytest.fail(reason) if required else pytest.skip(reason)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        launched = playwright.chromium.launch(executable_path=executable,
+                                              args=list(CHROMIUM_FLAGS))
         yield launched
         launched.close()
 
