@@ -21,7 +21,7 @@ PAGES = {
 
 
 @pytest.mark.parametrize("kind", sorted(PAGES))
-def test_each_page_kind_loads_without_console_errors(kind, site, page, artifacts):
+def test_each_page_kind_loads_without_console_errors(kind, page, site, artifacts):
     page.goto((site / PAGES[kind]).as_uri())
     page.wait_for_load_state("load")
     page.screenshot(path=str(artifacts / f"{kind}-page.png"), full_page=kind != "episode")
@@ -33,7 +33,7 @@ def test_each_page_kind_loads_without_console_errors(kind, site, page, artifacts
     assert broken == []
 
 
-def test_filters_narrow_the_episode_list(site, page):
+def test_filters_narrow_the_episode_list(page, site):
     page.goto((site / "episodes.html").as_uri())
     rows = page.locator("#episodes tbody tr")
     assert rows.count() == 3
@@ -58,7 +58,7 @@ def test_filters_narrow_the_episode_list(site, page):
     assert page.problems == []
 
 
-def test_sorting_orders_the_episode_list(site, page):
+def test_sorting_orders_the_episode_list(page, site):
     page.goto((site / "episodes.html").as_uri())
     header = page.locator("#episodes th", has_text="Scripts")
     header.click()
@@ -71,7 +71,7 @@ def test_sorting_orders_the_episode_list(site, page):
     assert descending == sorted(ascending, reverse=True)
 
 
-def test_episode_page_shows_every_turn_and_image_of_the_log(site, small_runs, page):
+def test_episode_page_shows_every_turn_and_image_of_the_log(page, site, small_runs):
     turns = [t for t in read_turns(small_runs["llm"] / "episodes" / "01-04-03_t1")
              if t.turn > 0]
     page.goto((site / PAGES["episode"]).as_uri())
@@ -86,7 +86,7 @@ def test_episode_page_shows_every_turn_and_image_of_the_log(site, small_runs, pa
     assert page.problems == []
 
 
-def test_thumbnail_opens_the_full_image_and_keys_move_between_turns(site, page, artifacts):
+def test_thumbnail_opens_the_full_image_and_keys_move_between_turns(page, site, artifacts):
     page.goto((site / PAGES["episode"]).as_uri())
     page.locator("a.thumb").first.click()
     dialog = page.locator("dialog#lightbox")
@@ -105,7 +105,7 @@ def test_thumbnail_opens_the_full_image_and_keys_move_between_turns(site, page, 
     assert page.problems == []
 
 
-def test_the_map_shows_the_path(site, small_runs, page):
+def test_the_map_shows_the_path(page, site, small_runs):
     records = read_turns(small_runs["heuristic"] / "episodes" / "01-04-03_t1")
     page.goto((site / "episode/heuristic/01-04-03_t1.html").as_uri())
     line = page.locator(".arena-map .path-line")
@@ -117,7 +117,7 @@ def test_the_map_shows_the_path(site, small_runs, page):
     assert page.locator(".health-curve .turn-dot").count() == len(records) + 1
 
 
-def test_task_page_overlays_every_episode_path(site, page):
+def test_task_page_overlays_every_episode_path(page, site):
     page.goto((site / PAGES["task"]).as_uri())
     assert page.locator(".overlay .arena-map .path-line").count() == 3
     assert page.locator(".side-by-side .cell").count() == 3
