@@ -1,7 +1,8 @@
 """``python -m llm_aai.view``: browse runs and episodes in a static web site.
 
 Exit status: 0 when the site was built (and, with ``--serve``, after Ctrl-C); 2 on bad input
-(not a run directory, a malformed log).
+(not a run directory, a malformed log; while serving, a log that turns malformed is reported
+and the last good site stays up).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Build (and maybe serve) the site; returns the exit status."""
     from llm_aai.analysis import RunDirectoryError
+    from llm_aai.replay.episode import ReplayInputError
     from llm_aai.view import SiteBuilder, serve
 
     args = build_parser().parse_args(argv)
@@ -50,8 +52,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"open {args.out / 'index.html'}")
             return 0
         serve(builder, args.serve, on_build=_print_report,
-              ready=lambda url: print(f"serving {url} (Ctrl-C stops)", flush=True))
-    except RunDirectoryError as error:
+              ready=lambda url: print(f"serving {url} (Ctrl-C stops)", flush=True),
+              on_error=lambda error: print(f"error: {error} (still serving the last site)",
+                                           file=sys.stderr, flush=True))
+    except (RunDirectoryError, ReplayInputError) as error:
         return _fail(str(error))
     except OSError as error:
         return _fail(f"cannot build or serve the site: {error}")

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from llm_aai.analysis import RunDirectoryError
 from llm_aai.logs.store import EPISODES, RESULT
+from llm_aai.replay.episode import ReplayInputError
 from llm_aai.view.site import BuildReport, SiteBuilder
 
 HOST = "127.0.0.1"
@@ -39,7 +41,8 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 def serve(builder: SiteBuilder, port: int = 8000, *, interval: float = 2.0,
           on_build: Callable[[BuildReport], None] | None = None,
           ready: Callable[[str], None] | None = None,
-          stop: threading.Event | None = None) -> None:
+          stop: threading.Event | None = None,
+          on_error: Callable[[Exception], None] | None = None) -> None:
     """Serve ``builder.out`` until ``stop`` is set (or Ctrl-C), rebuilding as the runs grow.
 
     Args:
@@ -49,6 +52,11 @@ def serve(builder: SiteBuilder, port: int = 8000, *, interval: float = 2.0,
         on_build: called with each build's report (the first build included).
         ready: called with the site's URL once it is served.
         stop: set it to stop serving (tests); otherwise the server runs until interrupted.
+        on_error: called when a rebuild fails on a malformed log; the last good site stays
+            served and the next change is tried again. Errors of the first build are raised.
+
+    Raises:
+        RunDirectoryError, ReplayInputError: the first build failed.
 
     """
     stop = stop or threading.Event()
@@ -67,7 +75,13 @@ def serve(builder: SiteBuilder, port: int = 8000, *, interval: float = 2.0,
                 current = run_state(builder.run_dirs)
                 if current != state:
                     state = current
-                    report = builder.build()
+                    try:
+                        report = builder.build()
+                    except (RunDirectoryError, ReplayInputError) as error:
+                        if on_error is None:
+                            raise
+                        on_error(error)
+                        continue
                     if on_build:
                         on_build(report)
         finally:

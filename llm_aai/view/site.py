@@ -97,12 +97,14 @@ class SiteBuilder:
         self._env.filters["component"] = _safe
         self._seen: dict[str, tuple] = {}  # episode page -> signature of its log when rendered
         self._views: dict[str, EpisodeView] = {}
+        self._run_keys: dict[str, str] = {}  # run id -> its folder name in the site
 
     def build(self) -> BuildReport:
         """Render every page; episode pages only when their log changed since the last build.
 
         Raises:
-            RunDirectoryError: a path is not a run directory or holds a malformed log.
+            RunDirectoryError: a path is not a run directory or holds a malformed result.
+            ReplayInputError: an episode's turn log is malformed (file and line named).
 
         """
         started = time.perf_counter()
@@ -129,7 +131,7 @@ class SiteBuilder:
 
     def _episode(self, row: dict, report: BuildReport) -> EpisodeEntry:
         directory = Path(row["episode_dir"])
-        run_key = _safe(row["run_id"])
+        run_key = self._run_key(str(row["run_id"]))
         page = f"episode/{run_key}/{_safe(directory.name)}.html"
         signature = _signature(directory)
         view = self._views.get(page)
@@ -141,6 +143,16 @@ class SiteBuilder:
             self._views[page], self._seen[page] = view, signature
             report.rendered += 1
         return EpisodeEntry(row, page, view)
+
+    def _run_key(self, run_id: str) -> str:
+        """A folder name for the run, distinct from other runs' even when ids clean alike."""
+        if run_id not in self._run_keys:
+            key, taken, n = _safe(run_id), set(self._run_keys.values()), 1
+            while key in taken:
+                n += 1
+                key = f"{_safe(run_id)}-{n}"
+            self._run_keys[run_id] = key
+        return self._run_keys[run_id]
 
     def _episode_page(self, page: str, row: dict, view: EpisodeView, data: str) -> None:
         root = "../../"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -226,3 +227,51 @@ def test_llm_aai_view_and_python_m_llm_aai_view_build_the_site(small_runs, tmp_p
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "a/index.html").is_file() and (tmp_path / "b/index.html").is_file()
+
+
+def test_a_malformed_turn_log_is_an_error_naming_file_and_line(small_runs, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["heuristic"], run)
+    turns = run / "episodes" / "01-04-03_t2" / "turns.jsonl"
+    lines = turns.read_text().splitlines()
+    lines[2] = lines[2][:30]
+    turns.write_text("\n".join(lines) + "\n")
+    assert view_main([str(run), "--out", str(tmp_path / "site")]) == 2
+    assert "turns.jsonl:3:" in capsys.readouterr().err
+
+
+def test_runs_whose_ids_clean_to_the_same_name_keep_apart(small_runs, tmp_path):
+    runs = []
+    for run_id in ("a/b", "a_b"):
+        run = tmp_path / run_id.replace("/", "-")
+        shutil.copytree(small_runs["llm"], run)
+        manifest = json.loads((run / "manifest.json").read_text())
+        manifest["run_id"] = run_id
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        runs.append(run)
+    report = build_site(runs, tmp_path / "site")
+    assert report.episodes == 2
+    assert sorted(p.name for p in (tmp_path / "site/episode").iterdir()) == ["a_b", "a_b-2"]
+    assert broken_links(tmp_path / "site") == []
+
+
+def test_serve_keeps_the_last_site_when_a_rebuild_meets_a_malformed_log(small_runs, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["heuristic"], run)
+    urls, errors, stop = [], [], threading.Event()
+    thread = threading.Thread(target=serve, args=(SiteBuilder([run], tmp_path / "site"), 0),
+                              kwargs={"interval": 0.1, "ready": urls.append, "stop": stop,
+                                      "on_error": errors.append})
+    thread.start()
+    try:
+        _wait(lambda: urls)
+        episode = run / "episodes" / "01-04-03_t2"
+        (episode / "turns.jsonl").write_text("{not json\n")
+        os.utime(episode / "result.json")  # as if sealed again
+        _wait(lambda: errors)
+        assert "turns.jsonl:1:" in str(errors[0])
+        assert "01-04-03_t2" in _get(urls[0].rsplit("/", 1)[0] + "/episodes.html")
+        assert thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(timeout=10)
