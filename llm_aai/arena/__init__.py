@@ -26,8 +26,8 @@ from llm_aai.arena.placement import (
     place_arena,
     spawn_box,
 )
-from llm_aai.arena.validate import check_file, errors_only, validate_config
-from llm_aai.arena.yaml_io import dump_config, load_config, loads_config
+from llm_aai.arena.validate import errors_only, validate_config
+from llm_aai.arena.yaml_io import check_file, dump_config, load_config, loads_config
 
 __all__ = [
     "ARENAS_ENV",

@@ -11,11 +11,17 @@ for the whole field. ``llm_aai.arena.placement`` resolves them with a seeded RNG
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 RANDOM = -1.0
 """AAI's marker for "draw this value at random"."""
+
+
+def is_finite(value: float) -> bool:
+    """Whether a parsed number is usable (YAML allows .nan and .inf)."""
+    return not (math.isnan(value) or math.isinf(value))
 
 
 @dataclass(frozen=True)

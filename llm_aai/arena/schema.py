@@ -5,6 +5,11 @@ AAI's YamlDotNet deserialiser aborts on an unknown key or a value of the wrong t
 are errors here too, reported at the offending line. Value checks that AAI would accept but
 that are almost certainly mistakes live in ``llm_aai.arena.validate``.
 
+Numbers must fit the 32-bit C# fields AAI reads them into (``int`` for ``t``, seeds, blackouts
+and arena ids; ``float`` for everything else): YamlDotNet refuses larger ones, and a huge
+value would overflow our arithmetic mid-run. The size limits of ``llm_aai.arena.limits``
+(lists, items, objects) are checked here as well, each at the line of its list.
+
 Both spellings of the renamed arena keys are accepted (``t``/``timeLimit``,
 ``pass_mark``/``passMark``, ``random_seed``/``randomSeed``); giving both in one arena is an
 error because it is ambiguous.
@@ -13,13 +18,13 @@ error because it is ambiguous.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from typing import Any
 
 from llm_aai.arena.errors import ArenaError
+from llm_aai.arena.limits import MAX_ARENAS, MAX_ENTRIES, MAX_ITEMS, MAX_OBJECTS, check_count
 from llm_aai.arena.model import RGB, Arena, ArenaConfig, Item, SourceLocation, Vector3
-from llm_aai.arena.yaml_io import Node, Seq
+from llm_aai.arena.yaml_nodes import Node, Seq
 
 CONFIG_KEYS = {
     "arenas": "arenas",
@@ -46,6 +51,12 @@ ITEM_KEYS = ("name", "positions", "rotations", "sizes", "colors", "skins", "froz
 # YAML 1.1 (PyYAML) reads "1e3" as a string; YamlDotNet reads it as a number.
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
+# AAI's C# fields are 32-bit: ``int`` (t, seeds, blackouts, arena ids) and ``float``
+# (coordinates, sizes, rotations, colours, pass marks). YamlDotNet refuses a number that does
+# not fit, and so do we, naming the field (a larger one would also overflow our arithmetic).
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+FLOAT32_MAX = 3.4028234663852886e38
+
 
 class _Ctx:
     """The file being converted, so every error can name it."""
@@ -70,20 +81,36 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _short(number: float) -> str:
+    """A number as a message can show it: ``1e+308``, or ``a 400-digit number``."""
+    if isinstance(number, int) and len(str(abs(number))) > 15:
+        return f"a {len(str(abs(number)))}-digit number"
+    return f"{number:g}"
+
+
 def _number(ctx: _Ctx, value: Any, line: int, key: str) -> float:
+    """A number that fits AAI's 32-bit float (NaN and infinity pass: ``validate`` judges them)."""
     if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
         value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ctx.error(line, key, f"expected a number, got {_describe(value)}")
+    if isinstance(value, int) or abs(value) != float("inf"):
+        if abs(value) > FLOAT32_MAX:
+            raise ctx.error(line, key, f"{_short(value)} is beyond the range of AAI's 32-bit "
+                            f"numbers (at most {FLOAT32_MAX:.4g} in size)")
     return float(value) if not isinstance(value, int) else value
 
 
 def _integer(ctx: _Ctx, value: Any, line: int, key: str) -> int:
+    """A whole number that fits AAI's 32-bit ``int``."""
     number = _number(ctx, value, line, key)
     if isinstance(number, float):
         if not number.is_integer():
             raise ctx.error(line, key, f"expected a whole number, got {number!r}")
         number = int(number)
+    if not INT32_MIN <= number <= INT32_MAX:
+        raise ctx.error(line, key, f"{_short(number)} is beyond the range of AAI's 32-bit "
+                        f"integers ({INT32_MIN:,} to {INT32_MAX:,})")
     return number
 
 
@@ -93,11 +120,12 @@ def _bool(ctx: _Ctx, value: Any, line: int, key: str) -> bool:
     return value
 
 
-def _seq(ctx: _Ctx, value: Any, line: int, key: str) -> Seq:
+def _seq(ctx: _Ctx, value: Any, line: int, key: str, limit: int = MAX_ENTRIES) -> Seq:
     if value is None:  # "key:" with nothing after it: YamlDotNet leaves the list empty
         return Seq(line)
     if not isinstance(value, Seq):
         raise ctx.error(line, key, f"expected a list, got {_describe(value)}")
+    check_count(len(value.values), limit, "entries", source=ctx.source, line=line, field=key)
     return value
 
 
@@ -137,14 +165,18 @@ def _list_of(ctx: _Ctx, node: Node, key: str, convert) -> tuple:
 
 def _extra_value(ctx: _Ctx, value: Any, line: int, key: str) -> Any:
     if isinstance(value, Seq):
+        seq = _seq(ctx, value, line, key)
         return tuple(_extra_value(ctx, v, ln, key)
-                     for v, ln in zip(value.values, value.lines, strict=True))
+                     for v, ln in zip(seq.values, seq.lines, strict=True))
     if isinstance(value, Node):
         if value.tag == "!Vector3":
             return _vector(ctx, value, line, key, "!Vector3", "xyz")
         if value.tag == "!RGB":
             return _vector(ctx, value, line, key, "!RGB", "rgb")
         raise ctx.error(line, key, f"expected a list or a value, got {_describe(value)}")
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if numeric or (isinstance(value, str) and _NUMBER.fullmatch(value.strip())):
+        _number(ctx, value, line, key)  # kept as written, but within AAI's range
     return value
 
 
@@ -205,12 +237,16 @@ def _arena(ctx: _Ctx, value: Any, line: int) -> Arena:
         elif name == "merge_next_arena":
             fields[name] = _bool(ctx, raw, ln, key)
         elif name == "blackouts":
-            fields[name] = tuple(_integer(ctx, v, vl, key) for v, vl in zip(
-                _seq(ctx, raw, ln, key).values, _seq(ctx, raw, ln, key).lines, strict=True))
-        else:  # items
             seq = _seq(ctx, raw, ln, key)
+            fields[name] = tuple(_integer(ctx, v, vl, key)
+                                 for v, vl in zip(seq.values, seq.lines, strict=True))
+        else:  # items
+            seq = _seq(ctx, raw, ln, key, MAX_ITEMS)
             fields[name] = tuple(_item(ctx, v, vl)
                                  for v, vl in zip(seq.values, seq.lines, strict=True))
+            check_count(sum(item.instance_count for item in fields[name]), MAX_OBJECTS,
+                        "objects (every instance of every item)", source=ctx.source, line=ln,
+                        field=key)
     return Arena(**fields, location=ctx.loc(node.line),
                  key_lines=tuple((str(k), ln) for k, ln in node.key_lines.items()))
 
@@ -240,17 +276,16 @@ def config_from_node(root: Any, source: str, line: int = 1) -> ArenaConfig:
                         f"expected a mapping of arena ids to !Arena, got {_describe(arenas)}")
     if not arenas.values:
         raise ctx.error(arenas_line, "arenas", "no arenas given")
+    check_count(len(arenas.values), MAX_ARENAS, "arenas", source=source, line=arenas_line,
+                field="arenas")
     built = []
     for arena_id, value in arenas.values.items():
         ln = arenas.key_lines[arena_id]
         if isinstance(arena_id, bool) or not isinstance(arena_id, int):
             raise ctx.error(ln, "arenas", f"arena ids must be integers, got {arena_id!r}")
+        _integer(ctx, arena_id, ln, "arenas")
         built.append((arena_id, _arena(ctx, value, ln)))
     flags = {CONFIG_KEYS[k]: _bool(ctx, v, node.key_lines[k], k)
              for k, v in node.values.items() if k != "arenas"}
     return ArenaConfig(arenas=tuple(built), source=source, **flags)
 
-
-def is_finite(value: float) -> bool:
-    """Whether a parsed number is usable (YAML allows .nan and .inf)."""
-    return not (math.isnan(value) or math.isinf(value))

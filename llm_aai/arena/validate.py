@@ -21,7 +21,9 @@ Warnings (reported, the file stays valid, since AAI accepts the value):
   0.5), a common and harmless shorthand, so only sizes *above* the maximum are reported.
 - A colour channel above 255: the renderer saturates it.
 - y above ``MAX_Y`` (50 m): far above the 10 m wall limit. Not an error because the testbed
-  itself parks a box at y=1500 (05-30-*), letting it fall into the arena.
+  itself parks a box at y=1500 (05-30-*), letting it fall into the arena. Above
+  ``HIGHEST_Y`` (10 km) it is an error: the object would not land within an episode, and
+  MuJoCo voids a world with coordinates near 1e10.
 - Objects AAI knows but the embedded simulator does not build (spawners, decoys...).
 - More than one Agent (item or instance): AAI uses only the first.
 - Negative arena ids: AAI renumbers them.
@@ -35,17 +37,17 @@ other than the one written; warnings never stop a file from loading.
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
 
 from llm_aai.arena.errors import ArenaError
-from llm_aai.arena.model import Arena, ArenaConfig, Item
+from llm_aai.arena.model import Arena, ArenaConfig, Item, is_finite
 from llm_aai.arena.objects import OBJECTS, Kind, lookup
-from llm_aai.arena.schema import is_finite
-from llm_aai.arena.yaml_io import load_config
 
 ARENA_SIZE = 40.0
 MAX_Y = 50.0
 """Above this y a warning is given; AAI has no ceiling but walls are at most 10 m tall."""
+HIGHEST_Y = 10_000.0
+"""Above this y an error: an object dropped from there needs longer than any episode to land
+(the testbed's highest is 1,500 m), and near 1e10 MuJoCo gives up on the world."""
 
 AAI_ONLY_OBJECTS = frozenset({
     "DecoyGoal", "DecoyGoalBounce", "DecoyGoalMulti", "BadGoalMulti", "DecayGoal",
@@ -124,7 +126,12 @@ def _check_positions(report: _Report, item: Item) -> None:
             if _check_marker(report, line, "positions", value, "random") and value > ARENA_SIZE:
                 report.add(line, "positions", f"{axis}={value:g} is outside the arena: x and z "
                            f"must be in [0, {ARENA_SIZE:g}] (-1 = random)")
-        if _check_marker(report, line, "positions", vec.y, "0 (ground level)") and vec.y > MAX_Y:
+        if not _check_marker(report, line, "positions", vec.y, "0 (ground level)"):
+            continue
+        if vec.y > HIGHEST_Y:
+            report.add(line, "positions", f"y={vec.y:g} is too high: y must be at most "
+                       f"{HIGHEST_Y:,.0f} m, from where a dropped object lands within an episode")
+        elif vec.y > MAX_Y:
             report.warn(line, "positions", f"y={vec.y:g} is far above the arena (over "
                         f"{MAX_Y:g} m); AAI lets it fall from there")
 
@@ -230,15 +237,6 @@ def require_valid(config: ArenaConfig) -> ArenaConfig:
     raise ArenaError(f"{first.message} (and {len(errors) - 1} more error(s): "
                      f"python -m llm_aai.arenas validate {first.file} lists them)",
                      file=first.file, line=first.line, field=first.field)
-
-
-def check_file(path: str | Path) -> list[ArenaError]:
-    """Load and validate one file; a load failure is returned as a single error."""
-    try:
-        config = load_config(path, check=False)
-    except ArenaError as exc:
-        return [exc]
-    return validate_config(config)
 
 
 def errors_only(problems: list[ArenaError]) -> list[ArenaError]:

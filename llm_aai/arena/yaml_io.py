@@ -1,151 +1,25 @@
-"""Read and write Animal-AI arena YAML safely, keeping line numbers for error messages.
+"""Load Animal-AI arena files (parse, build the model, validate) and write them back.
 
-The loader is a ``yaml.SafeLoader`` subclass: it builds only plain data and the five AAI tags
-(``!ArenaConfig``, ``!Arena``, ``!Item``, ``!Vector3``, ``!RGB``), never Python objects, so a
-config file cannot run code. Mappings and sequences are built as small records that remember
-the line of every key and entry; ``llm_aai.arena.schema`` then turns them into the frozen
-model, so a wrong value is reported as ``file:line: field: message``.
-
-Untagged mappings are accepted wherever the type is implied by the position (an entry of
-``items`` is an ``!Item``), as AAI's YamlDotNet does; a *different* tag there is an error.
+This is the one way into an arena file: ``llm_aai.arena.yaml_nodes`` parses the text safely
+and within the limits of ``llm_aai.arena.limits``, ``llm_aai.arena.schema`` builds the frozen
+model, and ``llm_aai.arena.validate`` judges its values. ``dump_config`` writes a model back
+as AAI YAML.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from llm_aai.arena.errors import ArenaError
+from llm_aai.arena.limits import MAX_FILE_BYTES, check_size
 from llm_aai.arena.model import RGB, Arena, ArenaConfig, Item, Vector3
-
-AAI_TAGS = ("!ArenaConfig", "!Arena", "!Item", "!Vector3", "!RGB")
-
-
-@dataclass
-class Node:
-    """A parsed YAML mapping with the line of each key (1-based)."""
-
-    tag: str | None
-    line: int
-    values: dict[Any, Any] = field(default_factory=dict)
-    key_lines: dict[Any, int] = field(default_factory=dict)
-
-
-@dataclass
-class Seq:
-    """A parsed YAML sequence with the line of each entry (1-based)."""
-
-    line: int
-    values: list[Any] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
-
-
-# libyaml's C parser is ~10x faster (the whole testbed loads in about a second); the pure
-# Python SafeLoader builds the very same nodes where PyYAML was installed without libyaml.
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class ArenaLoader(_SafeBase):
-    """A safe loader that knows AAI's tags and records line numbers.
-
-    It is created per document with the file name, so errors raised while building can name
-    the file. Only the five AAI tags and YAML's plain types can be built.
-    """
-
-    def __init__(self, stream: str, source: str) -> None:
-        super().__init__(stream)
-        self.source = source
-
-
-def _line(node: yaml.Node) -> int:
-    return node.start_mark.line + 1
-
-
-def _construct_mapping(loader: ArenaLoader, node: yaml.Node, tag: str | None = None) -> Node:
-    if not isinstance(node, yaml.MappingNode):
-        raise ArenaError(f"{tag} must be a mapping of keys to values, got a "
-                         f"{_node_kind(node)}", file=loader.source, line=_line(node), field=tag)
-    result = Node(tag, _line(node))
-    for key_node, value_node in node.value:
-        if not isinstance(key_node, yaml.ScalarNode):
-            raise ArenaError("keys must be plain names or numbers", file=loader.source,
-                             line=_line(key_node), field=tag)
-        key = loader.construct_object(key_node, deep=True)
-        if key in result.values:
-            raise ArenaError(f"duplicate key (first given on line {result.key_lines[key]})",
-                             file=loader.source, line=_line(key_node), field=str(key))
-        result.values[key] = loader.construct_object(value_node, deep=True)
-        result.key_lines[key] = _line(key_node)
-    return result
-
-
-def _construct_seq(loader: ArenaLoader, node: yaml.Node) -> Seq:
-    result = Seq(_line(node))
-    for child in node.value:
-        result.values.append(loader.construct_object(child, deep=True))
-        result.lines.append(_line(child))
-    return result
-
-
-def _tag_constructor(tag: str):
-    def construct(loader: ArenaLoader, node: yaml.Node) -> Node:
-        return _construct_mapping(loader, node, tag)
-
-    return construct
-
-
-def _construct_undefined(loader: ArenaLoader, node: yaml.Node) -> Any:
-    close = difflib.get_close_matches(node.tag, AAI_TAGS, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]}?" if close else f"AAI knows {', '.join(AAI_TAGS)}"
-    raise ArenaError(f"unknown tag {node.tag} ({hint})", file=loader.source, line=_line(node),
-                     field="tag")
-
-
-def _node_kind(node: yaml.Node) -> str:
-    return {yaml.ScalarNode: "single value", yaml.SequenceNode: "list"}.get(type(node), "node")
-
-
-for _tag in AAI_TAGS:
-    ArenaLoader.add_constructor(_tag, _tag_constructor(_tag))
-ArenaLoader.add_constructor("tag:yaml.org,2002:map", lambda ld, n: _construct_mapping(ld, n))
-ArenaLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-ArenaLoader.add_constructor(None, _construct_undefined)
-
-
-def parse_nodes(text: str, source: str) -> tuple[Any, int]:
-    """Parse YAML text into ``Node``/``Seq`` records and scalars.
-
-    Returns:
-        The document's root value and the line where it starts (1 for an empty document).
-
-    Raises:
-        ArenaError: the text is not YAML, holds several documents, or uses an unknown tag.
-
-    """
-    loader = ArenaLoader(text, source)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, 1
-        return loader.construct_document(node), _line(node)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        parts = [str(p) for p in (exc.context, exc.problem) if p]
-        joiner = ": " if parts and parts[0].startswith("while") else " "
-        problem = " ".join(joiner.join(parts).split()) or "invalid YAML"
-        raise ArenaError(f"not valid YAML: {problem}", file=source, line=line,
-                         field="yaml") from None
-    except yaml.YAMLError as exc:
-        raise ArenaError(f"not valid YAML: {' '.join(str(exc).split())}", file=source,
-                         field="yaml") from None
-    finally:
-        loader.dispose()
+from llm_aai.arena.schema import config_from_node
+from llm_aai.arena.validate import require_valid, validate_config
+from llm_aai.arena.yaml_nodes import parse_nodes
 
 
 def loads_config(text: str, source: str = "<string>") -> ArenaConfig:
@@ -156,11 +30,10 @@ def loads_config(text: str, source: str = "<string>") -> ArenaConfig:
         source: file name used in error messages.
 
     Raises:
-        ArenaError: the text is not a well-formed AAI arena configuration.
+        ArenaError: the text is not a well-formed AAI arena configuration, or is beyond the
+            limits of ``llm_aai.arena.limits``.
 
     """
-    from llm_aai.arena.schema import config_from_node
-
     root, line = parse_nodes(text, source)
     return config_from_node(root, source, line)
 
@@ -176,14 +49,17 @@ def load_config(path: str | Path, *, check: bool = True) -> ArenaConfig:
             validator, which reports every problem rather than the first, passes False.
 
     Raises:
-        ArenaError: the file cannot be read, is not text, or is not a valid arena file.
+        ArenaError: the file cannot be read, is not text, is too large, or is not a valid
+            arena file.
 
     """
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)  # a huge file is never read whole
     except OSError as exc:
         raise ArenaError(f"cannot read file: {exc.strerror or exc}", file=source) from None
+    check_size(raw, source)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -191,11 +67,16 @@ def load_config(path: str | Path, *, check: bool = True) -> ArenaConfig:
         raise ArenaError("not a text file (invalid UTF-8); arena files are YAML text",
                          file=source, line=line, field="yaml") from None
     config = loads_config(text, source)
-    if check:
-        from llm_aai.arena.validate import require_valid
+    return require_valid(config) if check else config
 
-        require_valid(config)
-    return config
+
+def check_file(path: str | Path) -> list[ArenaError]:
+    """Load and validate one file; a load failure is returned as a single error."""
+    try:
+        config = load_config(path, check=False)
+    except ArenaError as exc:
+        return [exc]
+    return validate_config(config)
 
 
 # -- dumping -------------------------------------------------------------------------------

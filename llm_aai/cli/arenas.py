@@ -87,7 +87,7 @@ def _arena_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from llm_aai.arena.validate import check_file
+    from llm_aai.arena.yaml_io import check_file
 
     files, missing = _arena_files(args.paths)
     for line in missing:

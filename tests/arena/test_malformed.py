@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from llm_aai.arena.validate import check_file, errors_only
+from llm_aai.arena.validate import errors_only
+from llm_aai.arena.yaml_io import check_file
 
 MALFORMED = Path(__file__).parent / "malformed"
 FILES = sorted(MALFORMED.glob("*.yaml"))

@@ -1,7 +1,8 @@
 import pytest
 
 from llm_aai.arena import ArenaError, load_config, loads_config, validate_config
-from llm_aai.arena.validate import check_file, errors_only
+from llm_aai.arena.validate import errors_only
+from llm_aai.arena.yaml_io import check_file
 
 HEAD = "!ArenaConfig\narenas:\n  {id}: !Arena\n    t: 250\n    items:\n"
 
