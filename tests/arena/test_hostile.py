@@ -212,3 +212,20 @@ def test_every_official_arena_is_well_within_the_limits():
     assert stats["items"] * 3 < limits.MAX_ITEMS
     assert stats["entries"] * 3 < limits.MAX_ENTRIES
     assert stats["objects"] * 3 < limits.MAX_OBJECTS
+
+
+@pytest.mark.parametrize("name", ["nested 100,000 deep", "alias bomb", "t 1e308"])
+def test_run_refuses_a_hostile_arena_before_writing_anything(tmp_path, name):
+    """These used to crash the run (a segfault, a hang, an OverflowError mid-episode)."""
+    text, line, message = HOSTILE[name]
+    arenas, out = tmp_path / "arenas", tmp_path / "out"
+    arenas.mkdir()
+    (arenas / "01-04-03.yaml").write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "llm_aai.run", "--model", "heuristic", "--tasks", "01-04-03",
+         "--arenas-dir", str(arenas), "--out", str(out), "--run-id", "r", "--no-progress"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode not in (0, -11), done.stderr  # refused, not crashed
+    assert "Traceback" not in done.stderr
+    assert f"01-04-03.yaml:{line}: {message}" in done.stderr
+    assert not (out / "r").exists()
