@@ -79,6 +79,7 @@ class AgentReply:
         retries: failed model calls before this reply.
         finish_reason: the provider's finish reason, if any.
         cost_known: False when the provider's price is unknown.
+        notes: what the model client changed in the reply (logged with the turn).
 
     """
 
@@ -91,6 +92,7 @@ class AgentReply:
     retries: int = 0
     finish_reason: str | None = None
     cost_known: bool = True
+    notes: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -18,6 +18,7 @@ from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.errors import LLMRequestError
 from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.retry import RetryPolicy, call_with_retries, is_transient
+from llm_aai.llm.sanitize import sanitize_reply
 from llm_aai.llm.secrets import Secret, redact
 from llm_aai.llm.types import LLMResponse, Message
 
@@ -179,8 +180,11 @@ class LiteLLMClient:
         choice = response.choices[0]
         usage = getattr(response, "usage", None)
         cost, known = self._cost(response)
+        text, notes = sanitize_reply(choice.message.content or "")
+        for note in notes:
+            log.warning("%s: %s", self.model, note)
         return LLMResponse(
-            text=choice.message.content or "",
+            text=text,
             model=getattr(response, "model", None) or self.model,
             input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
@@ -189,6 +193,7 @@ class LiteLLMClient:
             retries=retries,
             raw_finish_reason=getattr(choice, "finish_reason", None),
             cost_known=known,
+            notes=notes,
         )
 
     def _cost(self, response: Any) -> tuple[float, bool]:

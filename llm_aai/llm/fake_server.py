@@ -43,9 +43,13 @@ ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 
 @dataclass(frozen=True)
 class RateLimit:
-    """Answer 429 with a ``Retry-After`` header (seconds, may be fractional)."""
+    """Answer 429 with a ``Retry-After`` header.
 
-    retry_after: float | None = 1.0
+    A number is sent as seconds (may be fractional); a string is sent as it is (an HTTP
+    date, or something malformed such as ``30s``).
+    """
+
+    retry_after: float | str | None = 1.0
 
 
 @dataclass(frozen=True)
@@ -347,7 +351,9 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 self._send_reply(action, body)
             elif isinstance(action, RateLimit):
                 headers = {}
-                if action.retry_after is not None:
+                if isinstance(action.retry_after, str):
+                    headers["Retry-After"] = action.retry_after
+                elif action.retry_after is not None:
                     headers["Retry-After"] = f"{action.retry_after:g}"
                 self._send_error(429, "rate limited", headers)
             elif isinstance(action, ServerError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -41,6 +42,8 @@ def is_transient(exc: BaseException) -> bool:
     litellm's exception classes are checked by name through the MRO so this module
     does not import litellm (slow) and also recognises the OpenAI SDK's own classes.
     """
+    if _caused_by_encoding(exc):
+        return False  # our own text failed to encode: no provider was reached
     names = {cls.__name__ for cls in type(exc).__mro__}
     if names & {"AuthenticationError", "PermissionDeniedError", "NotFoundError",
                 "BadRequestError", "UnprocessableEntityError", "UnsupportedParamsError"}:
@@ -52,6 +55,23 @@ def is_transient(exc: BaseException) -> bool:
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS
+
+
+def _caused_by_encoding(exc: BaseException) -> bool:
+    """Whether a local text encoding error lies under ``exc``.
+
+    litellm wraps whatever its provider code raises, a ``UnicodeEncodeError`` from building
+    the request included, in an ``InternalServerError`` with status 500; retrying it cannot
+    help, and counting it against the provider would be wrong.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, UnicodeError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _headers_of(exc: BaseException) -> list[Mapping[str, str]]:
@@ -70,25 +90,36 @@ def _headers_of(exc: BaseException) -> list[Mapping[str, str]]:
 def retry_after_seconds(exc: BaseException, now: float | None = None) -> float | None:
     """Return the wait a server asked for, from ``retry-after-ms`` or ``Retry-After``.
 
-    ``Retry-After`` may be seconds (possibly fractional) or an HTTP date.
+    ``Retry-After`` may be seconds (possibly fractional) or an HTTP date. A header that is
+    neither (``30s``, ``soon``) is ignored, so the caller falls back to its own backoff: a
+    server's malformed hint must never turn a retry into a crash.
     """
     for headers in _headers_of(exc):
         lower = {str(k).lower(): str(v) for k, v in headers.items()}
-        if "retry-after-ms" in lower:
-            try:
-                return max(0.0, float(lower["retry-after-ms"]) / 1000.0)
-            except ValueError:
-                pass
-        value = lower.get("retry-after")
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if value else None
-            if parsed is not None:
-                return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+        asked = _seconds(lower.get("retry-after-ms"), scale=1000.0)
+        if asked is None:
+            asked = _seconds(lower.get("retry-after"), now=now)
+        if asked is not None:
+            return asked
     return None
+
+
+def _seconds(value: str | None, *, scale: float = 1.0, now: float | None = None) -> float | None:
+    """A header's wait in seconds (a number divided by ``scale``, or a date), else None."""
+    if not value:
+        return None
+    try:
+        seconds = float(value) / scale
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            log.debug("ignoring an unreadable Retry-After header %r", value[:40])
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if math.isnan(seconds):
+        return None
+    return max(0.0, seconds)
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,8 @@ class LLMResponse:
         retries: failed attempts before the successful one.
         raw_finish_reason: the provider's finish reason ("stop", "length", ...).
         cost_known: False when litellm has no price for the model.
+        notes: what was changed in the reply before it was kept (a lone surrogate replaced,
+            see ``llm_aai.llm.sanitize``); logged with the turn.
 
     """
 
@@ -109,3 +111,4 @@ class LLMResponse:
     retries: int
     raw_finish_reason: str | None
     cost_known: bool = True
+    notes: tuple[str, ...] = ()

@@ -57,6 +57,8 @@ class TurnRecord:
         reply: the agent's raw reply (None for turn 0 and for the closing turn).
         commands: the parsed script as ``[{"op": "Go", "arg": 3}, ...]``; None if unparsed.
         parse_error: the feedback given when the reply was not a valid script.
+        normalizations: what was changed before the reply was kept and parsed: characters the
+            model client replaced (a lone surrogate), then the script's own normalisations.
         actions: the ``[move, turn]`` frame actions executed, for exact replay.
         steps: AAI steps executed this turn.
         health: health after the turn.

@@ -146,7 +146,8 @@ class EpisodeRunner:
             usage.append(Usage(reply.input_tokens, reply.output_tokens, reply.cost_usd,
                                reply.latency_s, reply.retries))
             turn = episode.play(reply.text)
-            writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode))
+            writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
+                                                reply.notes))
             images = [shown["image"] for shown in turn.observations]
             preamble = self.messages.preamble
             if turn.decision.refused:
@@ -157,13 +158,13 @@ class EpisodeRunner:
 
     @staticmethod
     def _turn_record(turn: Turn, text: str, preamble: str, sent: tuple[str, ...], usage: Usage,
-                     episode: Episode) -> TurnRecord:
+                     episode: Episode, reply_notes: tuple[str, ...] = ()) -> TurnRecord:
         decision, outcome = turn.decision, turn.outcome
         return TurnRecord(
             turn=turn.number, sent_text=text, sent_preamble=preamble, sent_images=sent,
             reply=turn.reply,
             commands=None if decision.script is None else command_records(decision.script),
-            parse_error=decision.error, normalizations=decision.notes,
+            parse_error=decision.error, normalizations=(*reply_notes, *decision.notes),
             actions=tuple(tuple(int(v) for v in a) for a in turn.actions[: outcome.steps]),
             steps=outcome.steps, health=_health(episode), reward=outcome.reward,
             events=logged_events(outcome.infos), terminated=outcome.terminated,

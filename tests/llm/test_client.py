@@ -158,3 +158,19 @@ def test_server_busy_time_excludes_its_scripted_latency():
         client.complete(HELLO)
         client.complete(HELLO)
     assert 0.0 < server.busy_s < 0.2
+
+
+def test_a_lone_surrogate_in_a_reply_is_replaced_and_noted():
+    with FakeChatServer(['Go(1);\ud800']) as server:
+        response = make_client(server).complete(HELLO)
+    assert response.text == "Go(1);\ufffd"
+    assert response.notes == ("reply: a lone surrogate U+D800 at character 6 was replaced with "
+                              "U+FFFD (it cannot be sent as UTF-8)",)
+
+
+def test_text_that_cannot_be_encoded_fails_at_once_as_a_request_error():
+    """Our own unencodable text is not a transient provider fault: no retry, no 'outage'."""
+    with FakeChatServer(default="Go(1);") as server:
+        with pytest.raises(LLMRequestError, match="surrogates not allowed"):
+            make_client(server).complete([user_message("odd \ud800")])
+    assert server.requests == []

@@ -36,6 +36,14 @@ def test_retry_after_formats():
     assert retry_after_seconds(FakeStatusError(429)) is None
 
 
+@pytest.mark.parametrize("header", ["30s", "soon", "", "nan", "Mon, 99 Foo 2020 00:00:00 GMT"])
+def test_an_unreadable_retry_after_falls_back_to_the_backoff(header):
+    exc = RateLimitError(429, {"Retry-After": header})
+    assert retry_after_seconds(exc) is None
+    policy = RetryPolicy(initial_wait_s=0.5, jitter=False)
+    assert policy.wait(2, exc, random.Random(0)) == 1.0
+
+
 def test_classification():
     assert is_transient(RateLimitError(429))
     assert is_transient(FakeStatusError(502))
@@ -92,3 +100,15 @@ def test_non_transient_raised_at_once_and_exhaustion_wraps():
     with pytest.raises(LLMUnavailable) as info:
         call_with_retries(down, RetryPolicy(max_attempts=3), sleep=lambda s: None)
     assert info.value.attempts == 3 and info.value.__context__ is None
+
+
+def test_a_local_encoding_error_is_not_a_provider_fault():
+    """litellm wraps a UnicodeEncodeError from building the request in a 500."""
+    try:
+        try:
+            "\ud800".encode()
+        except UnicodeEncodeError as local:
+            raise FakeStatusError(500) from local
+    except FakeStatusError as wrapped:
+        assert not is_transient(wrapped)
+    assert is_transient(FakeStatusError(500))
