@@ -12,8 +12,8 @@ import csv
 import io
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +41,15 @@ LOCK = ".lock"
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that readers see the old file or the new one, never half of it."""
+    """Write ``text`` so that readers see the old file or the new one, never half of it.
+
+    The temporary file is created like any other file (mode 0666 less the umask), so the
+    result is as readable as the turn logs beside it; ``tempfile.mkstemp`` would make it
+    0600 whatever the umask, and colleagues sharing a cluster could not read results.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -51,7 +57,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

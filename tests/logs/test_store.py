@@ -1,4 +1,6 @@
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -138,3 +140,25 @@ def test_a_result_set_aside_while_the_summary_is_written_is_skipped(tmp_path, mo
     store.write_summary()
     rows = (tmp_path / "run" / "summary.csv").read_text().splitlines()[1:]
     assert [row.split(",")[0] for row in rows] == ["01-06-02_t1"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_every_file_of_a_run_honours_the_umask(tmp_path, umask):
+    """manifest.json, summary.csv and result.json used to be 0600 whatever the umask."""
+    old = os.umask(umask)
+    try:
+        store = RunStore(tmp_path / "run")
+        store.write_manifest({"run_id": "run"})
+        writer = store.start_episode("01-04-03_t1")
+        writer.save_frame(1, 0, np.zeros((8, 8, 3), np.uint8))
+        writer.write_turn(TurnRecord(turn=0, sent_text=""))
+        writer.finish(_result())
+        store.write_summary()
+    finally:
+        os.umask(old)
+    files = {p.relative_to(store.root).as_posix(): stat.S_IMODE(p.stat().st_mode)
+             for p in store.root.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert {"manifest.json", "summary.csv", "episodes/01-04-03_t1/result.json",
+            "episodes/01-04-03_t1/turns.jsonl"} <= set(files)
+    assert files == dict.fromkeys(files, 0o666 & ~umask)
+    assert not list(store.root.rglob("*.tmp"))
