@@ -157,8 +157,26 @@ def parse_nodes(text: str, source: str) -> tuple[Any, int]:
         problem = " ".join(joiner.join(parts).split()) or "invalid YAML"
         raise ArenaError(f"not valid YAML: {problem}", file=source, line=line,
                          field="yaml") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML forbids: no mark, an offset
+        line, column = _reader_location(text, exc.position)
+        raise ArenaError(f"not valid YAML: character #x{exc.character:04x} at column {column} "
+                         f"({exc.reason}; remove it)", file=source, line=line,
+                         field="yaml") from None
     except yaml.YAMLError as exc:
         raise ArenaError(f"not valid YAML: {' '.join(str(exc).split())}", file=source,
                          field="yaml") from None
     finally:
         loader.dispose()
+
+
+def _reader_location(text: str, position: int) -> tuple[int, int]:
+    """Line and column (1-based) of a reader error's offset into ``text``.
+
+    PyYAML's own reader counts characters; libyaml counts bytes of the UTF-8 encoding.
+    """
+    if _SafeBase is not yaml.SafeLoader:
+        before = text.encode("utf-8")[:position].decode("utf-8", "replace")
+    else:
+        before = text[:position]
+    line_start = before.rfind("\n") + 1
+    return before.count("\n") + 1, len(before) - line_start + 1

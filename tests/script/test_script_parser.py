@@ -284,3 +284,15 @@ def test_lenient_error_positions_refer_to_the_original_reply():
 
 def test_normalizations_do_not_affect_equality():
     assert parse_script("go(1)", mode="lenient") == parse_script("Go(1);")
+
+
+
+@pytest.mark.parametrize(("control", "mode"), [
+    *((c, "strict") for c in "\x00\x07\x0b\x0c\x1b\x7f\x85"),
+    *((c, "lenient") for c in "\x00\x07\x1b\x7f"),  # lenient takes \x0b, \x0c, \x85 as spaces
+])
+def test_a_control_character_is_reported_by_line_and_column(control, mode):
+    err = error(f"Go(3);\nTurn(6);{control}Go(1);", mode)
+    assert (err.line, err.column) == (2, 9)
+    assert str(err).startswith("line 2, column 9: ") and "position" not in str(err)
+    assert err.excerpt.splitlines() == ["  Turn(6);?Go(1);", "          ^"]
