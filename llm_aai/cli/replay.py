@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(f"{args.episode.resolve().name}.gif")
     try:
         episode = load_episode(args.episode)
+        if episode.cut is not None:
+            print(f"warning: {episode.cut.message}; replaying the intact turns", file=sys.stderr)
         report = _resimulate(episode, args) if args.resimulate or args.overview else None
         if out is not None:
             _animate(episode, report, out, args.fps)

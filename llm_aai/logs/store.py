@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -218,17 +219,72 @@ class RunStore:
 
 def read_turns(episode_dir: Path) -> list[TurnRecord]:
     """Read an episode's turns, naming the file and line of any malformed record."""
-    path = Path(episode_dir) / TURNS
-    turns = []
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                turns.append(turn_from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError, SchemaError) as error:
-                raise SchemaError(f"{path}:{line_number}: {error}") from error
+    turns, cut = _read_turn_lines(Path(episode_dir) / TURNS)
+    if cut is not None:
+        raise SchemaError(cut.message)
     return turns
+
+
+@dataclass(frozen=True)
+class CutTurnLine:
+    """The last line of a turn log, cut short by a kill while it was being written.
+
+    Attributes:
+        path: the turn log.
+        line: its 1-based line number.
+        last_intact_turn: the number of the last turn read whole before it (None: none).
+        error: why the cut line cannot be read.
+
+    """
+
+    path: Path
+    line: int
+    last_intact_turn: int | None
+    error: str
+
+    @property
+    def message(self) -> str:
+        """Where the log ends, as a replay tells it."""
+        intact = ("no turn before it is intact" if self.last_intact_turn is None
+                  else f"it is intact up to turn {self.last_intact_turn}")
+        return (f"{self.path}:{self.line}: the log ends in a cut line ({self.error}), as a "
+                f"run killed while writing it leaves it; {intact}")
+
+
+def read_turns_until_cut(episode_dir: Path) -> tuple[list[TurnRecord], CutTurnLine | None]:
+    """Read an episode's turns, accepting a last line that a kill cut short.
+
+    The writer ends every record with a newline, so only an unterminated last line can be a
+    cut one; a malformed line anywhere else is still an error.
+
+    Returns:
+        The intact turns, and the cut line (None when the log is whole).
+
+    Raises:
+        SchemaError: a malformed record that is not a cut last line.
+
+    """
+    return _read_turn_lines(Path(episode_dir) / TURNS)
+
+
+def _read_turn_lines(path: Path) -> tuple[list[TurnRecord], CutTurnLine | None]:
+    raw_lines = path.read_bytes().split(b"\n")  # the last entry is b"" for a whole log
+    turns = []
+    for line_number, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            turns.append(turn_from_dict(json.loads(raw.decode("utf-8"))))
+        except (UnicodeDecodeError, json.JSONDecodeError, TypeError, SchemaError) as error:
+            if line_number == len(raw_lines):  # no newline after it: the write was cut
+                last = turns[-1].turn if turns else None
+                return turns, CutTurnLine(path, line_number, last, _short(error))
+            raise SchemaError(f"{path}:{line_number}: {error}") from error
+    return turns, None
+
+
+def _short(error: Exception) -> str:
+    return " ".join(str(error).split())[:120]
 
 
 def read_result(episode_dir: Path) -> EpisodeResult:

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.logs.schema import EpisodeResult, SchemaError, TurnRecord
-from llm_aai.logs.store import MANIFEST, RESULT, TURNS, read_result, read_turns
+from llm_aai.logs.store import (
+    MANIFEST,
+    RESULT,
+    TURNS,
+    CutTurnLine,
+    read_result,
+    read_turns_until_cut,
+)
 
 EPISODE_ID = re.compile(r"(?P<task>\d{2}-\d{2}-\d{2})_t(?P<trial>\d+)(?:\.attempt-\d+)?")
 """An episode directory name: ``<task>_t<trial>``, or ``...attempt-N`` for a set-aside attempt."""
@@ -56,6 +63,8 @@ class LoggedEpisode:
             before it was recorded).
         result: the sealed result, or None for an unfinished episode.
         manifest: the run's manifest, or None when the episode sits outside a run directory.
+        cut: the last line of the log when a kill cut it short (the turns before it are
+            replayed), else None.
 
     """
 
@@ -65,6 +74,7 @@ class LoggedEpisode:
     result: EpisodeResult | None
     manifest: dict[str, Any] | None
     start: TurnRecord | None = None
+    cut: CutTurnLine | None = None
 
     @property
     def base_id(self) -> str:
@@ -120,16 +130,17 @@ def load_episode(path: str | Path) -> LoggedEpisode:
     if not (directory / TURNS).is_file():
         raise ReplayInputError(_not_an_episode(directory))
     try:
-        turns = tuple(read_turns(directory))
+        turns, cut = read_turns_until_cut(directory)
         result = read_result(directory) if (directory / RESULT).is_file() else None
     except SchemaError as error:
         raise ReplayInputError(str(error)) from error
     start = next((turn for turn in turns if turn.turn == 0), None)
     turns = tuple(turn for turn in turns if turn.turn != 0)
     if not turns:
-        raise ReplayInputError(f"{directory / TURNS}: no turns logged")
+        where = cut.message if cut is not None else f"{directory / TURNS}: no turns logged"
+        raise ReplayInputError(where)
     return LoggedEpisode(directory, directory.name, turns, result,
-                         _manifest(directory.parent.parent), start)
+                         _manifest(directory.parent.parent), start, cut)
 
 
 def _manifest(run_dir: Path) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ import pytest
 
 from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs import EpisodeResult, RunStore, SchemaError, TurnRecord, Usage, read_turns
-from llm_aai.logs.store import read_result
+from llm_aai.logs.store import read_result, read_turns_until_cut
 
 
 def _result(eid="01-04-03_t1", passed=True, reward=1.5):
@@ -162,3 +162,34 @@ def test_every_file_of_a_run_honours_the_umask(tmp_path, umask):
             "episodes/01-04-03_t1/turns.jsonl"} <= set(files)
     assert files == dict.fromkeys(files, 0o666 & ~umask)
     assert not list(store.root.rglob("*.tmp"))
+
+
+def _log_with_turns(tmp_path, count=3):
+    writer = RunStore(tmp_path / "run").start_episode("01-04-03_t1")
+    for turn in range(count):
+        writer.write_turn(TurnRecord(turn=turn, sent_text="Ça va? " * 3, reply="Go(1);"))
+    writer.close()
+    return writer.directory
+
+
+@pytest.mark.parametrize("keep", [1, 9, 10])  # byte 9 splits the two-byte "Ç"
+def test_a_turn_line_cut_by_a_kill_is_where_the_log_ends(tmp_path, keep):
+    directory = _log_with_turns(tmp_path)
+    log = directory / "turns.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:2]) + lines[2][:keep])
+    turns, cut = read_turns_until_cut(directory)
+    assert [t.turn for t in turns] == [0, 1]
+    assert (cut.path, cut.line, cut.last_intact_turn) == (log, 3, 1)
+    with pytest.raises(SchemaError, match=r"turns.jsonl:3: the log ends in a cut line"):
+        read_turns(directory)
+
+
+def test_a_malformed_line_before_the_end_is_still_an_error(tmp_path):
+    directory = _log_with_turns(tmp_path)
+    log = directory / "turns.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(lines[0] + lines[1][:20] + b"\n" + lines[2])
+    with pytest.raises(SchemaError, match=r"turns.jsonl:2: "):
+        read_turns_until_cut(directory)
+    assert read_turns_until_cut(_log_with_turns(tmp_path / "whole"))[1] is None

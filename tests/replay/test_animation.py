@@ -181,3 +181,20 @@ def test_malformed_log_names_file_and_line(runs, copy_run, capsys):
     (episode_dir / "turns.jsonl").write_text("\n".join(lines) + "\n")
     assert main([str(episode_dir), "--out", str(episode_dir / "a.gif")]) == 2
     assert "turns.jsonl:3:" in capsys.readouterr().err
+
+
+def test_a_log_cut_by_a_kill_replays_its_intact_turns(runs, copy_run, capsys):
+    """A kill while a turn line is being written leaves it unterminated and unreadable."""
+    episode_dir = copy_run(runs["heuristic"]) / "episodes" / "01-04-03_t1"
+    (episode_dir / "result.json").unlink()  # the kill came before the episode was sealed
+    log = episode_dir / "turns.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:3]) + lines[3][: len(lines[3]) // 2])
+    out = episode_dir / "cut.gif"
+    assert main([str(episode_dir), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"{log}:4: the log ends in a cut line" in err
+    assert "it is intact up to turn 2; replaying the intact turns" in err
+    episode = load_episode(episode_dir)
+    assert [t.turn for t in episode.turns] == [1, 2]
+    assert iio.imread(out).shape[0] == len(episode.shown_frames())
