@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.errors import LLMRequestError
 from llm_aai.llm.quiet_import import import_litellm
-from llm_aai.llm.retry import RetryPolicy, call_with_retries, is_transient
+from llm_aai.llm.retry import RetryPolicy, call_with_retries, describe_error, is_transient
 from llm_aai.llm.sanitize import sanitize_reply
 from llm_aai.llm.secrets import Secret, redact
 from llm_aai.llm.types import LLMResponse, Message
@@ -168,7 +168,7 @@ class LiteLLMClient:
             if is_transient(exc) or not type(exc).__module__.startswith(("litellm", "openai")):
                 raise
             failure = LLMRequestError(
-                self._scrub(f"{self.model}: {type(exc).__name__}: {exc}"),
+                self._scrub(f"{self.model}: {describe_error(exc)}"),
                 status_code=getattr(exc, "status_code", None))
         if failure is not None:
             # Raised outside the handler so the provider's exception (whose message may

@@ -14,7 +14,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from tenacity import (
     RetryCallState,
@@ -27,7 +27,8 @@ from tenacity import (
 
 from llm_aai.llm.errors import LLMUnavailable
 
-__all__ = ["RetryPolicy", "call_with_retries", "is_transient", "retry_after_seconds"]
+__all__ = ["RetryPolicy", "call_with_retries", "describe_error", "is_transient",
+           "retry_after_seconds"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -182,7 +183,7 @@ def call_with_retries(
         exc = state.outcome.exception() if state.outcome else None
         log.warning("%s failed (attempt %d/%d): %s; retrying in %.2fs", describe,
                     state.attempt_number, policy.max_attempts,
-                    scrub(_one_line(exc)), state.upcoming_sleep)
+                    scrub(describe_error(exc)), state.upcoming_sleep)
 
     retrying = Retrying(
         stop=stop_after_attempt(policy.max_attempts) | stop_after_delay(policy.max_total_s),
@@ -203,7 +204,7 @@ def call_with_retries(
         last = err.last_attempt
         failure = LLMUnavailable(
             f"{describe} still failing after {last.attempt_number} attempts: "
-            f"{scrub(_one_line(last.exception()))}",
+            f"{scrub(describe_error(last.exception()))}",
             attempts=last.attempt_number,
         )
     if failure is not None:
@@ -211,6 +212,20 @@ def call_with_retries(
     raise AssertionError("unreachable: tenacity neither returned nor raised")
 
 
-def _one_line(exc: Any) -> str:
-    text = f"{type(exc).__name__}: {exc}" if exc is not None else "unknown error"
-    return " ".join(text.split())[:500]
+def describe_error(exc: BaseException | None) -> str:
+    """One line for a log or a result: the error's type, its message's first line, its status.
+
+    litellm appends the Python traceback to the message of errors it could not map (and
+    some providers' bodies run over several lines); a result's ``infra_error`` and a
+    warning need what happened, not where in litellm it was noticed.
+    """
+    if exc is None:
+        return "unknown error"
+    lines = (line.strip() for line in str(exc).splitlines())
+    first = next((line for line in lines if line), "")
+    first = first.split("Traceback (most recent call last)")[0].strip()
+    text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and not isinstance(status, bool):
+        text += f" (HTTP status {status})"
+    return text[:500]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import traceback
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm_aai.llm import LLMUnavailable, RetryPolicy, is_transient, retry_after_seconds
-from llm_aai.llm.retry import call_with_retries
+from llm_aai.llm.retry import call_with_retries, describe_error
 
 
 class FakeStatusError(Exception):
@@ -112,3 +113,32 @@ def test_a_local_encoding_error_is_not_a_provider_fault():
     except FakeStatusError as wrapped:
         assert not is_transient(wrapped)
     assert is_transient(FakeStatusError(500))
+
+
+class APIConnectionError(FakeStatusError):
+    """Named like litellm's class, whose unmapped errors carry the Python traceback."""
+
+
+def _litellm_style_error() -> APIConnectionError:
+    try:
+        {}["choices"]
+    except KeyError as error:
+        trace = traceback.format_exc()
+        message = f"litellm.APIConnectionError: bad response {error}\n{trace}"
+    exc = APIConnectionError(500)
+    exc.args = (message,)
+    return exc
+
+
+def test_the_failure_keeps_the_first_line_and_the_status_not_the_trace():
+    """This text becomes a result's infra_error."""
+    def fail():
+        raise _litellm_style_error()
+
+    policy = RetryPolicy(max_attempts=2, initial_wait_s=0, jitter=False)
+    with pytest.raises(LLMUnavailable) as info:
+        call_with_retries(fail, policy, describe="fake call", sleep=lambda s: None)
+    assert str(info.value) == (
+        "fake call still failing after 2 attempts: APIConnectionError: "
+        "litellm.APIConnectionError: bad response 'choices' (HTTP status 500)")
+    assert describe_error(ValueError("")) == "ValueError"
