@@ -10,3 +10,7 @@ _os.environ.setdefault("PYOPENGL_PLATFORM", _os.environ["MUJOCO_GL"])
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 __version__ = "0.1.0"
+
+from llm_aai.registration import register_envs as _register_envs  # noqa: E402 (after the env)
+
+_register_envs()
