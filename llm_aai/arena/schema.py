@@ -18,6 +18,7 @@ error because it is ambiguous.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from typing import Any
 
@@ -94,10 +95,10 @@ def _number(ctx: _Ctx, value: Any, line: int, key: str) -> float:
         value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ctx.error(line, key, f"expected a number, got {_describe(value)}")
-    if isinstance(value, int) or abs(value) != float("inf"):
-        if abs(value) > FLOAT32_MAX:
-            raise ctx.error(line, key, f"{_short(value)} is beyond the range of AAI's 32-bit "
-                            f"numbers (at most {FLOAT32_MAX:.4g} in size)")
+    finite = isinstance(value, int) or math.isfinite(value)  # a huge int has no float
+    if finite and abs(value) > FLOAT32_MAX:
+        raise ctx.error(line, key, f"{_short(value)} is beyond the range of AAI's 32-bit "
+                        f"numbers (at most {FLOAT32_MAX:.4g} in size)")
     return float(value) if not isinstance(value, int) else value
 
 
