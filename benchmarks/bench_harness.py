@@ -24,6 +24,7 @@ the whole history on every call, a cost that grows with the conversation).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing
 import os
 import tempfile
@@ -33,13 +34,13 @@ from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
 
-from llm_aai.cli.run import build_parser
 from llm_aai.env import AnimalAIEnv
 from llm_aai.llm.client import LiteLLMClient
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore, read_turns
 from llm_aai.logs.store import EpisodeWriter
-from llm_aai.runner.app import run_from_args
+from llm_aai.runner import ModelOptions, RunConfig, start_run
+from llm_aai.script import PAPER_PROTOCOL
 
 TASKS = "01-04-03,01-06-02,01-21-01,01-23-01"
 REPLY = 'Think("Looking around.");Turn(30);Go(2);'
@@ -124,14 +125,13 @@ def _api_base(root_url: str, model: str) -> str:
 def _run(url: str, out: Path, *, model: str, concurrency: int, trials: int, scripts: int,
          arenas: str | None, resolution: int) -> tuple[float, int]:
     """Run the suite; returns (wall seconds, model turns played)."""
-    args = build_parser().parse_args([
-        "--model", model, "--api-base", _api_base(url, model), "--tasks", TASKS,
-        "--trials", str(trials), "--max-scripts", str(scripts),
-        "--concurrency", str(concurrency), "--out", str(out), "--run-id", f"c{concurrency}",
-        "--resolution", str(resolution), "--no-progress",
-        *(["--arenas-dir", arenas] if arenas else [])])
+    config = RunConfig(
+        model=model, tasks=TASKS, trials=trials, concurrency=concurrency, resolution=resolution,
+        protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=scripts),
+        arenas_dir=Path(arenas) if arenas else None,
+        model_options=ModelOptions(api_base=_api_base(url, model)))
     started = time.perf_counter()
-    run_dir, _ = run_from_args(args)
+    run_dir = start_run(config, out=out, run_id=f"c{concurrency}", show_progress=False).run_dir
     elapsed = time.perf_counter() - started
     turns = sum(len([t for t in read_turns(d.parent) if t.reply is not None])
                 for d in RunStore(run_dir).episodes_dir.glob("*/result.json"))

@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
-from llm_aai.logs.schema import SUMMARY_COLUMNS, SchemaError, to_dict
-from llm_aai.logs.store import EPISODES, MANIFEST, RESULT, read_result, read_turns
+from llm_aai.logs.schema import SUMMARY_COLUMNS, RunManifest, SchemaError, to_dict
+from llm_aai.logs.store import EPISODES, RESULT, read_manifest, read_result, read_turns
 
 INFRASTRUCTURE = "infrastructure"
 """The ``end_reason`` of an episode lost to the model provider, not to the agent."""
@@ -133,30 +133,20 @@ def _already_counted(row: dict[str, Any], seen: dict[tuple[str, str], dict[str, 
 
 def _run_identity(path: Path) -> dict[str, Any]:
     """Read who ran from the manifest; errors name the file and the missing field."""
-    manifest_path = path / MANIFEST
     if not path.is_dir():
         raise RunDirectoryError(f"{path}: no such directory")
-    if not manifest_path.is_file():
-        raise RunDirectoryError(f"{path} is not an llm-aai run directory (no {MANIFEST})")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RunDirectoryError(f"{manifest_path}: unreadable manifest: {error}") from error
-    config = manifest.get("config") if isinstance(manifest, dict) else None
-    if not isinstance(config, dict):
-        raise RunDirectoryError(f"{manifest_path}: missing field 'config'")
-    for key in ("model", "prompt"):
-        if not isinstance(config.get(key), str):
-            raise RunDirectoryError(f"{manifest_path}: missing or non-text field 'config.{key}'")
-    agent = manifest.get("agent") if isinstance(manifest.get("agent"), dict) else {}
+        manifest = read_manifest(path)
+    except (OSError, SchemaError) as error:  # no manifest, or a malformed one
+        raise RunDirectoryError(str(error)) from error
     return {
-        "run_id": str(manifest.get("run_id") or path.name),
-        "model": config["model"],
-        "prompt": config["prompt"],
-        "backend": config.get("backend"),
-        "agent_name": agent.get("name"),
-        "litellm_model": agent.get("litellm_model"),
-        "settings": json.dumps(_settings(manifest, config, agent), sort_keys=True),
+        "run_id": manifest.run_id or path.name,
+        "model": manifest.model,
+        "prompt": manifest.prompt_name,
+        "backend": manifest.config.get("backend"),
+        "agent_name": manifest.agent_name,
+        "litellm_model": manifest.agent.get("litellm_model"),
+        "settings": json.dumps(_settings(manifest), sort_keys=True),
     }
 
 
@@ -164,8 +154,7 @@ SAMPLING_OPTIONS = ("temperature", "max_tokens", "keep_last_images")
 """Model options that change what the model answers (timeouts, retries and concurrency don't)."""
 
 
-def _settings(manifest: dict[str, Any], config: dict[str, Any],
-              agent: dict[str, Any]) -> dict[str, Any]:
+def _settings(manifest: RunManifest) -> dict[str, Any]:
     """What, besides the model and prompt name, can change a run's results.
 
     Runs are pooled by model and prompt name; runs pooled with different values here (a
@@ -173,15 +162,15 @@ def _settings(manifest: dict[str, Any], config: dict[str, Any],
     temperature, an edited prompt) are flagged by ``pooling_conflicts`` rather than silently
     mixed.
     """
-    protocol = config.get("protocol") if isinstance(config.get("protocol"), dict) else {}
-    prompt = manifest.get("prompt") if isinstance(manifest.get("prompt"), dict) else {}
+    config = manifest.config
     settings = {key: config.get(key) for key in ("backend", "resolution", "script_mode",
                                                   "frames", "jpeg_quality")}
-    settings.update({f"protocol.{key}": value for key, value in protocol.items()})
-    settings["model id"] = agent.get("litellm_model")
-    options = agent.get("options") if isinstance(agent.get("options"), dict) else {}
+    settings.update({f"protocol.{key}": value
+                     for key, value in config.get("protocol", {}).items()})
+    settings["model id"] = manifest.agent.get("litellm_model")
+    options = manifest.agent.get("options", {})
     settings.update({key: options.get(key) for key in SAMPLING_OPTIONS})
-    settings["prompt sha256"] = prompt.get("sha256")
+    settings["prompt sha256"] = manifest.prompt.get("sha256")
     return settings
 
 

@@ -15,6 +15,7 @@ from llm_aai.arena.catalog import (
     resolve_arena_path,
     select_tasks,
 )
+from llm_aai.arena.checksum import file_sha256
 from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.arena.fetch import FetchError, FetchReport, fetch_testbed
 from llm_aai.arena.model import RANDOM, RGB, Arena, ArenaConfig, Item, SourceLocation, Vector3
@@ -62,6 +63,7 @@ __all__ = [
     "dump_config",
     "errors_only",
     "fetch_testbed",
+    "file_sha256",
     "load_config",
     "loads_config",
     "lookup",

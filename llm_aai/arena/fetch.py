@@ -13,7 +13,6 @@ timeout after another.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import os
 import threading
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_aai.arena.catalog import ARENAS_ENV, BASE_URL, cache_dir, checksums, select_tasks
+from llm_aai.arena.checksum import file_sha256
 
 ATTEMPTS = 3
 """Tries per file; each retry resumes from the bytes already received."""
@@ -46,15 +46,6 @@ class FetchReport:
     dest: Path
     downloaded: tuple[str, ...]
     skipped: tuple[str, ...]
-
-
-def sha256_of(path: Path) -> str:
-    """Return the hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _offline_help(url: str, reason: object) -> str:
@@ -108,17 +99,17 @@ def _download(url: str, part: Path, timeout: float) -> None:
 def _fetch_one(name: str, expected: str, dest: Path, source: str, timeout: float) -> bool:
     """Make ``dest/name`` a verified copy; return False if it was already there."""
     target = dest / name
-    if target.is_file() and sha256_of(target) == expected:
+    if target.is_file() and file_sha256(target) == expected:
         return False
     part = dest / f"{name}.part"
     url = f"{source.rstrip('/')}/{name}"
     resumed = part.exists()
     _download(url, part, timeout)
-    actual = sha256_of(part)
+    actual = file_sha256(part)
     if actual != expected and resumed:  # a stale .part from an older run: start afresh once
         part.unlink()
         _download(url, part, timeout)
-        actual = sha256_of(part)
+        actual = file_sha256(part)
     if actual != expected:
         part.unlink()
         raise FetchError(f"{name}: checksum mismatch, expected sha256 {expected}, got {actual} "

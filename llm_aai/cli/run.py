@@ -1,18 +1,83 @@
-"""``python -m llm_aai.run``: evaluate an agent on testbed tasks under the paper's protocol."""
+"""``python -m llm_aai.run``: evaluate an agent on testbed tasks under the paper's protocol.
+
+The flags are a ``RunConfig`` (``llm_aai.runner.config``) spelled for the command line:
+``CONFIG_FLAGS`` names the config field each flag sets, and the flag's default is read from
+there. The run itself is ``llm_aai.runner``'s ``start_run`` / ``resume_run``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+from llm_aai.cli import analyze
+from llm_aai.frames import FRAME_KINDS
+from llm_aai.logs import RunStore
+from llm_aai.runner import (
+    RESULTS_DIR,
+    ResumeOverrides,
+    RunConfig,
+    RunError,
+    RunInterrupted,
+    RunOutcome,
+    default_run_id,
+    resume_run,
+    run_config_of,
+    start_run,
+)
+
+__all__ = ["CONFIG_FLAGS", "build_parser", "config_from_args", "default_run_id", "main"]
+
+CONFIG_FLAGS = {
+    "model": "model", "level": "level", "tasks": "tasks", "full_testbed": "full_testbed",
+    "trials": "trials", "seed": "seed", "backend": "backend", "resolution": "resolution",
+    "frames": "frames.kind", "jpeg_quality": "frames.quality", "prompt": "prompt",
+    "example": "example", "script_mode": "script_mode",
+    "max_scripts": "protocol.max_scripts",
+    "initial_observations": "protocol.initial_observations",
+    "concurrency": "concurrency", "max_relaunches": "max_relaunches",
+    "relaunch_delay": "relaunch_delay_s", "stop_after_failures": "stop_after_failed_episodes",
+    "budget_usd": "budget_usd", "arenas_dir": "arenas_dir", "replay_from": "replay_from",
+    "api_base": "model_options.api_base", "temperature": "model_options.temperature",
+    "max_tokens": "model_options.max_tokens", "timeout": "model_options.timeout_s",
+    "max_retries": "model_options.max_retries",
+    "provider_concurrency": "model_options.provider_concurrency",
+    "keep_last_images": "model_options.keep_last_images",
+    "prompt_caching": "model_options.prompt_caching",
+}
+"""Each flag that sets a config field (by its argparse ``dest``) -> the field's dotted path."""
+
+RESUME_FLAGS = {"concurrency": "concurrency", "arenas_dir": "arenas_dir",
+                "api_base": "api_base", "budget_usd": "budget_usd",
+                "stop_after_failures": "stop_after_failed_episodes"}
+"""Flags a resumed run may change -> their ``ResumeOverrides`` field. Giving any other config
+flag with a value unlike the run's is refused rather than silently ignored."""
+
+_DEFAULTS = RunConfig(model="")  # read for its defaults only
+
+
+def _default(path: str) -> Any:
+    """The config's default for a dotted field path (``"protocol.max_scripts"``)."""
+    return _field(_DEFAULTS, path)
+
+
+def _field(config: Any, path: str) -> Any:
+    return functools.reduce(getattr, path.split("."), config)
+
+
+def _with_field(config: Any, path: str, value: Any) -> Any:
+    """A copy of a (nested) frozen config with one dotted field set."""
+    name, _, rest = path.partition(".")
+    inner = _with_field(getattr(config, name), rest, value) if rest else value
+    return dataclasses.replace(config, **{name: inner})
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line; every protocol number is a flag with the paper's value as default."""
-    from llm_aai.frames import FRAME_KINDS
-    from llm_aai.protocol import PAPER_PROTOCOL as defaults
-
+    """The command line; each setting's default is the run config's (``RunConfig``)."""
     parser = argparse.ArgumentParser(
         prog="python -m llm_aai.run",
         description="Evaluate an LLM (or a built-in agent) on Animal-AI testbed tasks.",
@@ -22,54 +87,59 @@ def build_parser() -> argparse.ArgumentParser:
                              "(heuristic, random, human, replay)")
     parser.add_argument("--level", help="levels, e.g. 1-10 or 1,3,5 (default: all 10)")
     parser.add_argument("--tasks", help="comma-separated task ids, e.g. 01-04-03,02-10-01")
-    parser.add_argument("--full-testbed", action="store_true",
+    parser.add_argument("--full-testbed", action="store_true", default=_default("full_testbed"),
                         help="select from all 900 testbed tasks instead of the 40-task subset")
-    parser.add_argument("--trials", type=_at_least(1), default=1,
-                        help="episodes per task, each with its own seed (default: 1)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--trials", type=_at_least(1), default=_default("trials"),
+                        help="episodes per task, each with its own seed (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=_default("seed"),
                         help="run seed; each episode's seed derives from it, the task and the "
-                             "trial, and is recorded in the manifest (default: 0)")
-    parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"),
+                             "trial, and is recorded in the manifest (default: %(default)s)")
+    parser.add_argument("--backend", default=_default("backend"), choices=("embedded", "unity"),
                         help="embedded: our MuJoCo simulator (default); unity: the Animal-AI "
                              "build through the animalai package")
-    parser.add_argument("--resolution", type=_at_least(64), default=512,
-                        help="square frame size in pixels, at least 64 (default: 512)")
-    parser.add_argument("--frames", default="jpeg", choices=FRAME_KINDS,
+    parser.add_argument("--resolution", type=_at_least(64), default=_default("resolution"),
+                        help="square frame size in pixels, at least 64 (default: %(default)s)")
+    parser.add_argument("--frames", default=_default("frames.kind"), choices=FRAME_KINDS,
                         help="how frames are sent and logged: jpeg (as in the paper's "
                              "recording, default) or png (lossless)")
-    parser.add_argument("--jpeg-quality", type=_at_least(1, at_most=95), default=75,
-                        help="1-95 (default: 75)")
-    parser.add_argument("--prompt", default="react",
+    parser.add_argument("--jpeg-quality", type=_at_least(1, at_most=95),
+                        default=_default("frames.quality"), help="1-95 (default: %(default)s)")
+    parser.add_argument("--prompt", default=_default("prompt"),
                         help="react (experiment 1, default), icl (experiment 2: a worked "
                              "example first), or a prompt file")
     parser.add_argument("--example", type=Path,
                         help="with --prompt icl: an example directory to use instead of the "
                              "built-in tutorial (see python -m llm_aai.prompts.examples)")
-    parser.add_argument("--script-mode", default="strict", choices=("strict", "lenient"),
+    parser.add_argument("--script-mode", default=_default("script_mode"),
+                        choices=("strict", "lenient"),
                         help="strict: the paper's grammar (default); lenient: also repair code "
                              "fences, prose, lowercase and a missing final ';', logging each")
-    parser.add_argument("--max-scripts", type=_at_least(1), default=defaults.max_scripts,
-                        help=f"scripts per episode (the paper: {defaults.max_scripts})")
+    parser.add_argument("--max-scripts", type=_at_least(1),
+                        default=_default("protocol.max_scripts"),
+                        help="scripts per episode (the paper: %(default)s)")
     parser.add_argument("--initial-observations", type=_at_least(1),
-                        default=defaults.initial_observations,
-                        help="observations before the first script (the paper: 3); the first "
-                             "turn needs at least one image")
-    parser.add_argument("--concurrency", type=_at_least(1), default=1,
-                        help="episodes played at once (default: 1); worth raising for models, "
-                             "which mostly wait on HTTP")
-    parser.add_argument("--max-relaunches", type=_at_least(0), default=2,
-                        help="relaunches of a trial whose model calls kept failing (default: 2)")
-    parser.add_argument("--relaunch-delay", type=float, default=5.0,
-                        help="seconds before the n-th relaunch, times n (default: 5)")
-    parser.add_argument("--stop-after-failures", type=_at_least(1), default=3, metavar="N",
+                        default=_default("protocol.initial_observations"),
+                        help="observations before the first script (the paper: %(default)s); "
+                             "the first turn needs at least one image")
+    parser.add_argument("--concurrency", type=_at_least(1), default=_default("concurrency"),
+                        help="episodes played at once (default: %(default)s); worth raising "
+                             "for models, which mostly wait on HTTP")
+    parser.add_argument("--max-relaunches", type=_at_least(0),
+                        default=_default("max_relaunches"),
+                        help="relaunches of a trial whose model calls kept failing "
+                             "(default: %(default)s)")
+    parser.add_argument("--relaunch-delay", type=float, default=_default("relaunch_delay_s"),
+                        help="seconds before the n-th relaunch, times n (default: %(default)g)")
+    parser.add_argument("--stop-after-failures", type=_at_least(1), metavar="N",
+                        default=_default("stop_after_failed_episodes"),
                         help="stop the run after N episodes in a row lost to infrastructure "
-                             "errors (model server down, wrong --api-base); default 3")
+                             "errors (model server down, wrong --api-base); default %(default)s")
     parser.add_argument("--budget-usd", type=_positive_float,
                         help="start no more episodes once the run has cost this much, counting "
                              "every finished attempt and earlier invocations (raise it with "
                              "--resume)")
-    parser.add_argument("--out", type=Path, default=Path("results"),
-                        help="folder for run directories (default: results)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR,
+                        help="folder for run directories (default: %(default)s)")
     parser.add_argument("--run-id", help="name of the run directory (default: timestamp+model)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
                         help="continue a run: finished episodes are kept, others rerun")
@@ -79,19 +149,23 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--api-base", help=("base URL of the provider's API: a local "
                                          "OpenAI-compatible server, a proxy, or "
                                          "llm_aai.llm.fake_server"))
-    llm.add_argument("--temperature", type=float, default=0.0, help="(default: 0)")
-    llm.add_argument("--max-tokens", type=int, default=1024,
-                     help="reply length limit per call (default: 1024)")
-    llm.add_argument("--timeout", type=_positive_float, default=120.0,
-                     help="seconds per model call (default: 120)")
-    llm.add_argument("--max-retries", type=_at_least(0), default=6,
+    llm.add_argument("--temperature", type=float, default=_default("model_options.temperature"),
+                     help="(default: %(default)g)")
+    llm.add_argument("--max-tokens", type=int, default=_default("model_options.max_tokens"),
+                     help="reply length limit per call (default: %(default)s)")
+    llm.add_argument("--timeout", type=_positive_float,
+                     default=_default("model_options.timeout_s"),
+                     help="seconds per model call (default: %(default)g)")
+    llm.add_argument("--max-retries", type=_at_least(0),
+                     default=_default("model_options.max_retries"),
                      help="retries of a call on 429, 5xx and timeouts, with backoff and "
-                          "Retry-After (default: 6)")
+                          "Retry-After (default: %(default)s)")
     llm.add_argument("--provider-concurrency", type=_at_least(1),
                      help="simultaneous calls to one provider (default: --concurrency)")
     llm.add_argument("--keep-last-images", type=_at_least(1),
                      help="send only the last K images; older ones become a text placeholder")
     llm.add_argument("--prompt-caching", action="store_true",
+                     default=_default("model_options.prompt_caching"),
                      help="add Anthropic prompt-caching breakpoints")
     llm.add_argument("--replay-from", type=Path,
                      help="with --model replay: the episode directory whose scripts to re-issue")
@@ -123,17 +197,54 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def default_run_id(model: str) -> str:
-    """A sortable, filesystem-safe run name."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in model)
-    return f"{stamp}_{safe}"
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The run config the parsed flags describe."""
+    config = RunConfig(model=args.model)
+    for dest, path in CONFIG_FLAGS.items():
+        config = _with_field(config, path, getattr(args, dest))
+    return config
+
+
+def _given(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
+    """The flags given: those whose value differs from the command line's default."""
+    return [dest for dest, value in vars(args).items()
+            if dest != "resume" and _as_saved(value) != _as_saved(parser.get_default(dest))]
+
+
+def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOutcome:
+    """Continue ``--resume RUN_DIR`` with its own settings and the overridable flags given.
+
+    Any other flag given with a value unlike the run's is refused: a resumed run that quietly
+    used its old model or trial count would not be what the user asked for.
+    """
+    run_dir = Path(args.resume)
+    run = run_config_of(run_dir)
+    where = {"out": run_dir.parent, "run_id": run_dir.name}  # flags that name a new run
+    conflicts, overrides = [], {}
+    for dest in _given(args, parser):
+        value = getattr(args, dest)
+        if dest == "no_progress":
+            continue
+        if dest in RESUME_FLAGS:
+            overrides[RESUME_FLAGS[dest]] = value
+            continue
+        then = _field(run, CONFIG_FLAGS[dest]) if dest in CONFIG_FLAGS else where[dest]
+        if _as_saved(value) != _as_saved(then):
+            conflicts.append(f"--{dest.replace('_', '-')} {_as_saved(value)} "
+                             f"(the run has {_as_saved(then)})")
+    if conflicts:
+        raise RunError(f"{run_dir} was started with other settings, which --resume keeps: "
+                       + "; ".join(conflicts) + ". Start a new run to change them.")
+    return resume_run(run_dir, ResumeOverrides(**overrides), show_progress=not args.no_progress)
+
+
+def _as_saved(value: Any) -> Any:
+    """A flag's value as the manifest stores it (paths as strings)."""
+    return str(value) if isinstance(value, Path) else value
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the suite, print where the results are."""
-    from llm_aai.runner.app import RunError, RunInterrupted, run_from_args
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.model and not args.resume:
@@ -144,7 +255,11 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, flag) is not None and not getattr(args, flag).strip():
             parser.error(f"--{flag} is empty; leave it out to run every task")
     try:
-        run_dir, results = run_from_args(args)
+        if args.resume:
+            outcome = _resume(args, parser)
+        else:
+            outcome = start_run(config_from_args(args), out=args.out, run_id=args.run_id,
+                                show_progress=not args.no_progress)
     except RunInterrupted as interrupted:
         print(f"\ninterrupted: {interrupted}", file=sys.stderr)
         return 130
@@ -158,22 +273,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nstopped: {error}; finished episodes are saved; continue with --resume",
               file=sys.stderr)
         return 1
-    from llm_aai.logs import RunStore
+    return _report(outcome, resumed=bool(args.resume))
 
+
+def _report(outcome: RunOutcome, *, resumed: bool) -> int:
+    """Print what the run did and its table; exit 1 if episodes were lost to infrastructure."""
+    run_dir, results = outcome.run_dir, outcome.results
     passed = sum(r.passed for r in results)
     store = RunStore(run_dir)
     finished = store.finished_results().values()
-    config = store.read_manifest()["config"]
-    planned = len(config["tasks"]) * config["trials"]
+    planned = len(store.read_manifest().episode_seeds)
     done = sum(r.end_reason != "infrastructure" for r in finished)
-    if args.resume and not results and done == planned:
+    if resumed and not results and done == planned:
         print(f"nothing left to run: all {planned} episodes of {run_dir} are finished\n")
     else:
         print(f"{len(results)} episodes, {passed} passed; results in {run_dir}"
               + (f" ({done} of {planned} finished)" if done < planned else "") + "\n")
     if any(r.end_reason != "infrastructure" for r in finished):  # what researchers run this for
-        from llm_aai.cli import analyze
-
         analyze.main([str(run_dir)])
         print(f"\nfigure: python -m llm_aai.analyze {run_dir} --plot pass-rates.png")
     failed = sum(r.end_reason == "infrastructure" for r in results)

@@ -17,12 +17,26 @@ from typing import Any, Protocol
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.errors import LLMRequestError
 from llm_aai.llm.quiet_import import import_litellm
-from llm_aai.llm.retry import RetryPolicy, call_with_retries, describe_error, is_transient
+from llm_aai.llm.retry import (
+    DEFAULT_MAX_RETRIES,
+    RetryPolicy,
+    call_with_retries,
+    describe_error,
+    is_transient,
+)
 from llm_aai.llm.sanitize import sanitize_reply
 from llm_aai.llm.secrets import Secret, redact
 from llm_aai.llm.types import LLMResponse, Message
 
-__all__ = ["ChatClient", "LiteLLMClient", "provider_semaphore"]
+__all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_MAX_TOKENS", "DEFAULT_TEMPERATURE", "DEFAULT_TIMEOUT_S",
+           "ChatClient", "LiteLLMClient", "provider_semaphore"]
+
+# The client's defaults, which the run configuration (and so the run command's flags) takes
+# over: one value each, so a run and a client built by hand behave alike.
+DEFAULT_TEMPERATURE = 0.0
+"""The paper sampled at temperature 0."""
+DEFAULT_MAX_TOKENS = 1024
+DEFAULT_TIMEOUT_S = 120.0
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +93,10 @@ class LiteLLMClient:
         api_base: str | None = None,
         *,
         api_key: str | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 1024,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         max_concurrent: int = 8,
         retry_policy: RetryPolicy | None = None,
         extra_params: dict[str, Any] | None = None,

@@ -27,11 +27,16 @@ from tenacity import (
 
 from llm_aai.llm.errors import LLMUnavailable
 
-__all__ = ["RetryPolicy", "call_with_retries", "describe_error", "is_transient",
-           "retry_after_seconds"]
+__all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "describe_error",
+           "is_transient", "retry_after_seconds"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+DEFAULT_MAX_RETRIES = 6
+"""Retries of a model call after its first try: what ``--max-retries`` documents, and the
+default of the client and of ``RetryPolicy`` alike (the paper retried 3 times; long runs on
+busy providers need more patience, and each retry is reported)."""
 
 #: HTTP statuses worth another try: timeout, conflict/too early, rate limit, 5xx.
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -128,7 +133,7 @@ class RetryPolicy:
     """Bounds of the retry loop.
 
     Attributes:
-        max_attempts: total tries including the first (the paper retried 3 times).
+        max_attempts: total tries including the first (``DEFAULT_MAX_RETRIES`` + 1).
         initial_wait_s: first backoff before jitter.
         max_wait_s: cap on any single wait, including one asked by Retry-After.
         max_total_s: give up once this much time has passed since the first try.
@@ -136,7 +141,7 @@ class RetryPolicy:
 
     """
 
-    max_attempts: int = 4
+    max_attempts: int = DEFAULT_MAX_RETRIES + 1
     initial_wait_s: float = 1.0
     max_wait_s: float = 60.0
     max_total_s: float = 600.0

@@ -1,9 +1,10 @@
-"""The versioned record types of a run's results directory.
+"""The versioned record types of a run's results directory: manifest, turns, results.
 
 Layout (``SCHEMA_VERSION`` 1)::
 
     results/<run-id>/
-      manifest.json                 config, versions, git revision, seeds, model, prompt hash
+      manifest.json                 the RunManifest: settings, versions, git revision, seeds,
+                                    model, prompt hash, arena checksums
       summary.csv                   one row per finished episode (EpisodeResult fields)
       episodes/<episode-id>/
         turns.jsonl                 one TurnRecord per line: turn 0 = the steps before the
@@ -16,16 +17,21 @@ Layout (``SCHEMA_VERSION`` 1)::
 Each turn record holds only what was *new* that turn (the text and images sent, the reply), so
 the full conversation can be rebuilt by concatenating turns after the manifest's system prompt.
 Records are plain dataclasses serialised to JSON; ``from_dict`` rejects unknown schema versions
-rather than guessing.
+rather than guessing. The manifest has its own version (``MANIFEST_VERSION``), since its shape
+changes independently of the turn and result records: version 1 stored the command line that
+started the run (``cli_args``), version 2 stores the run's settings (``run_config``, written by
+``llm_aai.runner.config.RunConfig``). ``manifest_from_dict`` reads both.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
+MANIFEST_VERSION = 2
 
 
 class SchemaError(ValueError):
@@ -123,6 +129,189 @@ class EpisodeResult:
 SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult))
 
 
+@dataclass(frozen=True)
+class RunManifest:
+    """What a run was and how it was made, written once when it starts (``manifest.json``).
+
+    The records inside are JSON objects whose shape belongs to their writers (the suite's
+    config, the agent's description, the prompt's hashes); the reader checks the fields that
+    other modules rely on, and the properties below are how they read them.
+
+    Attributes:
+        config: the suite's resolved settings (``SuiteConfig.to_manifest``): always ``model``
+            and ``prompt``; the tasks as ids, trials, backend, resolution, protocol...
+        run_id: the run's name (None in hand-made manifests: the directory's name is used).
+        created: when the run started (ISO 8601, UTC).
+        run_config: the settings the run was started with (``RunConfig.to_record``), which
+            ``resume_run`` restores; None in version 1 manifests.
+        cli_args: version 1 only: the command line's arguments, which resume converts.
+        agent: the agent's description (name, kind, options without secrets, litellm model).
+        prompt: the prompt's name, text and sha256, and the worked example's hash for icl.
+        seeds: ``{"run": seed, "episodes": {episode_id: seed}}``.
+        arenas: the sha256 of every task's arena file, by task id.
+        versions: package versions; git: the source revision (None outside a checkout);
+            host: Python, platform and ``MUJOCO_GL``.
+        schema_version: the turn and result records' schema the run wrote.
+        manifest_version: this record's own version.
+
+    """
+
+    config: Mapping[str, Any]
+    run_id: str | None = None
+    created: str | None = None
+    run_config: Mapping[str, Any] | None = None
+    cli_args: Mapping[str, Any] | None = None
+    agent: Mapping[str, Any] = field(default_factory=dict)
+    prompt: Mapping[str, Any] = field(default_factory=dict)
+    seeds: Mapping[str, Any] = field(default_factory=dict)
+    arenas: Mapping[str, str] = field(default_factory=dict)
+    versions: Mapping[str, Any] = field(default_factory=dict)
+    git: Mapping[str, Any] | None = None
+    host: Mapping[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+    manifest_version: int = MANIFEST_VERSION
+
+    @property
+    def model(self) -> str:
+        """The agent the run asked for (``claude``, ``heuristic``, a litellm string...)."""
+        return self.config["model"]
+
+    @property
+    def prompt_name(self) -> str:
+        """The prompt's name (``react``, ``icl``) or the prompt file given."""
+        return self.config["prompt"]
+
+    @property
+    def agent_name(self) -> str | None:
+        """The agent's name as described when the run started."""
+        return self.agent.get("name")
+
+    @property
+    def episode_seeds(self) -> Mapping[str, int]:
+        """Every planned episode's reset seed, by episode id."""
+        return self.seeds.get("episodes", {})
+
+    def arena_sha256(self, task_id: str) -> str | None:
+        """The checksum of the arena file the run played ``task_id`` in (None if unrecorded)."""
+        return self.arenas.get(task_id)
+
+    @property
+    def arenas_dir(self) -> str | None:
+        """The arenas folder the run was given (absolute), or None for the default lookup."""
+        settings = self.run_config if self.run_config is not None else self.cli_args or {}
+        return settings.get("arenas_dir")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest as JSON data (a version 1 manifest keeps its ``cli_args``)."""
+        data = to_dict(self)
+        for legacy_or_new in ("run_config", "cli_args"):
+            if data[legacy_or_new] is None:
+                del data[legacy_or_new]
+        return data
+
+
+# The fields other modules rely on: (dotted path, JSON kinds allowed, required).
+_MANIFEST_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
+    ("manifest_version", (int,), False),
+    ("schema_version", (int,), False),
+    ("config", (dict,), True),
+    ("config.model", (str,), True),
+    ("config.prompt", (str,), True),
+    ("config.tasks", (list,), False),
+    ("config.trials", (int,), False),
+    ("config.backend", (str,), False),
+    ("config.resolution", (int,), False),
+    ("config.protocol", (dict,), False),
+    ("run_id", (str,), False),
+    ("created", (str,), False),
+    ("run_config", (dict,), False),
+    ("cli_args", (dict,), False),
+    ("agent", (dict,), False),
+    ("agent.name", (str,), False),
+    ("agent.litellm_model", (str, type(None)), False),
+    ("agent.options", (dict,), False),
+    ("prompt", (dict,), False),
+    ("prompt.name", (str,), False),
+    ("prompt.sha256", (str,), False),
+    ("seeds", (dict,), False),
+    ("seeds.run", (int,), False),
+    ("seeds.episodes", (dict,), False),
+    ("arenas", (dict,), False),
+    ("versions", (dict,), False),
+    ("git", (dict, type(None)), False),
+    ("host", (dict,), False),
+)
+_WANTED = {str: "a string", int: "an integer", dict: "an object", list: "an array",
+           type(None): "null"}
+# Objects whose every value must be of one kind: (dotted path, kind).
+_MANIFEST_TABLES = (("config.tasks", str), ("seeds.episodes", int), ("arenas", str))
+
+
+def manifest_from_dict(data: Any) -> RunManifest:
+    """Rebuild a RunManifest from its JSON data, version 1 or 2.
+
+    Raises:
+        SchemaError: not an object, a manifest version this llm-aai does not read, or a field
+            of the wrong kind; the message names the field as ``'config.model'``.
+
+    """
+    _require_object(data, "manifest")
+    version = data.get("manifest_version", 1)  # version 1 did not record its version
+    for dotted, kinds, required in _MANIFEST_FIELDS:
+        _check_field(data, dotted, kinds, required)
+    if not 1 <= version <= MANIFEST_VERSION:
+        raise SchemaError(f"manifest_version {version}; this llm-aai reads 1 to "
+                          f"{MANIFEST_VERSION}")
+    if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        raise SchemaError(f"schema_version {data['schema_version']!r}; this llm-aai reads "
+                          f"{SCHEMA_VERSION}")
+    if version >= 2 and "run_config" not in data:
+        raise SchemaError("field 'run_config': missing (a version 2 manifest records the "
+                          "run's settings there)")
+    for dotted, kind in _MANIFEST_TABLES:
+        _check_table(data, dotted, kind)
+    known = {f.name for f in dataclasses.fields(RunManifest)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SchemaError(f"unknown field {unknown[0]!r} (this llm-aai reads manifests up to "
+                          f"version {MANIFEST_VERSION})")
+    return RunManifest(**{**data, "manifest_version": version})
+
+
+def _lookup(data: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+    """``(present, value)`` of a dotted field; absent when a parent is absent or not an object."""
+    value: Any = data
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return False, None
+        value = value[key]
+    return True, value
+
+
+def _check_field(data: Mapping[str, Any], dotted: str, kinds: tuple[type, ...],
+                 required: bool) -> None:
+    present, value = _lookup(data, dotted)
+    if not present:
+        if required:
+            raise SchemaError(f"missing field {dotted!r}")
+        return
+    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+        wanted = " or ".join(_WANTED[kind] for kind in kinds)
+        raise SchemaError(f"field {dotted!r}: expected {wanted}, got {_kind_of(value)}")
+
+
+def _check_table(data: Mapping[str, Any], dotted: str, kind: type) -> None:
+    present, table = _lookup(data, dotted)
+    if not present:
+        return
+    items = table.items() if isinstance(table, dict) else enumerate(table)
+    for key, value in items:
+        if isinstance(value, bool) or not isinstance(value, kind):
+            where = f"{dotted}.{key}" if isinstance(table, dict) else f"{dotted}[{key}]"
+            raise SchemaError(f"field {where!r}: expected {_WANTED[kind]}, "
+                              f"got {_kind_of(value)}")
+
+
 def to_dict(record: Any) -> dict[str, Any]:
     """Serialise a record to JSON-ready data: nested records become dicts.
 
@@ -165,7 +354,11 @@ def _check_schema(data: Any) -> None:
 
 
 _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number",
-               float: "a number", type(None): "null"}
+               float: "a number", type(None): "null", dict: "an object"}
+
+
+def _kind_of(value: Any) -> str:
+    return _JSON_KINDS.get(type(value), type(value).__name__)
 
 
 def _require_object(value: Any, what: str) -> dict[str, Any]:
@@ -176,6 +369,5 @@ def _require_object(value: Any, what: str) -> dict[str, Any]:
     the problem nor, once the reader adds it, the place.
     """
     if not isinstance(value, dict):
-        kind = _JSON_KINDS.get(type(value), type(value).__name__)
-        raise SchemaError(f"{what}: expected a JSON object, got {kind}")
+        raise SchemaError(f"{what}: expected a JSON object, got {_kind_of(value)}")
     return value

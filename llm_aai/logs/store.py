@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,10 @@ from llm_aai.frames import DEFAULT_FRAME_FORMAT, FrameFormat
 from llm_aai.logs.schema import (
     SUMMARY_COLUMNS,
     EpisodeResult,
+    RunManifest,
     SchemaError,
     TurnRecord,
+    manifest_from_dict,
     result_from_dict,
     to_dict,
     turn_from_dict,
@@ -110,16 +113,21 @@ class RunStore:
         """Where episode directories live."""
         return self.root / EPISODES
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
-        """Write the run manifest atomically."""
-        atomic_write_text(self.root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
+    def write_manifest(self, manifest: RunManifest | Mapping[str, Any]) -> None:
+        """Write the run manifest atomically, refusing one that ``read_manifest`` would refuse.
 
-    def read_manifest(self) -> dict[str, Any]:
-        """Read the manifest, with a clear error when this is not a run directory."""
-        path = self.root / MANIFEST
-        if not path.is_file():
-            raise FileNotFoundError(f"{self.root} is not an llm-aai run directory (no {MANIFEST})")
-        return json.loads(path.read_text(encoding="utf-8"))
+        Given as JSON data (hand-made runs in tests and notebooks), it is written as given.
+        """
+        data = manifest.to_dict() if isinstance(manifest, RunManifest) else dict(manifest)
+        try:
+            manifest_from_dict(data)
+        except SchemaError as error:
+            raise SchemaError(f"{self.root / MANIFEST}: not written: {error}") from error
+        atomic_write_text(self.root / MANIFEST, json.dumps(data, indent=2, sort_keys=True))
+
+    def read_manifest(self) -> RunManifest:
+        """Read the run's manifest (see ``read_manifest``)."""
+        return read_manifest(self.root)
 
     def finished_results(self) -> dict[str, EpisodeResult]:
         """All sealed episodes by id."""
@@ -215,6 +223,28 @@ class RunStore:
         path = self.root / SUMMARY
         atomic_write_text(path, buffer.getvalue())
         return path
+
+
+def read_manifest(run_dir: Path) -> RunManifest:
+    """Read a run's ``manifest.json``: the one reader of manifests, old and new.
+
+    Raises:
+        FileNotFoundError: ``run_dir`` holds no manifest (it is not a run directory).
+        SchemaError: the file is not JSON, or a field is missing or of the wrong kind; the
+            message names the file and the field.
+
+    """
+    path = Path(run_dir) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir} is not an llm-aai run directory (no {MANIFEST})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SchemaError(f"{path}: unreadable manifest: {error}") from error
+    try:
+        return manifest_from_dict(data)
+    except SchemaError as error:
+        raise SchemaError(f"{path}: {error}") from error
 
 
 def read_turns(episode_dir: Path) -> list[TurnRecord]:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from llm_aai.agents.base import PriorTurn, TurnInput
+from llm_aai.arena.checksum import file_sha256
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -175,7 +176,7 @@ class Example:
                 if resolution is not None and image.size != (resolution, resolution):
                     image = image.resize((resolution, resolution), Image.Resampling.LANCZOS)
                 image.save(directory / name, optimize=True)
-                frames.append({"file": name, "sha256": _file_sha256(directory / name)})
+                frames.append({"file": name, "sha256": file_sha256(directory / name)})
             turns.append({
                 "turn": turn.turn, "script": turn.script, "error": turn.error,
                 "preamble": turn.preamble, "text": turn.text,
@@ -186,16 +187,12 @@ class Example:
         arena = None
         if self.arena_yaml is not None:
             (directory / ARENA_FILE).write_text(self.arena_yaml, encoding="utf-8")
-            arena = {"file": ARENA_FILE, "sha256": _file_sha256(directory / ARENA_FILE)}
+            arena = {"file": ARENA_FILE, "sha256": file_sha256(directory / ARENA_FILE)}
         data = {"format": FORMAT, "name": self.name, "description": self.description,
                 "source": dict(self.source), "arena": arena, "turns": turns}
         (directory / EXAMPLE_FILE).write_text(
             json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         return load_example(directory)
-
-
-def _file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def resolve_example(name_or_path: str | Path) -> Path:
@@ -225,7 +222,7 @@ def _load_frame(path: Path, expected_sha: str, where: str) -> np.ndarray:
 
     if not path.is_file():
         raise ExampleError(f"{where}: frame file {path} is missing")
-    actual = _file_sha256(path)
+    actual = file_sha256(path)
     if actual != expected_sha:
         raise ExampleError(f"{where}: frame {path.name} has SHA-256 {actual[:12]}..., "
                            f"example.json records {expected_sha[:12]}...")
@@ -257,7 +254,7 @@ def load_example(name_or_path: str | Path) -> Example:
     arena = data.get("arena")
     if arena is not None:
         arena_file = directory / _require(arena, "file", str, f"{path}: arena")
-        if not arena_file.is_file() or _file_sha256(arena_file) != arena.get("sha256"):
+        if not arena_file.is_file() or file_sha256(arena_file) != arena.get("sha256"):
             raise ExampleError(f"{path}: arena file {arena_file.name} is missing or does not "
                                f"match its recorded SHA-256")
         arena_yaml = arena_file.read_text(encoding="utf-8")
@@ -369,7 +366,8 @@ def example_from_episode(
 
     """
     from llm_aai.frames import read_frame
-    from llm_aai.logs import read_result, read_turns
+    from llm_aai.logs import read_manifest, read_result, read_turns
+    from llm_aai.logs.store import MANIFEST
 
     episode_dir = Path(episode_dir)
     records = sorted(read_turns(episode_dir), key=lambda r: r.turn)
@@ -413,14 +411,14 @@ def example_from_episode(
         source.update(episode_id=result.episode_id, task_id=result.task_id, seed=result.seed,
                       agent=result.agent, passed=result.passed, reward=result.reward,
                       end_reason=result.end_reason)
-    manifest_path = episode_dir.parent.parent / "manifest.json"
-    if manifest_path.is_file():
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        source["run_id"] = manifest.get("run_id")
-        source["prompt"] = (manifest.get("prompt") or {}).get("name")
+    run_dir = episode_dir.parent.parent
+    if (run_dir / MANIFEST).is_file():
+        manifest = read_manifest(run_dir)
+        source["run_id"] = manifest.run_id
+        source["prompt"] = manifest.prompt.get("name")
         task = source.get("task_id")
-        if task and task in (manifest.get("arenas") or {}):
-            source["arena_sha256"] = manifest["arenas"][task]
+        if task and manifest.arena_sha256(task) is not None:
+            source["arena_sha256"] = manifest.arena_sha256(task)
     arena_yaml = None if arena_path is None else Path(arena_path).read_text(encoding="utf-8")
     return Example(name=name or episode_dir.name, turns=tuple(turns), description=description,
                    source=source, arena_yaml=arena_yaml)

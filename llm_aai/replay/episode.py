@@ -7,18 +7,17 @@ seeds, arena checksums), which lives two directories up: ``<run>/episodes/<episo
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from llm_aai.logs.schema import EpisodeResult, SchemaError, TurnRecord
+from llm_aai.logs.schema import EpisodeResult, RunManifest, SchemaError, TurnRecord
 from llm_aai.logs.store import (
     MANIFEST,
     RESULT,
     TURNS,
     CutTurnLine,
+    read_manifest,
     read_result,
     read_turns_until_cut,
 )
@@ -72,7 +71,7 @@ class LoggedEpisode:
     episode_id: str
     turns: tuple[TurnRecord, ...]
     result: EpisodeResult | None
-    manifest: dict[str, Any] | None
+    manifest: RunManifest | None
     start: TurnRecord | None = None
     cut: CutTurnLine | None = None
 
@@ -94,8 +93,8 @@ class LoggedEpisode:
         """The agent's name as logged (result first, then the manifest), or ``"?"``."""
         if self.result is not None:
             return self.result.agent
-        if self.manifest is not None:
-            return str(self.manifest.get("agent", {}).get("name", "?"))
+        if self.manifest is not None and self.manifest.agent_name is not None:
+            return self.manifest.agent_name
         return "?"
 
     @property
@@ -104,8 +103,7 @@ class LoggedEpisode:
         if self.result is not None:
             return self.result.seed
         if self.manifest is not None:
-            seed = self.manifest.get("seeds", {}).get("episodes", {}).get(self.base_id)
-            return None if seed is None else int(seed)
+            return self.manifest.episode_seeds.get(self.base_id)
         return None
 
     def shown_frames(self) -> list[ShownFrame]:
@@ -143,14 +141,13 @@ def load_episode(path: str | Path) -> LoggedEpisode:
                          _manifest(directory.parent.parent), start, cut)
 
 
-def _manifest(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / MANIFEST
-    if not path.is_file():
+def _manifest(run_dir: Path) -> RunManifest | None:
+    if not (run_dir / MANIFEST).is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ReplayInputError(f"{path}: not valid JSON: {error}") from error
+        return read_manifest(run_dir)
+    except SchemaError as error:
+        raise ReplayInputError(str(error)) from error
 
 
 def _not_an_episode(directory: Path) -> str:

@@ -15,7 +15,6 @@ is how ``--overview`` animations get their second panel.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -25,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from llm_aai.arena.checksum import file_sha256
 from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs.events import logged_events
-from llm_aai.logs.schema import TurnRecord
+from llm_aai.logs.schema import RunManifest, TurnRecord
 from llm_aai.protocol import PaperProtocol, execute_actions, start_episode
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 
@@ -169,12 +169,12 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
     if task_id is None:
         raise ReplayInputError(f"{episode.directory}: cannot tell the task of this episode "
                                "(no result.json and the directory name is not <task>_t<trial>)")
-    expected = manifest.get("arenas", {}).get(task_id)
+    expected = manifest.arena_sha256(task_id)
     if not expected:
         raise ReplayInputError(f"{_manifest_path(episode)}: arenas.{task_id}: no checksum "
                                "recorded for this task")
     if arenas_dir is None:
-        run_dir = manifest.get("cli_args", {}).get("arenas_dir")
+        run_dir = manifest.arenas_dir
         if run_dir:
             try:
                 arenas_dir = run_dir if resolve_arena_path(task_id, run_dir) else None
@@ -184,7 +184,7 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
         path = resolve_arena_path(task_id, arenas_dir)
     except (ArenaError, LookupError, FileNotFoundError) as error:
         raise ReplayInputError(str(error)) from error
-    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    actual = file_sha256(path)
     if actual != expected:
         raise ReplayInputError(
             f"{path}: sha256 {actual} differs from {expected}, the checksum of task {task_id} "
@@ -241,9 +241,7 @@ def _setup(episode: LoggedEpisode) -> dict[str, Any]:
     """Resolution, seed and protocol from the manifest, refusing what cannot be re-simulated."""
     manifest = _require_manifest(episode)
     where = _manifest_path(episode)
-    config = manifest.get("config")
-    if not isinstance(config, dict):
-        raise ReplayInputError(f"{where}: config: missing")
+    config = manifest.config
     backend = config.get("backend")
     if backend != "embedded":
         raise ReplayInputError(f"{where}: config.backend is {backend!r}; only runs on the "
@@ -457,7 +455,7 @@ def _frame_check(name: str, episode: LoggedEpisode, path: Path, image: np.ndarra
     except (OSError, ValueError) as error:
         raise ReplayInputError(f"{path}: cannot read the logged frame: {error}") from error
     if path.suffix.lower() in (".jpg", ".jpeg"):
-        quality = (episode.manifest or {}).get("config", {}).get("jpeg_quality")
+        quality = episode.manifest.config.get("jpeg_quality") if episode.manifest else None
         if quality is None:
             raise ReplayInputError(f"{_manifest_path(episode)}: config.jpeg_quality: missing, "
                                    f"needed to compare the JPEG frame {path.name}")
@@ -473,7 +471,7 @@ def _frame_check(name: str, episode: LoggedEpisode, path: Path, image: np.ndarra
                  f"{int(differ.sum())} of {differ.size} pixels differ (max |d| {delta})")
 
 
-def _require_manifest(episode: LoggedEpisode) -> dict[str, Any]:
+def _require_manifest(episode: LoggedEpisode) -> RunManifest:
     if episode.manifest is None:
         raise ReplayInputError(f"{_manifest_path(episode)} not found: re-simulation needs the "
                                "run's manifest (pass the episode inside its run directory)")

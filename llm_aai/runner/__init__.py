@@ -1,0 +1,33 @@
+"""The run library: evaluate an agent on testbed tasks, resumably, without a command line.
+
+``start_run(RunConfig(...))`` and ``resume_run(run_dir, ResumeOverrides(...))`` (``app``) are
+the entry points; ``config`` holds the frozen config dataclasses, the one home of every run
+default (the run command's flags read theirs from there); ``suite`` schedules the episodes of a
+run on an ``executor`` and logs them; ``episode`` plays one episode under the paper's protocol.
+What a run writes, and the one reader of its manifest, are in ``llm_aai.logs``.
+"""
+
+from llm_aai.runner.app import (
+    RESULTS_DIR,
+    RunError,
+    RunInterrupted,
+    RunOutcome,
+    resume_run,
+    run_config_of,
+    start_run,
+)
+from llm_aai.runner.config import ModelOptions, ResumeOverrides, RunConfig, default_run_id
+
+__all__ = [
+    "RESULTS_DIR",
+    "ModelOptions",
+    "ResumeOverrides",
+    "RunConfig",
+    "RunError",
+    "RunInterrupted",
+    "RunOutcome",
+    "default_run_id",
+    "resume_run",
+    "run_config_of",
+    "start_run",
+]

@@ -1,35 +1,60 @@
-"""Wire a run together from command-line arguments: tasks, agent, env, prompt, store, progress.
+"""Start or resume a run: the run library behind ``python -m llm_aai.run``.
 
-Kept apart from the CLI module so that tests and notebooks can start runs programmatically,
-and apart from the suite so the suite never sees argparse.
+``start_run(RunConfig(...))`` checks everything a run needs before anything is written (the
+task selection, every arena file, the agent and its API key, the prompt, the backend), then
+writes the manifest and plays the suite under the run's lock. ``resume_run(run_dir)`` rebuilds
+the config from the run's manifest, refuses arena files or prompts that changed since, and
+plays what is left. Neither reads command-line arguments: ``llm_aai.cli.run`` turns flags into
+a ``RunConfig`` and reports the errors raised here.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import hashlib
 import os
 import platform
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from filelock import Timeout
+from tqdm import tqdm
 
-from llm_aai.frames import FrameFormat
-from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult
-from llm_aai.logs.store import RunStore
-from llm_aai.protocol import PaperProtocol
+from llm_aai.agents import AgentSpec, ReplayExhausted, resolve_agent
+from llm_aai.arena import (
+    ArenaError,
+    Task,
+    file_sha256,
+    load_config,
+    resolve_arena_path,
+    select_tasks,
+)
+from llm_aai.env import AnimalAIEnv
+from llm_aai.env.backends.unity import UnityUnavailable
+from llm_aai.llm.errors import LLMError, LLMRequestError
+from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
+from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
+from llm_aai.prompts import Prompt, load_prompt_set
+from llm_aai.prompts.examples import ExampleError
+from llm_aai.runner.config import (
+    ResumeOverrides,
+    RunConfig,
+    config_from_manifest,
+    default_run_id,
+)
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id
 
-# Flags that may differ when a run is resumed; everything else comes from the manifest, and
-# giving one of those with another value is an error rather than silently ignored.
-_RESUME_OVERRIDABLE = {"concurrency", "no_progress", "arenas_dir", "api_base", "budget_usd",
-                       "stop_after_failures"}
+__all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "resume_run",
+           "run_config_of", "start_run"]
+
+RESULTS_DIR = Path("results")
+"""Where ``start_run`` makes run directories unless told otherwise."""
 
 
 class RunError(Exception):
@@ -40,81 +65,171 @@ class RunInterrupted(RunError):
     """Ctrl-C: finished episodes are kept, the ones in flight are rerun on resume."""
 
 
-def run_from_args(args: argparse.Namespace) -> tuple[Path, list[EpisodeResult]]:
-    """Start or resume the run the arguments describe; return its directory and results."""
-    from llm_aai.agents import resolve_agent
-    from llm_aai.arena import ArenaError, load_config, resolve_arena_path, select_tasks
-    from llm_aai.llm.errors import LLMError
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one invocation of a run did.
 
-    if args.resume:
-        args = _resumed_args(args)
-    elif args.arenas_dir is not None:  # the manifest must name the folder from anywhere
-        args.arenas_dir = args.arenas_dir.resolve()
+    Attributes:
+        run_dir: the run's directory (its manifest, episodes and summary).
+        results: the episodes this invocation finished, in the order they finished.
+
+    """
+
+    run_dir: Path
+    results: list[EpisodeResult]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A config checked and resolved: what the suite and the manifest are made from."""
+
+    config: RunConfig
+    suite: SuiteConfig
+    agent: AgentSpec
+    prompt: Prompt
+    arena_paths: dict[str, Path]
+
+
+def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str | None = None,
+              show_progress: bool = True) -> RunOutcome:
+    """Start a new run in ``out/run_id`` (by default ``out/<time>_<model>``) and play it.
+
+    Raises:
+        RunError: the config cannot run (the message says why), the directory holds a run
+            already, or another process holds it.
+        RunInterrupted: Ctrl-C; finished episodes are kept for ``resume_run``.
+
+    """
+    if config.arenas_dir is not None:  # the manifest must name the folder from anywhere
+        config = dataclasses.replace(config, arenas_dir=Path(config.arenas_dir).resolve())
+    tasks, arena_paths, agent, prompt = _resolve(config)
+    plan = _plan(config, tasks, arena_paths, agent, prompt)
+    out = Path(out)
+    run_dir = out / run_id if run_id else _unused_run_dir(out, default_run_id(config.model))
+    store = RunStore(run_dir, config.frames)
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
+    with _locked(store):
+        store.write_manifest(_manifest(run_dir.name, plan))
+        return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
+
+
+def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
+               show_progress: bool = True) -> RunOutcome:
+    """Play what is left of a run, with its recorded settings and the overrides given.
+
+    Episodes sealed as infrastructure failures are played again; the rest that are sealed
+    are kept. Runs written by earlier versions (whose manifest recorded the command line)
+    resume too.
+
+    Raises:
+        RunError: not a run directory, a malformed manifest, arena files or a prompt that
+            differ from the run's, or another process holds the run.
+        RunInterrupted: Ctrl-C.
+
+    """
+    run_dir = Path(run_dir)
+    manifest = _read_manifest(run_dir)
+    config = (overrides or ResumeOverrides()).apply(_config_of(manifest, run_dir))
+    tasks, arena_paths, agent, prompt = _resolve(config)
+    _check_arenas_unchanged(run_dir, manifest, arena_paths)
+    _check_prompt_unchanged(run_dir, manifest, prompt)
+    plan = _plan(config, tasks, arena_paths, agent, prompt)
+    with _locked(RunStore(run_dir, config.frames)) as store:
+        return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
+
+
+def run_config_of(run_dir: str | Path) -> RunConfig:
+    """The config a run was started with (what ``resume_run`` continues).
+
+    Raises:
+        RunError: not a run directory, or a manifest that does not hold a config.
+
+    """
+    return _config_of(_read_manifest(Path(run_dir)), Path(run_dir))
+
+
+def _read_manifest(run_dir: Path) -> RunManifest:
     try:
-        tasks = select_tasks(args.level, args.tasks, full=args.full_testbed)
-        arena_paths = {t.task_id: resolve_arena_path(t.task_id, args.arenas_dir) for t in tasks}
-        for path in arena_paths.values():  # a misread arena stops the run before it starts
+        return read_manifest(run_dir)
+    except (FileNotFoundError, SchemaError) as error:
+        raise RunError(str(error)) from error
+
+
+def _config_of(manifest: RunManifest, run_dir: Path) -> RunConfig:
+    try:
+        return config_from_manifest(manifest)
+    except SchemaError as error:
+        raise RunError(f"{run_dir / 'manifest.json'}: {error}") from error
+
+
+def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec, Prompt]:
+    """The tasks, their arena files (each one loaded), the agent and the prompt.
+
+    A misread arena or a missing API key stops the run here, before it starts.
+    """
+    try:
+        tasks = select_tasks(config.level, config.tasks, full=config.full_testbed)
+        arena_paths = {t.task_id: resolve_arena_path(t.task_id, config.arenas_dir)
+                       for t in tasks}
+        for path in arena_paths.values():
             load_config(path)
-        agent_spec = resolve_agent(args.model, **_agent_options(args))
-        frame_format = FrameFormat(args.frames, args.jpeg_quality)
+        agent = resolve_agent(config.model, **_agent_options(config))
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
         raise RunError(_message(error)) from error
-    prompt_set = _load_prompts(args.prompt, args.example)
-    if args.resume:
-        _check_arenas_unchanged(Path(args.resume), arena_paths)
-        _check_prompt_unchanged(Path(args.resume), prompt_set)
-    replay_seed = None
-    if args.model == "replay" and args.replay_from:
-        replay_seed = _check_replay_task(Path(args.replay_from), [t.task_id for t in tasks])
-    _check_backend(args)
+    return tasks, arena_paths, agent, _load_prompt(config.prompt, config.example)
 
-    config = SuiteConfig(
-        model=args.model, tasks=tuple(tasks), trials=args.trials, seed=args.seed,
-        backend=args.backend, resolution=args.resolution, prompt=args.prompt,
-        script_mode=args.script_mode, concurrency=args.concurrency,
-        max_relaunches=args.max_relaunches, relaunch_delay_s=args.relaunch_delay,
-        budget_usd=args.budget_usd, frames=args.frames, jpeg_quality=args.jpeg_quality,
-        stop_after_failed_episodes=args.stop_after_failures,
-        protocol=dataclasses.replace(PaperProtocol(), max_scripts=args.max_scripts,
-                                     initial_observations=args.initial_observations),
+
+def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
+          agent: AgentSpec, prompt: Prompt) -> _Plan:
+    """Check the replay source and the backend, and resolve the suite's config."""
+    replay_seed = None
+    if config.model == "replay" and config.replay_from:
+        replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
+    _check_backend(config)
+    suite = SuiteConfig(
+        model=config.model, tasks=tuple(tasks), trials=config.trials, seed=config.seed,
+        backend=config.backend, resolution=config.resolution, prompt=config.prompt,
+        script_mode=config.script_mode, concurrency=config.concurrency,
+        max_relaunches=config.max_relaunches, relaunch_delay_s=config.relaunch_delay_s,
+        budget_usd=config.budget_usd, frames=config.frames.kind,
+        jpeg_quality=config.frames.quality,
+        stop_after_failed_episodes=config.stop_after_failed_episodes,
+        protocol=config.protocol, agent_options=agent.describe()["options"],
         replay_seed=replay_seed,
     )
-    if args.resume:
-        run_dir = Path(args.resume)
-    elif args.run_id:
-        run_dir = Path(args.out) / args.run_id
-    else:
-        run_dir = _unused_run_dir(Path(args.out), _default_run_id(args.model))
-    store = RunStore(run_dir, frame_format)
-    if not args.resume and run_dir.exists() and any(run_dir.iterdir()):
-        raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
+    return _Plan(config, suite, agent, prompt, arena_paths)
+
+
+@contextmanager
+def _locked(store: RunStore) -> Iterator[RunStore]:
+    """Hold the run's lock while writing it; another holder is a ``RunError``."""
+    lock = store.lock()
     try:
-        with store.lock():
-            if not args.resume:
-                store.write_manifest(
-                    _manifest(args, run_dir.name, config, agent_spec, prompt_set, arena_paths))
-            return run_dir, _run_suite(args, config, store, agent_spec, prompt_set, arena_paths)
+        lock.acquire()
     except Timeout as error:
-        raise RunError(f"another process is running {run_dir} (it holds {error.lock_file}); "
+        raise RunError(f"another process is running {store.root} (it holds {error.lock_file}); "
                        "wait for it to finish, or stop it first") from error
+    try:
+        yield store
+    finally:
+        lock.release()
 
 
-def _run_suite(args, config, store: RunStore, agent_spec, prompt_set, arena_paths):
+def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[EpisodeResult]:
     """Play the pending episodes and tell the user why the run stopped early, if it did."""
-    from llm_aai.agents.replay import ReplayExhausted
-    from llm_aai.llm.errors import LLMRequestError
-
     run_dir = store.root
     suite = Suite(
-        config, store,
-        make_env=lambda: _make_env(args),
-        make_agent=agent_spec.create,
-        prompt=prompt_set,
-        arena_path=arena_paths.__getitem__,
+        plan.suite, store,
+        make_env=lambda: _make_env(plan.config),
+        make_agent=plan.agent.create,
+        prompt=plan.prompt,
+        arena_path=plan.arena_paths.__getitem__,
         on_result=None,
     )
     pending = suite.pending()
-    bar = _progress_bar(len(pending), disabled=args.no_progress)
+    bar = tqdm(total=len(pending), unit="episode", desc="episodes", disable=not show_progress,
+               dynamic_ncols=True)
     suite.on_result = lambda result, progress: _update_bar(bar, progress)
     try:
         results = suite.run()
@@ -143,18 +258,21 @@ def _run_suite(args, config, store: RunStore, agent_spec, prompt_set, arena_path
               file=sys.stderr)
     if suite.stopped_by_budget and not_started:
         print(f"budget reached: the run has cost ${suite.progress.cost_usd:.2f} of "
-              f"${config.budget_usd:.2f}; {not_started} episodes were not "
+              f"${plan.suite.budget_usd:.2f}; {not_started} episodes were not "
               f"started. Continue with --resume {run_dir} --budget-usd <more>", file=sys.stderr)
     return results
 
 
-def _agent_options(args: argparse.Namespace) -> dict[str, Any]:
+def _agent_options(config: RunConfig) -> dict[str, Any]:
+    """Every option a run can give an agent; ``resolve_agent`` keeps the ones it takes."""
+    options = config.model_options
     return {
-        "api_base": args.api_base, "temperature": args.temperature,
-        "max_tokens": args.max_tokens, "timeout_s": args.timeout, "max_retries": args.max_retries,
-        "max_concurrent": args.provider_concurrency or args.concurrency,
-        "keep_last_images": args.keep_last_images, "prompt_caching": args.prompt_caching,
-        "replay_from": args.replay_from,
+        "api_base": options.api_base, "temperature": options.temperature,
+        "max_tokens": options.max_tokens, "timeout_s": options.timeout_s,
+        "max_retries": options.max_retries,
+        "max_concurrent": options.provider_concurrency or config.concurrency,
+        "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
+        "replay_from": config.replay_from,
     }
 
 
@@ -166,8 +284,6 @@ def _check_replay_task(source: Path, selected: list[str]) -> int | None:
     depend on it). A scripts file or an unfinished episode names neither, and is replayed
     wherever, and with whatever seed, the run gives it.
     """
-    from llm_aai.logs.store import RESULT, read_result
-
     if not (source / RESULT).is_file():
         return None
     logged = read_result(source)
@@ -180,30 +296,23 @@ def _check_replay_task(source: Path, selected: list[str]) -> int | None:
     return logged.seed
 
 
-def _make_env(args: argparse.Namespace):
-    from llm_aai.env import AnimalAIEnv
-
-    return AnimalAIEnv(resolution=args.resolution, backend=args.backend,
-                       arenas_dir=args.arenas_dir)
+def _make_env(config: RunConfig) -> AnimalAIEnv:
+    return AnimalAIEnv(resolution=config.resolution, backend=config.backend,
+                       arenas_dir=config.arenas_dir)
 
 
-def _check_backend(args: argparse.Namespace) -> None:
+def _check_backend(config: RunConfig) -> None:
     """Build one environment before the run directory exists.
 
     A missing Unity package or build is then a one-line error that leaves nothing behind.
     """
-    from llm_aai.env.backends.unity import UnityUnavailable
-
     try:
-        _make_env(args).close()
+        _make_env(config).close()
     except UnityUnavailable as error:
         raise RunError(str(error)) from error
 
 
-def _load_prompts(name: str, example: Path | None):
-    from llm_aai.prompts import load_prompt_set
-    from llm_aai.prompts.examples import ExampleError
-
+def _load_prompt(name: str, example: Path | None) -> Prompt:
     try:
         return load_prompt_set(name, example=example) if example else load_prompt_set(name)
     except (KeyError, ExampleError, FileNotFoundError) as error:
@@ -217,82 +326,32 @@ def _message(error: Exception) -> str:
     return str(error)
 
 
-def _default_run_id(model: str) -> str:
-    from llm_aai.cli.run import default_run_id
-
-    return default_run_id(model)
-
-
-def _resumed_args(args: argparse.Namespace) -> argparse.Namespace:
-    """Rebuild the original arguments from the manifest, taking the overridable flags given.
-
-    A flag counts as given when its value differs from the command line's default. Any other
-    flag given with a value unlike the run's is refused: a resumed run that quietly used its
-    old model or trial count would not be what the user asked for.
-    """
-    from llm_aai.cli.run import build_parser
-
-    store = RunStore(Path(args.resume))
-    try:
-        saved = store.read_manifest()["cli_args"]
-    except FileNotFoundError as error:
-        raise RunError(str(error)) from error
-    merged = dict(saved)
-    # runs started before the frame format was a choice stored PNG frames
-    merged.setdefault("frames", "png")
-    merged.setdefault("jpeg_quality", 75)
-    parser = build_parser()
-    for key, default in vars(parser.parse_args([])).items():  # flags newer than the run
-        merged.setdefault(key, default)
-    conflicts = []
-    for key, value in vars(args).items():
-        given = _as_saved(value)
-        if key == "resume" or given == _as_saved(parser.get_default(key)):
-            continue
-        if key in _RESUME_OVERRIDABLE:
-            merged[key] = value.resolve() if isinstance(value, Path) else value
-        elif given != merged.get(key):
-            conflicts.append(f"--{key.replace('_', '-')} {given} (the run has {merged.get(key)})")
-    if conflicts:
-        raise RunError(f"{args.resume} was started with other settings, which --resume keeps: "
-                       + "; ".join(conflicts) + ". Start a new run to change them.")
-    merged["resume"] = args.resume
-    for key in ("out", "arenas_dir", "replay_from", "example"):
-        if merged.get(key) is not None:
-            merged[key] = Path(merged[key])
-    return argparse.Namespace(**merged)
-
-
-def _as_saved(value: Any) -> Any:
-    """A flag's value as the manifest stores it (paths as strings)."""
-    return str(value) if isinstance(value, Path) else value
-
-
-def _check_arenas_unchanged(run_dir: Path, arena_paths: dict[str, Path]) -> None:
+def _check_arenas_unchanged(run_dir: Path, manifest: RunManifest,
+                            arena_paths: dict[str, Path]) -> None:
     """Refuse to resume on arena files that differ from the ones the run started with."""
-    recorded = RunStore(run_dir).read_manifest().get("arenas", {})
     changed = [f"{task_id} ({path})" for task_id, path in arena_paths.items()
-               if task_id in recorded and _sha256(path) != recorded[task_id]]
+               if (recorded := manifest.arena_sha256(task_id)) is not None
+               and file_sha256(path) != recorded]
     if changed:
         raise RunError(f"arena files differ from those {run_dir} started with (checksums in its "
                        f"manifest.json): {', '.join(changed)}; resume with the original "
                        "--arenas-dir, or start a new run")
 
 
-def _prompt_record(prompt_set) -> dict[str, Any]:
+def _prompt_record(prompt: Prompt) -> dict[str, Any]:
     """What the manifest records about the prompt."""
-    return {"name": prompt_set.name, "sha256": prompt_set.sha256,
-            "system_text": prompt_set.system_text, **prompt_set.extra_manifest()}
+    return {"name": prompt.name, "sha256": prompt.sha256, "system_text": prompt.system_text,
+            **prompt.extra_manifest()}
 
 
-def _check_prompt_unchanged(run_dir: Path, prompt_set) -> None:
+def _check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt) -> None:
     """Refuse to resume with a prompt, turn messages or worked example the run did not use.
 
     The prompt files live in the package, so a ``git pull`` or an edit between two
     invocations would otherwise change what the model is told halfway through a run.
     """
-    recorded = RunStore(run_dir).read_manifest().get("prompt", {})
-    current = _prompt_record(prompt_set)
+    recorded = manifest.prompt
+    current = _prompt_record(prompt)
 
     def example_hash(record: dict[str, Any]) -> str | None:
         return (record.get("example") or {}).get("sha256")
@@ -318,32 +377,26 @@ def _unused_run_dir(out: Path, run_id: str) -> Path:
     return candidate
 
 
-def _manifest(
-    args, run_id: str, config: SuiteConfig, agent_spec, prompt_set, arena_paths
-) -> dict[str, Any]:
-    """Everything needed to know later exactly what ran (never any secret)."""
-    cli_args = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cli_args": cli_args,
-        "config": config.to_manifest(),
-        "agent": agent_spec.describe(),
-        "prompt": _prompt_record(prompt_set),
-        "seeds": {"run": config.seed, "episodes": {
-            episode_id(task.task_id, trial): config.seed_of(task.task_id, trial)
-            for task in config.tasks for trial in range(1, config.trials + 1)}},
-        "arenas": {task_id: _sha256(path) for task_id, path in arena_paths.items()},
-        "versions": _versions(),
-        "git": _git_revision(),
-        "host": {"python": platform.python_version(), "platform": platform.platform(),
-                 "mujoco_gl": os.environ.get("MUJOCO_GL")},
-    }
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def _manifest(run_id: str, plan: _Plan) -> RunManifest:
+    """Everything needed to know later exactly what ran, and to resume it (never a secret)."""
+    suite = plan.suite
+    return RunManifest(
+        run_id=run_id,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        run_config=plan.config.to_record(),
+        config=suite.to_manifest(),
+        agent=plan.agent.describe(),
+        prompt=_prompt_record(plan.prompt),
+        seeds={"run": suite.seed, "episodes": {
+            episode_id(task.task_id, trial): suite.seed_of(task.task_id, trial)
+            for task in suite.tasks for trial in range(1, suite.trials + 1)}},
+        arenas={task_id: file_sha256(path) for task_id, path in plan.arena_paths.items()},
+        versions=_versions(),
+        git=_git_revision(),
+        host={"python": platform.python_version(), "platform": platform.platform(),
+              "mujoco_gl": os.environ.get("MUJOCO_GL")},
+        schema_version=SCHEMA_VERSION,
+    )
 
 
 def _versions() -> dict[str, str | None]:
@@ -367,12 +420,6 @@ def _git_revision() -> dict[str, Any] | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return {"revision": revision.stdout.strip(), "dirty": bool(status.stdout.strip())}
-
-
-def _progress_bar(total: int, *, disabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="episode", desc="episodes", disable=disabled, dynamic_ncols=True)
 
 
 def _update_bar(bar, progress: Progress) -> None:

@@ -12,34 +12,41 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.arena import Task, load_config
+from llm_aai.frames import FrameFormat
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RunStore
 from llm_aai.protocol import PaperProtocol
+from llm_aai.runner.config import RunConfig
 from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
 from llm_aai.runner.thread_pool import Executor, ThreadExecutor
 
 
 @dataclass(frozen=True)
 class SuiteConfig:
-    """Everything that decides what a run does; recorded verbatim in the manifest."""
+    """Everything that decides what a run does, resolved; recorded in the manifest's ``config``.
+
+    ``start_run`` builds it from a ``RunConfig`` (tasks selected, agent options resolved), whose
+    defaults these are.
+    """
 
     model: str
     tasks: tuple[Task, ...]
-    trials: int = 1
-    seed: int = 0
-    backend: str = "embedded"
-    resolution: int = 512
-    prompt: str = "react"
-    script_mode: str = "strict"
-    concurrency: int = 1
-    max_relaunches: int = 2
-    relaunch_delay_s: float = 5.0
-    budget_usd: float | None = None
-    frames: str = "jpeg"
-    jpeg_quality: int = 75
+    trials: int = RunConfig.trials
+    seed: int = RunConfig.seed
+    backend: str = RunConfig.backend
+    resolution: int = RunConfig.resolution
+    prompt: str = RunConfig.prompt
+    script_mode: str = RunConfig.script_mode
+    concurrency: int = RunConfig.concurrency
+    max_relaunches: int = RunConfig.max_relaunches
+    relaunch_delay_s: float = RunConfig.relaunch_delay_s
+    budget_usd: float | None = RunConfig.budget_usd
+    frames: str = FrameFormat.kind
+    jpeg_quality: int = FrameFormat.quality
     protocol: PaperProtocol = field(default_factory=PaperProtocol)
     agent_options: dict[str, Any] = field(default_factory=dict)
-    stop_after_failed_episodes: int = 3
+    """The options the agent was built with, as the manifest shows them (no secrets)."""
+    stop_after_failed_episodes: int = RunConfig.stop_after_failed_episodes
     """Episodes in a row lost to infrastructure (after their relaunches) that stop the run: a
     model server that is down or misnamed would otherwise be retried episode after episode
     for hours before the run reported anything."""

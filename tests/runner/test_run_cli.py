@@ -167,7 +167,7 @@ def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir
     assert first.returncode == 0, first.stderr
     run_dir = tmp_path / "out" / "r"
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["cli_args"]["arenas_dir"] == str(arenas)  # absolute, usable from anywhere
+    assert manifest["run_config"]["arenas_dir"] == str(arenas)  # absolute, usable from anywhere
     shutil.rmtree(run_dir / "episodes" / "01-06-02_t1")
 
     refused = run_cli(["--resume", run_dir, "--model", "random", "--trials", 3])

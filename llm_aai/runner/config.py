@@ -1,0 +1,246 @@
+"""What a run is asked to do, as frozen dataclasses: the one home of every run default.
+
+``start_run`` (``llm_aai.runner.app``) takes a ``RunConfig``; the manifest records it
+(``to_record``) and ``resume_run`` rebuilds it from there (``config_from_manifest``). The run
+command's flags take their defaults from these classes (``llm_aai.cli.run``), and the model
+options take theirs from the model client (``llm_aai.llm.client``), so each default has one
+value wherever a run is started from: a notebook, the benchmark or the command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from llm_aai.frames import FrameFormat
+from llm_aai.llm.client import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TIMEOUT_S,
+)
+from llm_aai.logs.schema import RunManifest, SchemaError
+from llm_aai.protocol import PaperProtocol
+
+__all__ = ["ModelOptions", "ResumeOverrides", "RunConfig", "config_from_manifest",
+           "default_run_id"]
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How a model agent calls its provider (the built-in agents ignore these).
+
+    Attributes:
+        api_base: base URL of the provider's API (a local OpenAI-compatible server, a proxy,
+            ``llm_aai.llm.fake_server``); None for the provider's own.
+        temperature: sampling temperature (the paper's: 0).
+        max_tokens: reply length limit per call.
+        timeout_s: seconds per model call.
+        max_retries: retries of a call on 429, 5xx and timeouts, with backoff and Retry-After.
+        provider_concurrency: simultaneous calls to one provider; None: the run's concurrency.
+        keep_last_images: send only the last K images (older ones become a text placeholder);
+            None sends them all.
+        prompt_caching: add Anthropic prompt-caching breakpoints.
+
+    """
+
+    api_base: str | None = None
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_retries: int = DEFAULT_MAX_RETRIES
+    provider_concurrency: int | None = None
+    keep_last_images: int | None = None
+    prompt_caching: bool = False
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a run is asked to do; ``start_run``'s input and what resume restores.
+
+    Attributes:
+        model: an alias (``claude``), a litellm model string, or a built-in agent
+            (``heuristic``, ``random``, ``human``, ``replay``).
+        level: levels to play, e.g. ``"1-10"`` or ``"1,3,5"``; None for all.
+        tasks: comma-separated task ids; None for all (both filters apply when both given).
+        full_testbed: select from all 900 testbed tasks instead of the 40-task subset.
+        trials: episodes per task, each with its own seed.
+        seed: the run seed; each episode's seed derives from it, the task and the trial.
+        backend: ``embedded`` (our simulator) or ``unity`` (the Animal-AI build).
+        resolution: square frame size in pixels.
+        frames: how frames are sent and logged (JPEG at quality 75, as in the paper).
+        prompt: ``react`` (experiment 1), ``icl`` (experiment 2) or a prompt file.
+        example: with ``icl``, an example folder instead of the built-in tutorial.
+        script_mode: ``strict`` (the paper's grammar) or ``lenient`` (repairs, each logged).
+        protocol: the episode protocol's numbers (the paper's by default).
+        concurrency: episodes played at once.
+        max_relaunches: relaunches of a trial whose model calls kept failing.
+        relaunch_delay_s: seconds before the n-th relaunch, times n.
+        stop_after_failed_episodes: stop after this many episodes in a row lost to
+            infrastructure errors.
+        budget_usd: start no more episodes once the run has cost this much; None: no limit.
+        arenas_dir: folder of testbed YAMLs; None: ``$LLM_AAI_ARENAS`` or the cache.
+        replay_from: with ``model="replay"``, the episode directory (or scripts file) whose
+            scripts are re-issued.
+        model_options: how a model agent calls its provider.
+
+    """
+
+    model: str
+    level: str | None = None
+    tasks: str | None = None
+    full_testbed: bool = False
+    trials: int = 1
+    seed: int = 0
+    backend: str = "embedded"
+    resolution: int = 512
+    frames: FrameFormat = field(default_factory=FrameFormat)
+    prompt: str = "react"
+    example: Path | None = None
+    script_mode: str = "strict"
+    protocol: PaperProtocol = field(default_factory=PaperProtocol)
+    concurrency: int = 1
+    max_relaunches: int = 2
+    relaunch_delay_s: float = 5.0
+    stop_after_failed_episodes: int = 3
+    budget_usd: float | None = None
+    arenas_dir: Path | None = None
+    replay_from: Path | None = None
+    model_options: ModelOptions = field(default_factory=ModelOptions)
+
+    def to_record(self) -> dict[str, Any]:
+        """The config as JSON data: the manifest's ``run_config`` (paths as text)."""
+        return _RECORD.dump_python(self, mode="json")
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], *, section: str = "run_config") -> RunConfig:
+        """Rebuild a config from ``to_record``'s data.
+
+        Fields added to the config after the record was written take their defaults, as a
+        run started then would have had them.
+
+        Raises:
+            SchemaError: an unknown field, or a value of the wrong kind; the message names
+                the field as ``'<section>.<field>'``.
+
+        """
+        _refuse_unknown_fields(cls, record, section)
+        try:
+            return _RECORD.validate_json(json.dumps(dict(record)), strict=True)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in (section, *first["loc"]))
+            raise SchemaError(f"field {where!r}: {first['msg']}") from None
+
+
+@dataclass(frozen=True)
+class ResumeOverrides:
+    """What a resumed run may change: where and how fast it runs, and how much it may spend.
+
+    Nothing that changes what the run measures (model, tasks, protocol, prompt...) can be
+    changed: a resumed run that mixed two settings would not be one experiment. None keeps the
+    run's own value.
+    """
+
+    concurrency: int | None = None
+    arenas_dir: Path | None = None
+    api_base: str | None = None
+    budget_usd: float | None = None
+    stop_after_failed_episodes: int | None = None
+
+    def apply(self, config: RunConfig) -> RunConfig:
+        """The run's config with the given overrides (an arenas folder made absolute)."""
+        changes: dict[str, Any] = {name: value for name, value in dataclasses.asdict(self).items()
+                                   if value is not None and name != "api_base"}
+        if self.arenas_dir is not None:
+            changes["arenas_dir"] = Path(self.arenas_dir).resolve()
+        if self.api_base is not None:
+            changes["model_options"] = dataclasses.replace(config.model_options,
+                                                           api_base=self.api_base)
+        return dataclasses.replace(config, **changes)
+
+
+def config_from_manifest(manifest: RunManifest) -> RunConfig:
+    """The config a run was started with, from its manifest (either version).
+
+    Raises:
+        SchemaError: the recorded settings do not make a config (the field is named).
+
+    """
+    if manifest.run_config is not None:
+        return RunConfig.from_record(manifest.run_config)
+    if manifest.cli_args is not None:
+        return RunConfig.from_record(_record_of_cli_args(manifest.cli_args), section="cli_args")
+    raise SchemaError("missing field 'run_config': the manifest does not say how the run was "
+                      "started, so it cannot be resumed")
+
+
+def default_run_id(model: str) -> str:
+    """A sortable, filesystem-safe run name: the UTC time, then the model."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in model)
+    return f"{stamp}_{safe}"
+
+
+_RECORD = TypeAdapter(RunConfig)
+
+# How a version 1 manifest's ``cli_args`` (the run command's arguments, as that version
+# saved them) map onto the config. A fixed record of that version, not the current flags.
+_CLI_V1_FIELDS = {
+    "model": "model", "level": "level", "tasks": "tasks", "full_testbed": "full_testbed",
+    "trials": "trials", "seed": "seed", "backend": "backend", "resolution": "resolution",
+    "frames": "frames.kind", "jpeg_quality": "frames.quality", "prompt": "prompt",
+    "example": "example", "script_mode": "script_mode",
+    "max_scripts": "protocol.max_scripts",
+    "initial_observations": "protocol.initial_observations",
+    "concurrency": "concurrency", "max_relaunches": "max_relaunches",
+    "relaunch_delay": "relaunch_delay_s", "stop_after_failures": "stop_after_failed_episodes",
+    "budget_usd": "budget_usd", "arenas_dir": "arenas_dir", "replay_from": "replay_from",
+    "api_base": "model_options.api_base", "temperature": "model_options.temperature",
+    "max_tokens": "model_options.max_tokens", "timeout": "model_options.timeout_s",
+    "max_retries": "model_options.max_retries",
+    "provider_concurrency": "model_options.provider_concurrency",
+    "keep_last_images": "model_options.keep_last_images",
+    "prompt_caching": "model_options.prompt_caching",
+}
+_CLI_V1_NOT_SETTINGS = frozenset({"resume", "out", "run_id", "no_progress"})
+
+
+def _record_of_cli_args(cli_args: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 1 manifest's command line as a config record.
+
+    Arguments it lacks (flags newer than the run) take the config's defaults, except the
+    frame format: runs started before it was a choice stored PNG frames.
+    """
+    unknown = sorted(set(cli_args) - set(_CLI_V1_FIELDS) - _CLI_V1_NOT_SETTINGS)
+    if unknown:
+        raise SchemaError(f"field 'cli_args.{unknown[0]}': not an argument this llm-aai knows")
+    record: dict[str, Any] = {"frames": {"kind": "png"}}
+    for name, path in _CLI_V1_FIELDS.items():
+        if name in cli_args:
+            *parents, leaf = path.split(".")
+            target = record
+            for parent in parents:
+                target = target.setdefault(parent, {})
+            target[leaf] = cli_args[name]
+    return record
+
+
+def _refuse_unknown_fields(kind: type, record: Any, where: str) -> None:
+    """Name the first field of ``record`` (or of a nested record) that ``kind`` lacks."""
+    if not isinstance(record, Mapping):
+        return  # the validator names the wrong kind
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    for name, value in record.items():
+        if name not in fields:
+            raise SchemaError(f"field '{where}.{name}': not a setting this llm-aai knows")
+        nested = fields[name].default_factory
+        if dataclasses.is_dataclass(nested):
+            _refuse_unknown_fields(nested, value, f"{where}.{name}")
