@@ -377,3 +377,15 @@ def test_icl_run_sends_the_worked_example_before_the_episode(testbed_dir, tmp_pa
     assert all("Think(" in reply or "Go(" in reply or "Turn(" in reply for reply in demo_replies)
     last_images = [p for p in first["messages"][-1]["content"] if p["type"] == "image_url"]
     assert len(last_images) == 3
+
+
+def test_the_manifest_records_the_options_the_agent_was_built_with(testbed_dir, tmp_path):
+    with FakeChatServer(default="Go(1);") as server:
+        result = run_cli(base_args(testbed_dir, tmp_path, server.url) + [
+            "--max-scripts", 1, "--temperature", 0.5])
+        url = server.url
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    options = manifest["config"]["agent_options"]  # it was {} for every run
+    assert options["api_base"] == url and options["temperature"] == 0.5
+    assert options["max_retries"] == 6 and options["max_tokens"] == 1024

@@ -1,0 +1,163 @@
+"""The run library without a command line: start_run / resume_run on typed configs.
+
+Also the defaults' single home: every flag of ``python -m llm_aai.run`` defaults to the config
+field it sets, and the model client defaults to the same values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from llm_aai.cli.run import CONFIG_FLAGS, build_parser
+from llm_aai.llm.client import LiteLLMClient
+from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs import RunStore, read_manifest
+from llm_aai.prompts import load_prompt
+from llm_aai.runner import (
+    RESULTS_DIR,
+    ModelOptions,
+    ResumeOverrides,
+    RunConfig,
+    RunError,
+    resume_run,
+    run_config_of,
+    start_run,
+)
+from llm_aai.runner.app import _prompt_record
+from llm_aai.runner.config import config_from_manifest
+from llm_aai.protocol import PAPER_PROTOCOL
+
+V1_MANIFEST = Path(__file__).parents[1] / "logs" / "data" / "manifest-v1.json"
+COMMAND_ONLY = {"out", "run_id", "resume", "no_progress"}
+"""Flags that are not settings of a run: where it goes, which run to resume, the display."""
+
+
+def _at(config, path: str):
+    return functools.reduce(getattr, path.split("."), config)
+
+
+def test_every_flag_defaults_to_the_config_field_it_sets():
+    parser = build_parser()
+    defaults = RunConfig(model="m")
+    dests = {action.dest for action in parser._actions if action.dest != "help"}
+    assert dests - COMMAND_ONLY == set(CONFIG_FLAGS)  # a new flag must set a config field
+    for dest, path in CONFIG_FLAGS.items():
+        if dest != "model":
+            assert parser.get_default(dest) == _at(defaults, path), dest
+    assert parser.get_default("out") == RESULTS_DIR
+
+
+def test_the_model_options_default_to_the_model_clients():
+    signature = inspect.signature(LiteLLMClient)
+    options = ModelOptions()
+    for name in ("temperature", "max_tokens", "timeout_s", "max_retries"):
+        assert signature.parameters[name].default == getattr(options, name), name
+
+
+def _model_config(testbed_dir: Path, url: str, **changes) -> RunConfig:
+    return RunConfig(model="openai/fake", tasks="01-04-03", arenas_dir=testbed_dir,
+                     resolution=64, protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1),
+                     model_options=ModelOptions(api_base=url, max_tokens=256), **changes)
+
+
+def test_start_and_resume_a_run_without_a_command_line(testbed_dir, tmp_path):
+    with FakeChatServer(default="Go(3);") as server:
+        url = server.url
+        config = _model_config(testbed_dir, url, trials=2)
+        outcome = start_run(config, out=tmp_path, run_id="r", show_progress=False)
+    assert outcome.run_dir == tmp_path / "r"
+    assert sorted(r.episode_id for r in outcome.results) == ["01-04-03_t1", "01-04-03_t2"]
+    manifest = read_manifest(outcome.run_dir)
+    assert manifest.manifest_version == 2 and manifest.cli_args is None
+    assert run_config_of(outcome.run_dir) == config
+    # the options the agent was built with, which every manifest recorded as {} before
+    options = manifest.config["agent_options"]
+    assert options["api_base"] == url and options["max_tokens"] == 256
+    assert options["max_retries"] == 6 and options["temperature"] == 0.0
+    assert options == manifest.agent["options"]
+
+    shutil.rmtree(outcome.run_dir / "episodes" / "01-04-03_t2")
+    with FakeChatServer(default="Turn(6);") as moved:
+        resumed = resume_run(outcome.run_dir, ResumeOverrides(api_base=moved.url),
+                             show_progress=False)
+        assert len(moved.requests) == 1  # the override reached the agent
+    assert [r.episode_id for r in resumed.results] == ["01-04-03_t2"]
+    assert read_manifest(outcome.run_dir) == manifest  # resuming never rewrites it
+
+
+def test_resume_refuses_what_is_not_a_run(tmp_path):
+    with pytest.raises(RunError, match="not an llm-aai run directory"):
+        resume_run(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({
+        "manifest_version": 2, "config": {"model": "m", "prompt": "react"},
+        "run_config": {"model": "m", "trials": "two"}}))
+    with pytest.raises(RunError, match=r"manifest.json: field 'run_config.trials': "
+                                       r"Input should be a valid integer"):
+        resume_run(tmp_path)
+
+
+def _v1_run(tmp_path: Path) -> Path:
+    """A run directory as the previous version left it: its manifest, no episode finished.
+
+    The prompt record is brought up to date so that an edit of the package's prompt, which a
+    resume rightly refuses, does not fail this test of the manifest's format.
+    """
+    run_dir = tmp_path / "v1"
+    run_dir.mkdir()
+    manifest = json.loads(V1_MANIFEST.read_text())
+    manifest["prompt"] = _prompt_record(load_prompt("react"))
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    return run_dir
+
+
+def test_a_run_started_by_the_previous_version_resumes(testbed_dir, tmp_path):
+    run_dir = _v1_run(tmp_path)
+    assert run_config_of(run_dir) == RunConfig(
+        model="heuristic", tasks="01-04-03,01-06-02", resolution=64,
+        protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1),
+        arenas_dir=Path("/work/shared/testbed/competition"))
+    resumed = resume_run(run_dir, ResumeOverrides(arenas_dir=testbed_dir), show_progress=False)
+    assert sorted(r.episode_id for r in resumed.results) == ["01-04-03_t1", "01-06-02_t1"]
+    assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
+
+
+def test_previous_version_command_lines_convert_field_by_field():
+    cli_args = json.loads(V1_MANIFEST.read_text())["cli_args"]
+    del cli_args["frames"], cli_args["jpeg_quality"]  # runs from before the choice: PNG frames
+    manifest = read_manifest_from({"config": {"model": "heuristic", "prompt": "react"},
+                                   "cli_args": cli_args})
+    config = config_from_manifest(manifest)
+    assert (config.frames.kind, config.frames.quality) == ("png", 75)
+    assert config.model_options.timeout_s == 120.0 and config.relaunch_delay_s == 5.0
+    assert config.stop_after_failed_episodes == 3
+
+    cli_args["shiny_new_flag"] = 1
+    with pytest.raises(Exception, match=r"field 'cli_args.shiny_new_flag'"):
+        config_from_manifest(read_manifest_from({"config": {"model": "h", "prompt": "react"},
+                                                 "cli_args": cli_args}))
+
+
+def read_manifest_from(data: dict):
+    from llm_aai.logs.schema import manifest_from_dict
+
+    return manifest_from_dict(data)
+
+
+@pytest.mark.parametrize("record, message", [
+    ({"model": "m", "trialz": 2}, r"field 'run_config.trialz': not a setting"),
+    ({"model": "m", "protocol": {"max_script": 2}}, r"field 'run_config.protocol.max_script'"),
+    ({"model": "m", "frames": {"kind": "gif"}}, r"field 'run_config.frames': .*got 'gif'"),
+    ({"trials": 2}, r"field 'run_config.model': Field required"),
+])
+def test_a_bad_config_record_names_the_field(record, message):
+    from llm_aai.logs import SchemaError
+
+    with pytest.raises(SchemaError, match=message):
+        RunConfig.from_record(record)
