@@ -1,7 +1,7 @@
 """``python -m llm_aai.run``: evaluate an agent on testbed tasks under the paper's protocol.
 
 The flags are a ``RunConfig`` (``llm_aai.runner.config``) spelled for the command line:
-``CONFIG_FLAGS`` names the config field each flag sets, and the flag's default is read from
+``FLAG_FIELDS`` names the config field each flag sets, and the flag's default is read from
 there. The run itself is ``llm_aai.runner``'s ``start_run`` / ``resume_run``.
 """
 
@@ -29,27 +29,9 @@ from llm_aai.runner import (
     run_config_of,
     start_run,
 )
+from llm_aai.runner.config import FLAG_FIELDS
 
-__all__ = ["CONFIG_FLAGS", "build_parser", "config_from_args", "default_run_id", "main"]
-
-CONFIG_FLAGS = {
-    "model": "model", "level": "level", "tasks": "tasks", "full_testbed": "full_testbed",
-    "trials": "trials", "seed": "seed", "backend": "backend", "resolution": "resolution",
-    "frames": "frames.kind", "jpeg_quality": "frames.quality", "prompt": "prompt",
-    "example": "example", "script_mode": "script_mode",
-    "max_scripts": "protocol.max_scripts",
-    "initial_observations": "protocol.initial_observations",
-    "concurrency": "concurrency", "max_relaunches": "max_relaunches",
-    "relaunch_delay": "relaunch_delay_s", "stop_after_failures": "stop_after_failed_episodes",
-    "budget_usd": "budget_usd", "arenas_dir": "arenas_dir", "replay_from": "replay_from",
-    "api_base": "model_options.api_base", "temperature": "model_options.temperature",
-    "max_tokens": "model_options.max_tokens", "timeout": "model_options.timeout_s",
-    "max_retries": "model_options.max_retries",
-    "provider_concurrency": "model_options.provider_concurrency",
-    "keep_last_images": "model_options.keep_last_images",
-    "prompt_caching": "model_options.prompt_caching",
-}
-"""Each flag that sets a config field (by its argparse ``dest``) -> the field's dotted path."""
+__all__ = ["build_parser", "config_from_args", "default_run_id", "main"]
 
 RESUME_FLAGS = {"concurrency": "concurrency", "arenas_dir": "arenas_dir",
                 "api_base": "api_base", "budget_usd": "budget_usd",
@@ -200,7 +182,7 @@ def _positive_float(text: str) -> float:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run config the parsed flags describe."""
     config = RunConfig(model=args.model)
-    for dest, path in CONFIG_FLAGS.items():
+    for dest, path in FLAG_FIELDS.items():
         config = _with_field(config, path, getattr(args, dest))
     return config
 
@@ -228,7 +210,7 @@ def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOut
         if dest in RESUME_FLAGS:
             overrides[RESUME_FLAGS[dest]] = value
             continue
-        then = _field(run, CONFIG_FLAGS[dest]) if dest in CONFIG_FLAGS else where[dest]
+        then = _field(run, FLAG_FIELDS[dest]) if dest in FLAG_FIELDS else where[dest]
         if _as_saved(value) != _as_saved(then):
             conflicts.append(f"--{dest.replace('_', '-')} {_as_saved(value)} "
                              f"(the run has {_as_saved(then)})")

@@ -29,8 +29,8 @@ from llm_aai.llm.client import (
 from llm_aai.logs.schema import RunManifest, SchemaError
 from llm_aai.protocol import PaperProtocol
 
-__all__ = ["ModelOptions", "ResumeOverrides", "RunConfig", "config_from_manifest",
-           "default_run_id"]
+__all__ = ["FLAG_FIELDS", "ModelOptions", "ResumeOverrides", "RunConfig",
+           "config_from_manifest", "default_run_id"]
 
 
 @dataclass(frozen=True)
@@ -191,9 +191,7 @@ def default_run_id(model: str) -> str:
 
 _RECORD = TypeAdapter(RunConfig)
 
-# How a version 1 manifest's ``cli_args`` (the run command's arguments, as that version
-# saved them) map onto the config. A fixed record of that version, not the current flags.
-_CLI_V1_FIELDS = {
+FLAG_FIELDS = {
     "model": "model", "level": "level", "tasks": "tasks", "full_testbed": "full_testbed",
     "trials": "trials", "seed": "seed", "backend": "backend", "resolution": "resolution",
     "frames": "frames.kind", "jpeg_quality": "frames.quality", "prompt": "prompt",
@@ -210,6 +208,11 @@ _CLI_V1_FIELDS = {
     "keep_last_images": "model_options.keep_last_images",
     "prompt_caching": "model_options.prompt_caching",
 }
+"""The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
+
+``llm_aai.cli.run`` builds its flags' defaults and its ``RunConfig`` from this table, and a
+version 1 manifest stored its ``cli_args`` under these names: renaming a flag needs the old
+name kept here for those manifests (``tests/logs/data/manifest-v1.json`` checks it)."""
 _CLI_V1_NOT_SETTINGS = frozenset({"resume", "out", "run_id", "no_progress"})
 
 
@@ -219,11 +222,11 @@ def _record_of_cli_args(cli_args: Mapping[str, Any]) -> dict[str, Any]:
     Arguments it lacks (flags newer than the run) take the config's defaults, except the
     frame format: runs started before it was a choice stored PNG frames.
     """
-    unknown = sorted(set(cli_args) - set(_CLI_V1_FIELDS) - _CLI_V1_NOT_SETTINGS)
+    unknown = sorted(set(cli_args) - set(FLAG_FIELDS) - _CLI_V1_NOT_SETTINGS)
     if unknown:
         raise SchemaError(f"field 'cli_args.{unknown[0]}': not an argument this llm-aai knows")
     record: dict[str, Any] = {"frames": {"kind": "png"}}
-    for name, path in _CLI_V1_FIELDS.items():
+    for name, path in FLAG_FIELDS.items():
         if name in cli_args:
             *parents, leaf = path.split(".")
             target = record

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from llm_aai.cli.run import CONFIG_FLAGS, build_parser
+from llm_aai.cli.run import build_parser
 from llm_aai.llm.client import LiteLLMClient
 from llm_aai.llm.fake_server import FakeChatServer
-from llm_aai.logs import RunStore, read_manifest
+from llm_aai.logs import RunStore, SchemaError, read_manifest
+from llm_aai.logs.schema import manifest_from_dict
 from llm_aai.prompts import load_prompt
+from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import (
     RESULTS_DIR,
     ModelOptions,
@@ -31,8 +33,7 @@ from llm_aai.runner import (
     start_run,
 )
 from llm_aai.runner.app import _prompt_record
-from llm_aai.runner.config import config_from_manifest
-from llm_aai.protocol import PAPER_PROTOCOL
+from llm_aai.runner.config import FLAG_FIELDS, config_from_manifest
 
 V1_MANIFEST = Path(__file__).parents[1] / "logs" / "data" / "manifest-v1.json"
 COMMAND_ONLY = {"out", "run_id", "resume", "no_progress"}
@@ -47,8 +48,8 @@ def test_every_flag_defaults_to_the_config_field_it_sets():
     parser = build_parser()
     defaults = RunConfig(model="m")
     dests = {action.dest for action in parser._actions if action.dest != "help"}
-    assert dests - COMMAND_ONLY == set(CONFIG_FLAGS)  # a new flag must set a config field
-    for dest, path in CONFIG_FLAGS.items():
+    assert dests - COMMAND_ONLY == set(FLAG_FIELDS)  # a new flag must set a config field
+    for dest, path in FLAG_FIELDS.items():
         if dest != "model":
             assert parser.get_default(dest) == _at(defaults, path), dest
     assert parser.get_default("out") == RESULTS_DIR
@@ -131,7 +132,7 @@ def test_a_run_started_by_the_previous_version_resumes(testbed_dir, tmp_path):
 def test_previous_version_command_lines_convert_field_by_field():
     cli_args = json.loads(V1_MANIFEST.read_text())["cli_args"]
     del cli_args["frames"], cli_args["jpeg_quality"]  # runs from before the choice: PNG frames
-    manifest = read_manifest_from({"config": {"model": "heuristic", "prompt": "react"},
+    manifest = manifest_from_dict({"config": {"model": "heuristic", "prompt": "react"},
                                    "cli_args": cli_args})
     config = config_from_manifest(manifest)
     assert (config.frames.kind, config.frames.quality) == ("png", 75)
@@ -139,15 +140,9 @@ def test_previous_version_command_lines_convert_field_by_field():
     assert config.stop_after_failed_episodes == 3
 
     cli_args["shiny_new_flag"] = 1
-    with pytest.raises(Exception, match=r"field 'cli_args.shiny_new_flag'"):
-        config_from_manifest(read_manifest_from({"config": {"model": "h", "prompt": "react"},
+    with pytest.raises(SchemaError, match=r"field 'cli_args.shiny_new_flag'"):
+        config_from_manifest(manifest_from_dict({"config": {"model": "h", "prompt": "react"},
                                                  "cli_args": cli_args}))
-
-
-def read_manifest_from(data: dict):
-    from llm_aai.logs.schema import manifest_from_dict
-
-    return manifest_from_dict(data)
 
 
 @pytest.mark.parametrize("record, message", [
@@ -157,7 +152,5 @@ def read_manifest_from(data: dict):
     ({"trials": 2}, r"field 'run_config.model': Field required"),
 ])
 def test_a_bad_config_record_names_the_field(record, message):
-    from llm_aai.logs import SchemaError
-
     with pytest.raises(SchemaError, match=message):
         RunConfig.from_record(record)
