@@ -204,9 +204,9 @@ class RunManifest:
     def to_dict(self) -> dict[str, Any]:
         """The manifest as JSON data (a version 1 manifest keeps its ``cli_args``)."""
         data = to_dict(self)
-        for legacy_or_new in ("run_config", "cli_args"):
-            if data[legacy_or_new] is None:
-                del data[legacy_or_new]
+        for settings in ("run_config", "cli_args"):  # one of them, by version
+            if data[settings] is None:
+                del data[settings]
         return data
 
 

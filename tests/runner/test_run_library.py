@@ -6,6 +6,7 @@ field it sets, and the model client defaults to the same values.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import inspect
@@ -154,3 +155,12 @@ def test_previous_version_command_lines_convert_field_by_field():
 def test_a_bad_config_record_names_the_field(record, message):
     with pytest.raises(SchemaError, match=message):
         RunConfig.from_record(record)
+
+
+def test_the_run_library_never_imports_the_command_line():
+    runner = Path(__file__).parents[2] / "llm_aai" / "runner"
+    for module in runner.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(), str(module))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(name.startswith(("llm_aai.cli", "argparse")) for name in names), module
