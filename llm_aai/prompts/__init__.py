@@ -172,6 +172,14 @@ class Prompt:
         """The system prompt (same as ``text``)."""
         return self.text
 
+    def manifest(self) -> dict[str, Any]:
+        """What a run manifest records about the prompt: name, hash, text and the extras.
+
+        Resuming a run compares these hashes with the prompt it would use now.
+        """
+        return {"name": self.name, "sha256": self.sha256, "system_text": self.system_text,
+                **self.extra_manifest()}
+
     def extra_manifest(self) -> dict[str, Any]:
         """Return what the run manifest records besides name, hash and text."""
         extra: dict[str, Any] = {"turn_messages": dict(self.messages.templates),

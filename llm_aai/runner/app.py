@@ -338,12 +338,6 @@ def _check_arenas_unchanged(run_dir: Path, manifest: RunManifest,
                        "--arenas-dir, or start a new run")
 
 
-def _prompt_record(prompt: Prompt) -> dict[str, Any]:
-    """What the manifest records about the prompt."""
-    return {"name": prompt.name, "sha256": prompt.sha256, "system_text": prompt.system_text,
-            **prompt.extra_manifest()}
-
-
 def _check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt) -> None:
     """Refuse to resume with a prompt, turn messages or worked example the run did not use.
 
@@ -351,7 +345,7 @@ def _check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt
     invocations would otherwise change what the model is told halfway through a run.
     """
     recorded = manifest.prompt
-    current = _prompt_record(prompt)
+    current = prompt.manifest()
 
     def example_hash(record: dict[str, Any]) -> str | None:
         return (record.get("example") or {}).get("sha256")
@@ -386,7 +380,7 @@ def _manifest(run_id: str, plan: _Plan) -> RunManifest:
         run_config=plan.config.to_record(),
         config=suite.to_manifest(),
         agent=plan.agent.describe(),
-        prompt=_prompt_record(plan.prompt),
+        prompt=plan.prompt.manifest(),
         seeds={"run": suite.seed, "episodes": {
             episode_id(task.task_id, trial): suite.seed_of(task.task_id, trial)
             for task in suite.tasks for trial in range(1, suite.trials + 1)}},

@@ -33,7 +33,6 @@ from llm_aai.runner import (
     run_config_of,
     start_run,
 )
-from llm_aai.runner.app import _prompt_record
 from llm_aai.runner.config import FLAG_FIELDS, config_from_manifest
 
 V1_MANIFEST = Path(__file__).parents[1] / "logs" / "data" / "manifest-v1.json"
@@ -114,7 +113,7 @@ def _v1_run(tmp_path: Path) -> Path:
     run_dir = tmp_path / "v1"
     run_dir.mkdir()
     manifest = json.loads(V1_MANIFEST.read_text())
-    manifest["prompt"] = _prompt_record(load_prompt("react"))
+    manifest["prompt"] = load_prompt("react").manifest()
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     return run_dir
 
