@@ -39,8 +39,8 @@ from llm_aai.llm.client import LiteLLMClient
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore, read_turns
 from llm_aai.logs.store import EpisodeWriter
-from llm_aai.runner import ModelOptions, RunConfig, start_run
 from llm_aai.protocol import PAPER_PROTOCOL
+from llm_aai.runner import ModelOptions, RunConfig, start_run
 
 TASKS = "01-04-03,01-06-02,01-21-01,01-23-01"
 REPLY = 'Think("Looking around.");Turn(30);Go(2);'

@@ -1,5 +1,4 @@
-"""The thread pool a suite's episodes run on, behind a small interface a distributed engine can
-replace.
+"""The thread pool a suite's episodes run on, behind an interface a distributed engine can replace.
 
 The suite hands an executor independent jobs and consumes results as they complete; nothing
 about the episode protocol leaks in here. A Ray executor, for instance, would implement
