@@ -1,19 +1,19 @@
 """What the runs page says about each run: settings from its manifest, totals from its episodes.
 
-The manifest is read as plain JSON, the way ``llm_aai.analysis.load`` reads it; the table and
-figure of pass rates come from ``llm_aai.analysis`` unchanged.
+The manifest is read by ``llm_aai.logs.read_manifest``, as ``llm_aai.analysis.load`` reads it;
+the table and figure of pass rates come from ``llm_aai.analysis`` unchanged.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from llm_aai.logs.store import MANIFEST
+from llm_aai.logs.store import read_manifest
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,9 @@ class RunSummary:
 
 def run_summary(run: pd.Series, episodes: pd.DataFrame) -> RunSummary:
     """Summarise one row of ``Runs.runs`` with the episodes counted from it."""
-    manifest = _manifest(Path(run["path"]))
-    config = manifest.get("config") or {}
-    agent = manifest.get("agent") or {}
-    prompt = manifest.get("prompt") or {}
-    seeds = manifest.get("seeds") or {}
-    versions = manifest.get("versions") or {}
-    git = manifest.get("git") or {}
+    manifest = read_manifest(Path(run["path"]))  # load_runs has already checked it
+    config, agent, prompt = manifest.config, manifest.agent, manifest.prompt
+    seeds, versions, git = manifest.seeds, manifest.versions, manifest.git or {}
     protocol = config.get("protocol") or {}
     settings = [
         ("model", _text(config.get("model"))),
@@ -59,7 +55,7 @@ def run_summary(run: pd.Series, episodes: pd.DataFrame) -> RunSummary:
         ("trials", _text(config.get("trials"))),
         ("run seed", _text(seeds.get("run", config.get("seed")))),
         ("protocol", ", ".join(f"{k}={v}" for k, v in protocol.items()) or "-"),
-        ("created", _text(manifest.get("created"))),
+        ("created", _text(manifest.created)),
         ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "-"),
         ("git", (f"{git.get('revision', '')[:12]}" + (" (dirty)" if git.get("dirty") else ""))
          if git else "-"),
@@ -93,7 +89,7 @@ def cost_text(cost_usd: float, tokens: int) -> str:
     return "unknown (no price known for the model)" if tokens else "$0 (no model calls)"
 
 
-def _frames(config: dict[str, Any]) -> str:
+def _frames(config: Mapping[str, Any]) -> str:
     frames = config.get("frames")
     if frames is None:
         return "-"
@@ -104,7 +100,3 @@ def _frames(config: dict[str, Any]) -> str:
 def _text(value: Any) -> str:
     return "-" if value is None else str(value)
 
-
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    """The manifest as JSON (``load_runs`` has already checked that it parses)."""
-    return json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
