@@ -5,6 +5,8 @@ Run from the repository root::
     python -m benchmarks.bench_sim [--arena PATH] [--steps N] [--frames N]
 
 It reports AAI steps per second with rendering off (goal >= 5,000, i.e. 300x real time),
+the time of a ``Simulator.snapshot()`` plus ``restore()`` (goal well under 1 ms: the oracle's
+search takes one per simulated branch),
 milliseconds per 512 x 512 observation (goal <= 25), the time to build an arena (MJCF,
 compile, renderer upload) and the process's peak resident memory.
 """
@@ -44,6 +46,19 @@ def bench_physics(path: Path, steps: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def bench_snapshot(path: Path, repeats: int = 2000) -> float:
+    """Microseconds per snapshot() + restore() pair in the middle of an episode."""
+    sim = Simulator(render=False)
+    placed, rng = _placed(path, 0)
+    sim.load(placed, rng)
+    for k in range(40):
+        sim.step(1, k % 3)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        sim.restore(sim.snapshot())
+    return (time.perf_counter() - start) / repeats * 1e6
+
+
 def bench_render(path: Path, frames: int, resolution: int) -> tuple[float, float]:
     """(build seconds, ms per observation) with rendering on."""
     sim = Simulator(resolution)
@@ -74,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     # found like the run command finds arenas: $LLM_AAI_ARENAS, then the download cache
     path = args.arena or resolve_arena_path(DEFAULT_TASK)
     rate = bench_physics(path, args.steps)
+    snapshot_us = bench_snapshot(path)
     build, frame_ms = bench_render(path, args.frames, args.resolution)
     # Frame time above includes one AAI step; subtract it to report the observation alone.
     observe_ms = frame_ms - 1000.0 / rate
@@ -82,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         ("arena", path.name, ""),
         ("AAI steps/s, physics only", f"{rate:,.0f}", "goal >= 5,000"),
         ("real-time factor", f"{rate * 0.06:,.0f}x", "goal >= 300x"),
+        ("us per snapshot() + restore()", f"{snapshot_us:,.0f}", "goal <= 500"),
         (f"ms per {args.resolution}x{args.resolution} observation", f"{observe_ms:.1f}",
          "goal <= 25"),
         ("arena build + renderer upload (s)", f"{build:.2f}", ""),

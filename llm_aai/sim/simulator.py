@@ -11,7 +11,9 @@ Time: one ``step()`` is one AAI decision = 3 physics steps of 0.02 s with the sa
 
 from __future__ import annotations
 
+import hashlib
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,11 +26,32 @@ from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
+from llm_aai.sim.snapshot import BOUND, MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
 PHYSICS_STEPS_PER_ACTION = 3
+_SETTINGS = ("resolution", "_render", "_renderer", "_spare")
+"""Attributes a restore leaves alone: how this simulator draws, not what the world is."""
 OVERVIEW_MAX = 1024
 """Largest overview image; the offscreen buffer is sized for it (and for the eye)."""
+
+
+SPARE_SNAPSHOTS = 64
+"""Most MjData buffers kept for reuse by one simulator (each holds a few megabytes)."""
+
+
+def _world_fingerprint(model) -> str:
+    """What makes two compiled arenas the same world for a snapshot (not how they draw)."""
+    digest = hashlib.sha256()
+    for array in (model.body_pos, model.body_quat, model.body_mass, model.geom_type,
+                  model.geom_size, model.geom_pos, model.geom_quat, model.qpos0):
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def _keep_spare(spare: list, data) -> None:
+    if len(spare) < SPARE_SNAPSHOTS:
+        spare.append(data)
 
 
 @dataclass(frozen=True)
@@ -106,6 +129,8 @@ class Simulator:
         self._watch: StabilityWatch | None = None
         self._failure: SimulationUnstable | None = None
         self._steps = 0
+        self._world = ""
+        self._spare: list = []  # MjData of snapshots that were let go, reused by snapshot()
 
     # ----------------------------------------------------------------- lifecycle
     def load(self, placed: PlacedArena, rng: np.random.Generator) -> None:
@@ -123,6 +148,8 @@ class Simulator:
         scene = build_scene(placed, resolution=self.resolution)
         model = mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
         data = mujoco.MjData(model)
+        self._world = _world_fingerprint(model)
+        self._spare = []
         for bounce in scene.bounces:
             dof = int(model.jnt_dofadr[model.body_jntadr[model.body(bounce.body).id]])
             data.qvel[dof : dof + 3] = bounce.velocity  # AAI's 10 m/s kick at Start
@@ -163,6 +190,54 @@ class Simulator:
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
+
+    # ----------------------------------------------------------------- snapshots
+    def snapshot(self) -> Snapshot:
+        """An exact copy of the episode's state now (see ``llm_aai.sim.snapshot``).
+
+        Restoring it with ``restore`` and taking the same actions gives bit-identical states,
+        rewards and frames. It can be restored into this simulator or into another one
+        loaded with the same placed arena (rendering or not).
+        """
+        import mujoco
+
+        self._require_loaded()
+        model = self._model
+        # A new MjData costs about a millisecond (MuJoCo clears megabytes for it), a copy
+        # into one a few microseconds: the buffers of snapshots let go are kept for reuse.
+        copy = self._spare.pop() if self._spare else mujoco.MjData(model)
+        mujoco.mj_copyData(copy, model, self._data)
+        fields = tuple((name, getattr(model, name).copy()) for name in MUTABLE_MODEL_FIELDS)
+        python = capture(self, self._bindings())
+        for name in _SETTINGS:  # this simulator's own settings, not the episode's state
+            python.content[name] = BOUND
+        snapshot = Snapshot(self._world, copy, fields, python)
+        weakref.finalize(snapshot, _keep_spare, self._spare, copy)
+        return snapshot
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Put the episode back to ``snapshot`` exactly (a snapshot of this arena's world).
+
+        Raises:
+            RuntimeError: no arena loaded.
+            ValueError: the snapshot was taken in a different world (another arena or
+                placement).
+        """
+        import mujoco
+
+        self._require_loaded()
+        if snapshot.world != self._world:
+            raise ValueError("this snapshot is of a different world (another arena or "
+                             "placement) than the one loaded")
+        model = self._model
+        mujoco.mj_copyData(self._data, model, snapshot.data)
+        for name, values in snapshot.model_fields:
+            getattr(model, name)[...] = values
+        apply(self, snapshot.python)
+
+    def _bindings(self) -> set[int]:
+        """Objects a snapshot refers to instead of copying (restored by other means)."""
+        return {id(self._model), id(self._data), id(self._renderer)}
 
     # ----------------------------------------------------------------- stepping
     def step(self, move: int, turn: int) -> StepResult:
