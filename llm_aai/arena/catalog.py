@@ -104,6 +104,73 @@ def children_subset() -> tuple[Task, ...]:
     return tuple(sorted(Task(r["task_id"], int(r["level"]), r["level_name"]) for r in rows))
 
 
+@dataclass(frozen=True)
+class UnityRecord:
+    """What the Animal-AI Olympics 2019 entrants did on one testbed task (package data).
+
+    Attributes:
+        task_id: the task.
+        pass_mark: the competition's pass mark (behind every Olympics and children figure).
+        entrants: entrants scored on it (60).
+        passed_any: how many of them passed it in the Unity build.
+        top10_passed: how many of the top 10 entrants passed it.
+    """
+
+    task_id: str
+    pass_mark: float
+    entrants: int
+    passed_any: int
+    top10_passed: int
+
+
+@cache
+def unity_records() -> dict[str, UnityRecord]:
+    """Per testbed task, the competition's pass mark and how many entrants passed it.
+
+    From ``llm_aai/data/olympics_task_passes.csv``; its source is in the ``.md`` beside it.
+    """
+    rows = csv.DictReader(_data("olympics_task_passes.csv").splitlines())
+    return {r["task_id"]: UnityRecord(r["task_id"], float(r["pass_mark"]), int(r["entrants"]),
+                                      int(r["passed_any"]), int(r["top10_passed"]))
+            for r in rows}
+
+
+@dataclass(frozen=True)
+class PassMark:
+    """The pass mark an episode is held to, and where it came from.
+
+    Attributes:
+        value: the mark used.
+        file_value: the arena file's own ``pass_mark``.
+        source: ``"competition"`` (a testbed task: the competition's mark) or ``"file"``.
+    """
+
+    value: float
+    file_value: float
+    source: str
+
+    @property
+    def note(self) -> str | None:
+        """A sentence when the mark used differs from the file's, else None."""
+        if self.value == self.file_value:
+            return None
+        return (f"pass mark {self.value:g} (the competition's) instead of the arena file's "
+                f"{self.file_value:g}; see llm_aai/data/olympics_task_passes.md")
+
+
+def pass_mark_of(task_id: str | None, file_value: float) -> PassMark:
+    """The pass mark to use for a task: the competition's for a testbed task id, else the file's.
+
+    The testbed files disagree with the competition for 07-13-01/02/03 (4 instead of 1) and
+    10-22-02 (none instead of 0); the competition's is the one every Olympics and children
+    figure was computed with, so comparisons need it.
+    """
+    record = unity_records().get(task_id) if task_id else None
+    if record is None:
+        return PassMark(float(file_value), float(file_value), "file")
+    return PassMark(record.pass_mark, float(file_value), "competition")
+
+
 def _parse_levels(spec: str) -> set[int]:
     levels: set[int] = set()
     for part in (p.strip() for p in spec.split(",")):

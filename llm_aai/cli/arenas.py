@@ -138,7 +138,7 @@ def _show(args: argparse.Namespace) -> int:
     """
     import numpy as np
 
-    from llm_aai.arena.catalog import resolve_arena_path
+    from llm_aai.arena.catalog import pass_mark_of, resolve_arena_path, unity_records
     from llm_aai.arena.placement import place_arena
     from llm_aai.arena.yaml_io import load_config
     from llm_aai.env.animalai_env import world_seed
@@ -150,9 +150,12 @@ def _show(args: argparse.Namespace) -> int:
     arena = config.arena(args.arena_id)
     world = world_seed(args.seed)
     placed = place_arena(arena, np.random.default_rng(world), source=str(path))
+    mark = pass_mark_of(path.stem if path.stem in unity_records() else None, arena.pass_mark)
     print(f"{path} (episode seed {args.seed}, world seed {world}): t={arena.time_limit} "
-          f"pass_mark={arena.pass_mark:g}"
+          f"pass_mark={mark.value:g}"
           + (f" blackouts={list(arena.blackouts)}" if arena.blackouts else ""))
+    if mark.note:
+        print(f"note: {mark.note}")
     print(f"{'object':<26} {'x':>6} {'y':>6} {'z':>6}  {'size x,y,z':<20} {'yaw':>6}  rgb")
     for obj in (placed.agent, *placed.objects):
         x, y, z = obj.position

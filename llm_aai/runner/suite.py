@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.arena import Task, load_config
+from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.frames import FrameFormat
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RunStore
@@ -143,7 +144,7 @@ class Suite:
         specs = []
         for task in self.config.tasks:
             path = self.arena_path(task.task_id)
-            pass_mark = load_config(path).arena().pass_mark
+            pass_mark = pass_mark_of(task.task_id, load_config(path).arena().pass_mark).value
             for trial in range(1, self.config.trials + 1):
                 eid = episode_id(task.task_id, trial)
                 if eid in finished:

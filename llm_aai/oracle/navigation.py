@@ -1,0 +1,280 @@
+"""A walking map of the arena, for the oracle's search heuristic (privileged knowledge).
+
+The search simulates; this only says *where to head*. From the live simulator it reads the
+geometry (with MuJoCo ray casts, so tilted planks, ramps and tunnels count as they are), the
+goals and the hazards, and answers: how far, walking, is the nearest good goal from a point,
+and which way leads there.
+
+The map is a 0.5 m grid over the 40 m arena. Each cell has the height of the surface the
+agent would stand on: the floor-level surface where there is headroom above it (under a
+tunnel's arch or a raised plank), else the top surface. The agent may step between
+neighbouring cells that rise by at most ``STEP_UP`` (``RAMP_UP`` on ramps) and drop any
+height. Death zones and red balls (widened by the agent's radius) are impassable; hot zones
+cost extra. Distances are Dijkstra distances to a goal's cell over that graph.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from llm_aai.arena.geometry import Sphere, box_sphere_overlap
+from llm_aai.sim.coords import to_unity
+
+CELL = 0.5
+SIZE = 40.0
+N = int(SIZE / CELL)
+STEP_UP = 0.2
+"""Largest rise (m) between two 0.5 m cells the agent can roll over off a ramp."""
+RAMP_UP = 0.45
+"""Largest rise between cells of a ramp (slopes up to about 42 degrees)."""
+HEADROOM = 1.05
+"""Free height above a surface for the agent (1 m ball) to be under something."""
+HOT_COST = 4.0
+AGENT_RADIUS = 0.5
+UNREACHABLE = math.inf
+_NEIGHBOURS = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0),
+               (-1, -1, math.sqrt(2)), (-1, 1, math.sqrt(2)), (1, -1, math.sqrt(2)),
+               (1, 1, math.sqrt(2))]
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A ball the oracle may want, as it is now (Unity coordinates).
+
+    Attributes:
+        geom: its MuJoCo geom id (the key the simulator's rules use).
+        name: object name (``GoodGoal``, ``GoodGoalMulti``...).
+        reward: what touching it pays (its size for good balls).
+        multi: collecting it does not end the episode by itself.
+        position: centre now.
+        radius: its radius.
+    """
+
+    geom: int
+    name: str
+    reward: float
+    multi: bool
+    position: tuple[float, float, float]
+    radius: float
+
+
+def live_goals(sim) -> tuple[list[Goal], list[Goal]]:
+    """(good goals still in play, bad goals) read from the simulator's own state.
+
+    This is the oracle's privilege: a real agent only sees pixels.
+    """
+    data, model = sim._data, sim._model
+    good, bad = [], []
+    for geom, goal in sim._goals.items():
+        if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
+            continue  # a collected multi goal
+        info = goal.info
+        centre = to_unity(data.geom_xpos[geom])
+        radius = float(model.geom_size[geom, 0])
+        item = Goal(geom, info.name, float(info.reward), bool(info.spec.multi), centre, radius)
+        (good if info.reward > 0 else bad).append(item)
+    return good, bad
+
+
+def agent_pose(sim) -> tuple[float, float, float, float]:
+    """(x, y, z, yaw) of the agent in Unity coordinates."""
+    x, y, z = to_unity(sim._agent.position)
+    return x, y, z, sim._agent.yaw
+
+
+class NavMap:
+    """Heights, passability and goal distances over the arena grid (see the module doc).
+
+    Args:
+        sim: a loaded simulator (read, never stepped).
+    """
+
+    def __init__(self, sim) -> None:
+        self.height, self.ramp = _surface(sim)
+        self.blocked = np.zeros((N, N), dtype=bool)
+        self.cost = np.ones((N, N))
+        self._fields: dict[tuple[int, int], np.ndarray] = {}
+        centres = (np.arange(N) + 0.5) * CELL
+        _, bad = live_goals(sim)
+        for zone in sim._zones:
+            death = zone.spec.ends_episode
+            for i in range(N):
+                for j in range(N):
+                    if self.blocked[i, j]:
+                        continue
+                    at = (float(centres[i]), float(self.height[i, j]) + AGENT_RADIUS,
+                          float(centres[j]))
+                    margin = 0.15 if death else 0.0
+                    if box_sphere_overlap(zone.box, Sphere(at, AGENT_RADIUS + margin)):
+                        if death:
+                            self.blocked[i, j] = True
+                        else:
+                            self.cost[i, j] = HOT_COST
+        for ball in bad:
+            reach = ball.radius + AGENT_RADIUS + 0.3
+            x0, _, z0 = ball.position
+            di = (centres[:, None] - x0) ** 2 + (centres[None, :] - z0) ** 2
+            self.blocked |= di < reach * reach
+
+    @staticmethod
+    def cell(x: float, z: float) -> tuple[int, int]:
+        """Grid cell of a Unity (x, z) point, clamped into the arena."""
+        i = min(max(int(x / CELL), 0), N - 1)
+        j = min(max(int(z / CELL), 0), N - 1)
+        return i, j
+
+    def can_step(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        """Whether the agent can move from cell ``a`` to the neighbouring cell ``b``."""
+        if self.blocked[b]:
+            return False
+        rise = self.height[b] - self.height[a]
+        limit = RAMP_UP if (self.ramp[a] or self.ramp[b]) else STEP_UP
+        return rise <= limit
+
+    def field(self, goal: Goal) -> np.ndarray:
+        """Walking distance (m) from every cell to ``goal`` (inf where it cannot be reached)."""
+        x, y, z = goal.position
+        target = self.cell(x, z)
+        # the ball must lie on the surface of its cell (not on a rail above it, not in the air)
+        if y - goal.radius > self.height[target] + 0.6:
+            return np.full((N, N), UNREACHABLE)
+        cached = self._fields.get(target)
+        if cached is None:
+            cached = self._dijkstra(target)
+            self._fields[target] = cached
+        return cached
+
+    def _dijkstra(self, target: tuple[int, int]) -> np.ndarray:
+        """Distances *to* ``target``: search backwards along the steps the agent can take."""
+        dist = np.full((N, N), UNREACHABLE)
+        dist[target] = 0.0
+        heap = [(0.0, target)]
+        height, ramp, blocked, cost = self.height, self.ramp, self.blocked, self.cost
+        while heap:
+            d, (i, j) = heapq.heappop(heap)
+            if d > dist[i, j]:
+                continue
+            for di, dj, length in _NEIGHBOURS:
+                a = (i + di, j + dj)  # a predecessor: a step a -> (i, j)
+                if not (0 <= a[0] < N and 0 <= a[1] < N) or blocked[a]:
+                    continue
+                limit = RAMP_UP if (ramp[a] or ramp[i, j]) else STEP_UP
+                if height[i, j] - height[a] > limit:
+                    continue
+                nd = d + length * CELL * cost[a]
+                if nd < dist[a]:
+                    dist[a] = nd
+                    heapq.heappush(heap, (nd, a))
+        return dist
+
+    def distance(self, field: np.ndarray, x: float, z: float) -> float:
+        """Distance from a point using ``field``, interpolated from the nearest reachable cells."""
+        i, j = self.cell(x, z)
+        best = field[i, j]
+        if best < UNREACHABLE:
+            cx, cz = (i + 0.5) * CELL, (j + 0.5) * CELL
+            return float(best) + math.hypot(x - cx, z - cz) * 0.5
+        # off the graph (inside a margin, mid-fall): the best neighbour plus the way there
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                a, b = i + di, j + dj
+                if 0 <= a < N and 0 <= b < N and field[a, b] < UNREACHABLE:
+                    cx, cz = (a + 0.5) * CELL, (b + 0.5) * CELL
+                    best = min(best, float(field[a, b]) + math.hypot(x - cx, z - cz))
+        return float(best)
+
+    def waypoint(self, field: np.ndarray, x: float, z: float, reach: int = 12
+                 ) -> tuple[float, float] | None:
+        """A point down the distance field from (x, z) to head for.
+
+        It is the farthest of the next ``reach`` cells along the path that can be reached in
+        a straight line (pulling the string).
+        """
+        here = self.cell(x, z)
+        if field[here] == UNREACHABLE:
+            return None
+        path = [here]
+        current = here
+        for _ in range(reach):
+            i, j = current
+            best, best_d = None, field[current]
+            for di, dj, _ in _NEIGHBOURS:
+                a = (i + di, j + dj)
+                if 0 <= a[0] < N and 0 <= a[1] < N and field[a] < best_d:
+                    best, best_d = a, field[a]
+            if best is None:
+                break
+            path.append(best)
+            current = best
+            if best_d == 0.0:
+                break
+        for cell in reversed(path[1:]):
+            if self._straight(here, cell):
+                return ((cell[0] + 0.5) * CELL, (cell[1] + 0.5) * CELL)
+        cell = path[1] if len(path) > 1 else here
+        return ((cell[0] + 0.5) * CELL, (cell[1] + 0.5) * CELL)
+
+    def _straight(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        """Whether the cells on the segment a-b are a walkable strip (each step allowed)."""
+        steps = max(abs(b[0] - a[0]), abs(b[1] - a[1])) * 2
+        previous = a
+        for k in range(1, steps + 1):
+            t = k / steps
+            cell = (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t))
+            if cell != previous:
+                if not self.can_step(previous, cell) or self.cost[cell] > 1.0:
+                    return False
+                previous = cell
+        return True
+
+
+def _surface(sim) -> tuple[np.ndarray, np.ndarray]:
+    """(height of the standing surface, whether it is a ramp) per cell, by casting rays.
+
+    Rays see the arena's solid geometry only: balls, boxes (pushable), zones and the agent
+    are hidden for the cast.
+    """
+    import mujoco
+
+    model, data = sim._model, sim._data
+    hidden = {int(goal) for goal in sim._goals}
+    hidden |= {g for g in range(model.ngeom)
+               if model.body_weldid[model.geom_bodyid[g]] != 0 and
+               model.body_jntnum[model.geom_bodyid[g]] > 0 and
+               model.jnt_type[model.body_jntadr[model.geom_bodyid[g]]] == mujoco.mjtJoint.mjJNT_FREE
+               and model.body_mass[model.geom_bodyid[g]] < 50.0}
+    saved = model.geom_group.copy()
+    groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)  # solid geometry only
+    height = np.zeros((N, N))
+    ramp = np.zeros((N, N), dtype=bool)
+    geom = np.zeros(1, dtype=np.int32)
+    down, up = np.array([0.0, 0.0, -1.0]), np.array([0.0, 0.0, 1.0])
+    try:
+        for g in hidden:
+            model.geom_group[g] = 5
+        for i in range(N):
+            for j in range(N):
+                x, z = (i + 0.5) * CELL, (j + 0.5) * CELL
+                top = mujoco.mj_ray(model, data, np.array([x, z, 12.0]), down, groups, 1, -1,
+                                    geom)
+                hit = int(geom[0])
+                top_h = 12.0 - top if top >= 0 else 0.0
+                height[i, j] = top_h
+                if top_h > 0.3:
+                    # Headroom under it? A ray up from the floor meets its underside; from
+                    # inside a solid it leaves through the top face instead.
+                    ceiling = mujoco.mj_ray(model, data, np.array([x, z, 0.02]), up, groups, 1,
+                                            -1, geom)
+                    inside = abs(ceiling + 0.02 - top_h) < 0.03
+                    if ceiling >= HEADROOM and not inside:
+                        height[i, j], hit = 0.0, -1
+                ramp[i, j] = hit >= 0 and model.geom_type[hit] == mujoco.mjtGeom.mjGEOM_MESH
+    finally:
+        model.geom_group[:] = saved
+    return height, ramp
+
+

@@ -1,0 +1,332 @@
+"""The oracle's search: simulate candidate plans from an exact snapshot and keep the best.
+
+A plan is a sequence of AAI actions. Candidates come from a goal-seeking controller run in
+the simulator (physics only) from the snapshot: at every step it heads for a waypoint down
+the walking-distance field of its target ball (``llm_aai.oracle.navigation``), turning when
+it is off course and moving forward otherwise. Variants differ in the order of targets
+(nearest first; yellow balls before the episode-ending green; each ball first). When none
+of them passes, the search tries random macro-actions (turn to a bearing, go n) before
+handing over to the controller, so it can get round what the map does not know (boxes to
+push, balls that fall, a wall that tips), until the budget is spent.
+
+The budget counts simulated AAI steps, not seconds, so a result does not depend on the
+machine; the search's randomness comes from the seed only. Everything is deterministic for
+a given (arena, seed, budget).
+
+Under the script protocol (``per_frame=False``) the controller uses only the actions a
+script can express: forward/backward (``Go``) and turning in place (``Turn``), never both in
+one step and never a no-op. ``per_frame=True`` is the ``oracle-frames`` ceiling: any of the
+3 x 3 actions per step (turning while moving, waiting), what the physics allows.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from llm_aai.oracle.navigation import UNREACHABLE, Goal, NavMap, agent_pose, live_goals
+from llm_aai.script import Go, Script, Think, Turn, format_script
+from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
+from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
+
+DEFAULT_BUDGET = 20_000
+"""Simulated AAI steps per episode by default (about 2-5 s of CPU)."""
+HORIZON = 700
+"""Longest controller rollout (AAI steps) before its end state is scored."""
+STUCK_STEPS = 25
+MAX_SCRIPT_STEPS = 500
+"""The parser's limit on the steps of one script."""
+FORWARD, BACKWARD, RIGHT, LEFT, WAIT = (1, 0), (2, 0), (0, 1), (0, 2), (0, 0)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How the oracle searches.
+
+    Attributes:
+        budget: simulated AAI steps the whole episode's search may take.
+        per_frame: plan any AAI action per step (``oracle-frames``) instead of script actions.
+        seed: seeds the random macro-actions.
+        pass_mark: the reward the episode must reach (privileged task knowledge).
+    """
+
+    budget: int = DEFAULT_BUDGET
+    per_frame: bool = False
+    seed: int = 0
+    pass_mark: float = 0.0
+
+
+@dataclass
+class Plan:
+    """The best action sequence found from a state, and what simulating it gave.
+
+    Attributes:
+        actions: AAI actions from the state searched.
+        reward: the return the simulation of ``actions`` reached (from the episode start).
+        done: whether the episode ended within ``actions``.
+        end_reason: how it ended (the simulator's reason), else None.
+        target: what the plan heads for first, for the script's thought.
+        searched: simulated steps the search took.
+    """
+
+    actions: list[tuple[int, int]]
+    reward: float
+    done: bool
+    end_reason: str | None
+    target: str = ""
+    searched: int = 0
+    score: tuple = field(default=(), repr=False)
+
+    def passes(self, pass_mark: float) -> bool:
+        """Whether the plan ends the episode with at least ``pass_mark``."""
+        return self.done and self.reward >= pass_mark
+
+
+class _Budget:
+    def __init__(self, steps: int) -> None:
+        self.left = steps
+        self.used = 0
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        self.used += 1
+        return True
+
+
+def _wrap(degrees: float) -> float:
+    return (degrees + 180.0) % 360.0 - 180.0
+
+
+class _Controller:
+    """Steers the agent to its targets in order; one action per call (see the module doc)."""
+
+    def __init__(self, nav: NavMap, order: str, per_frame: bool) -> None:
+        self.nav = nav
+        self.order = order  # "nearest", "multis", or "first:<geom>"
+        self.per_frame = per_frame
+        self._waypoint: tuple[float, float] | None = None
+        self._refresh = 0
+        self.first_target: Goal | None = None
+
+    def _target(self, sim, x: float, z: float) -> tuple[Goal | None, object]:
+        good, _ = live_goals(sim)
+        if not good:
+            return None, None
+        multis_left = any(g.multi for g in good)
+        pool = good
+        if self.order == "multis" and multis_left:
+            pool = [g for g in good if g.multi]
+        elif self.order.startswith("first:"):
+            wanted = int(self.order[6:])
+            first = [g for g in good if g.geom == wanted]
+            pool = first or ([g for g in good if g.multi] if multis_left else good)
+        best, best_d, best_field = None, UNREACHABLE, None
+        for goal in pool:
+            grid = self.nav.field(goal)
+            d = self.nav.distance(grid, x, z)
+            if d == UNREACHABLE:
+                gx, gy, gz = goal.position
+                d = 1000.0 + math.dist((x, z), (gx, gz))
+            if best is None or d < best_d:
+                best, best_d, best_field = goal, d, grid
+        return best, best_field
+
+    def act(self, sim) -> tuple[int, int]:
+        x, _, z, yaw = agent_pose(sim)
+        goal, grid = self._target(sim, x, z)
+        if goal is None:
+            return WAIT if self.per_frame else FORWARD
+        if self.first_target is None:
+            self.first_target = goal
+        gx, _, gz = goal.position
+        aim = (gx, gz)
+        if grid is not None and self.nav.distance(grid, x, z) < UNREACHABLE:
+            here, there = self.nav.cell(x, z), self.nav.cell(gx, gz)
+            if not self.nav._straight(here, there):
+                if self._refresh <= 0 or self._waypoint is None:
+                    self._waypoint = self.nav.waypoint(grid, x, z)
+                    self._refresh = 3
+                self._refresh -= 1
+                aim = self._waypoint or aim
+        bearing = math.degrees(math.atan2(aim[0] - x, aim[1] - z))
+        error = _wrap(bearing - yaw)
+        turn = 0 if abs(error) <= 3.5 else (1 if error > 0 else 2)
+        if self.per_frame:
+            move = 1 if abs(error) < 45.0 else 0
+            return (move, turn)
+        return (0, turn) if turn else FORWARD
+
+
+def _steps_left(sim) -> int:
+    """AAI steps until the time limit (a large number when there is none)."""
+    rules = sim._rules
+    if not rules.time_limit:
+        return 10**6
+    physics = PHYSICS_STEPS_PER_UNIT * rules.time_limit - rules.physics_steps
+    return max(0, -(-physics // PHYSICS_STEPS_PER_ACTION))
+
+
+def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
+    """Order of end states: passed > ended well > still going (closer is better) > lost."""
+    reward = sim.total_reward
+    if sim.done:
+        if reward >= pass_mark and sim.end_reason not in ("death_zone", "health_zero"):
+            return (3, reward)
+        if sim.end_reason in ("good_goal", "all_multis"):
+            return (1, reward)
+        return (-1, reward)
+    x, _, z, _ = agent_pose(sim)
+    good, _ = live_goals(sim)
+    nearest = UNREACHABLE
+    for goal in good:
+        d = nav.distance(nav.field(goal), x, z)
+        if d == UNREACHABLE:
+            gx, _, gz = goal.position
+            d = 60.0 + math.dist((x, z), (gx, gz))
+        nearest = min(nearest, d)
+    if nearest == UNREACHABLE:
+        nearest = 100.0
+    return (2, reward - 0.02 * nearest)
+
+
+def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
+             settings: SearchSettings, budget: _Budget, horizon: int) -> Plan | None:
+    """Play ``prefix`` then the controller from the simulator's current state."""
+    actions: list[tuple[int, int]] = []
+    controller = _Controller(nav, order, settings.per_frame)
+    recent: list[tuple[float, float]] = []
+    for action in prefix:
+        if sim.done or len(actions) >= horizon:
+            break
+        if not budget.take():
+            return None
+        sim.step(*action)
+        actions.append(action)
+    while not sim.done and len(actions) < horizon:
+        action = controller.act(sim)
+        if not budget.take():
+            break
+        sim.step(*action)
+        actions.append(action)
+        x, _, z, _ = agent_pose(sim)
+        recent.append((x, z))
+        if len(recent) > STUCK_STEPS:
+            recent.pop(0)
+            if math.dist(recent[0], recent[-1]) < 0.05 and action == FORWARD:
+                break  # pressing against something: score where it stands
+    if not actions:
+        return None
+    target = controller.first_target
+    name = ""
+    if target is not None:
+        name = f"the {target.name} at x {target.position[0]:.1f}, z {target.position[2]:.1f}"
+    return Plan(actions, sim.total_reward, sim.done, sim.end_reason, name,
+                score=_score(sim, nav, settings.pass_mark))
+
+
+def _random_prefix(rng: random.Random, per_frame: bool) -> list[tuple[int, int]]:
+    """One or two macro-actions: turn to a random bearing, go a random distance."""
+    prefix: list[tuple[int, int]] = []
+    for _ in range(rng.choice((1, 1, 2))):
+        turns = rng.randint(-30, 30)
+        prefix += [RIGHT if turns > 0 else LEFT] * abs(turns)
+        go = rng.choice((0, 3, 6, 10, 15, 25, 40))
+        back = rng.random() < 0.15
+        prefix += [BACKWARD if back else FORWARD] * go
+        if per_frame and rng.random() < 0.3:
+            prefix += [WAIT] * rng.choice((5, 15, 40))
+    return prefix
+
+
+def plan_script(sim, settings: SearchSettings, budget: int,
+                hint: list[tuple[int, int]] | None = None) -> Plan:
+    """Search for the best plan from the simulator's current state; leave the state as it was.
+
+    Args:
+        sim: a loaded simulator mid-episode (render or not; only physics is used).
+        settings: the search settings (per-frame or script actions, seed, pass mark).
+        budget: simulated AAI steps this search may take.
+        hint: a plan to try first (the rest of the previous script's plan).
+
+    Returns:
+        The best plan found (possibly empty if the budget was 0).
+    """
+    root = sim.snapshot()
+    spent = _Budget(budget)
+    rng = random.Random(settings.seed)
+    nav = NavMap(sim)
+    horizon = min(HORIZON, _steps_left(sim))
+    good, _ = live_goals(sim)
+    orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:4]]
+    best: Plan | None = None
+    try:
+        candidates: list[tuple[list[tuple[int, int]], str]] = []
+        if hint:
+            candidates.append((hint, "nearest"))
+        candidates += [([], order) for order in orders]
+        tried = 0
+        while spent.left > 0:
+            if tried < len(candidates):
+                prefix, order = candidates[tried]
+            else:
+                prefix, order = _random_prefix(rng, settings.per_frame), rng.choice(orders)
+            tried += 1
+            sim.restore(root)
+            plan = _rollout(sim, nav, prefix, order, settings, spent, horizon)
+            if plan is not None and (best is None or plan.score > best.score):
+                best = plan
+            if best is not None and best.score[0] == 3:
+                break  # it passes: good enough
+            if tried > 2000:
+                break
+    finally:
+        sim.restore(root)
+    if best is None:
+        best = Plan([], sim.total_reward, False, None)
+    best.searched = spent.used
+    return best
+
+
+def to_script(actions: list[tuple[int, int]], thought: str) -> Script:
+    """The Think/Go/Turn script that takes exactly ``actions`` (script actions only)."""
+    commands: list = [Think(thought.replace(")", "").replace('"', "'"))]
+    k = 0
+    while k < len(actions):
+        action = actions[k]
+        run = 1
+        while k + run < len(actions) and actions[k + run] == action:
+            run += 1
+        k += run
+        if action == FORWARD or action == BACKWARD:
+            sign = 1 if action == FORWARD else -1
+            while run:
+                n = min(run, 100)
+                commands.append(Go(sign * n))
+                run -= n
+        elif action == RIGHT or action == LEFT:
+            sign = 1 if action == RIGHT else -1
+            while run:
+                n = min(run, 120)
+                commands.append(Turn(sign * 6 * n))
+                run -= n
+        else:
+            raise ValueError(f"a script cannot take the action {action}")
+    return Script(tuple(commands))
+
+
+def describe(plan: Plan, steps: int) -> str:
+    """The script's Think: what the oracle plans and expects."""
+    target = plan.target or "the best place it found"
+    if plan.passes(float("-inf")) and plan.done:
+        outcome = f"the episode ends: {plan.end_reason}, reward {plan.reward:.2f}"
+    else:
+        outcome = f"then replan; reward so far {plan.reward:.2f}"
+    return (f"Oracle plan: head for {target}; this script takes {steps} of the "
+            f"{len(plan.actions)} planned steps; {outcome}")
+
+
+__all__ = ["DEFAULT_BUDGET", "Plan", "SearchSettings", "describe", "format_script",
+           "plan_script", "to_script"]
