@@ -16,6 +16,7 @@ COMMANDS = {
     "play": ("llm_aai.cli.play", "play scripts in an arena under the paper's protocol"),
     "arenas": ("llm_aai.cli.arenas", "validate, list, show or fetch testbed arenas"),
     "view": ("llm_aai.cli.view", "browse runs and episodes in a static web site"),
+    "audit": ("llm_aai.cli.audit", "the oracle over the testbed against what was passed in Unity"),
 }
 
 

@@ -1,0 +1,3 @@
+from llm_aai.cli.audit import main
+
+raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""The audit's report (``audit.md``): which Unity-passed tasks the oracle solves here, and why not.
+
+A task counts as solved when the oracle passed it with at least one of its seeds (the
+question is whether the simulator lets the task be solved at all). Every task passed in
+Unity by at least one Olympics entrant and unsolved here is listed with its diagnosis from
+``llm_aai/data/audit_diagnoses.csv`` (class ``simulator`` with the mechanism, ``search`` for
+a search limit, ``build`` for a build-dependent task), or as not yet diagnosed.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from importlib import resources
+from pathlib import Path
+
+from llm_aai.arena.catalog import LEVEL_NAMES, unity_records
+
+REPORT_FILE = "audit.md"
+
+
+def diagnoses() -> dict[str, dict[str, str]]:
+    """The curated diagnoses of Unity-passed tasks the oracle does not solve, by task."""
+    text = resources.files("llm_aai").joinpath("data", "audit_diagnoses.csv").read_text(
+        encoding="utf-8")
+    return {row["task_id"]: row for row in csv.DictReader(text.splitlines())}
+
+
+def _truthy(value: str) -> bool:
+    return str(value).strip().lower() == "true"
+
+
+def build_report(rows: list[dict], *, command: str = "", settings: dict | None = None,
+                 revision: str = "", wall_seconds: float | None = None) -> str:
+    """The report as Markdown (see the module doc)."""
+    by_task: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_task[row["task_id"]].append(row)
+    records = unity_records()
+    notes = diagnoses()
+    lines = ["# Testbed audit: the oracle against what was passed in Unity", ""]
+    if command:
+        lines += ["Regenerate with:", "", "```", command, "```", ""]
+    settings = settings or {}
+    mode = "oracle-frames" if settings.get("per_frame") else "oracle"
+    lines.append(f"Agent: `{mode}`, search budget {settings.get('budget', '?')} simulated "
+                 f"steps per episode. Tasks audited: {len(by_task)} of {len(records)}"
+                 + (" (the whole testbed)." if len(by_task) == len(records) else
+                    " (not the whole testbed)."))
+    if revision:
+        lines.append(f"Measured on {revision}.")
+    lines.append("")
+    solved = {task: any(_truthy(r["solved"]) for r in task_rows)
+              for task, task_rows in by_task.items()}
+    # per level: Unity-passed tasks audited and solved
+    lines += ["## Tasks passed in Unity by at least one Olympics entrant", "",
+              "| level | name | Unity-passed (audited / all) | oracle solves | share |",
+              "|---|---|---|---|---|"]
+    totals = [0, 0, 0]
+    for level in range(1, 11):
+        passed = [t for t, r in records.items() if int(t[:2]) == level and r.passed_any > 0]
+        audited = [t for t in passed if t in by_task]
+        ok = [t for t in audited if solved[t]]
+        totals[0] += len(audited)
+        totals[1] += len(passed)
+        totals[2] += len(ok)
+        share = f"{100 * len(ok) / len(audited):.1f} %" if audited else "-"
+        lines.append(f"| {level} | {LEVEL_NAMES[level]} | {len(audited)} / {len(passed)} | "
+                     f"{len(ok)} | {share} |")
+    share = f"{100 * totals[2] / totals[0]:.1f} %" if totals[0] else "-"
+    lines += [f"| all | | {totals[0]} / {totals[1]} | {totals[2]} | {share} |", ""]
+    unsolved = sorted(t for t in by_task if not solved[t] and records.get(t)
+                      and records[t].passed_any > 0)
+    lines += ["## Unity-passed tasks the oracle does not solve here", ""]
+    if not unsolved:
+        lines += ["None.", ""]
+    else:
+        lines += ["| task | entrants passed (of 60) | best oracle reward / pass mark | end | "
+                  "diagnosis | mechanism and evidence |", "|---|---|---|---|---|---|"]
+        for task in unsolved:
+            best = max(by_task[task], key=lambda r: _number(r["reward"]))
+            note = notes.get(task)
+            diagnosis = note["class"] if note else "not yet diagnosed"
+            detail = f"{note['mechanism']} ({note['evidence']})" if note else ""
+            reward = best["reward"] if best["reward"] != "" else "-"
+            end = best["end_reason"] or best["status"]
+            lines.append(f"| {task} | {records[task].passed_any} | {reward} / "
+                         f"{best['pass_mark'] or '-'} | {end} | {diagnosis} | {detail} |")
+        lines.append("")
+    children = sorted(t for t in by_task if by_task[t][0].get("children_rate", "") != "")
+    if children:
+        lines += ["## The 40 children tasks", "",
+                  "| task | children pass rate | oracle solves | oracle reward | pass mark |",
+                  "|---|---|---|---|---|"]
+        for task in children:
+            best = max(by_task[task], key=lambda r: _number(r["reward"]))
+            rate = float(by_task[task][0]["children_rate"])
+            lines.append(f"| {task} | {100 * rate:.0f} % | {'yes' if solved[task] else 'no'} |"
+                         f" {best['reward'] or '-'} | {best['pass_mark'] or '-'} |")
+        lines += ["", f"Oracle solves {sum(solved[t] for t in children)} of {len(children)}.",
+                  ""]
+    crashes = [r for r in rows if r["status"] != "ok"]
+    lines += ["## Crashes", ""]
+    lines += ([f"- {r['task_id']} seed {r['seed']}: {r['status']}" for r in crashes]
+              or ["None."])
+    never = [t for t in by_task if records.get(t) and records[t].passed_any == 0]
+    lines += ["", "## Other figures", "",
+              f"- Tasks no entrant passed in Unity: {len(never)} audited, "
+              f"{sum(solved[t] for t in never)} solved by the oracle here.",
+              ]
+    cpu = [_number(r["search_seconds"]) for r in rows if r["search_seconds"] != ""]
+    if cpu:
+        lines.append(f"- CPU time per episode: mean {sum(cpu) / len(cpu):.1f} s, max "
+                     f"{max(cpu):.1f} s, total {sum(cpu) / 60:.1f} min over {len(cpu)} "
+                     "episodes.")
+    if wall_seconds is not None:
+        lines.append(f"- Wall time of the last invocation: {wall_seconds / 60:.1f} min.")
+    return "\n".join(lines) + "\n"
+
+
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("-inf")
+
+
+def write_report(out: Path, rows: list[dict], **kwargs) -> Path:
+    """Write ``audit.md`` into ``out`` and return its path."""
+    path = Path(out) / REPORT_FILE
+    path.write_text(build_report(rows, **kwargs), encoding="utf-8")
+    return path

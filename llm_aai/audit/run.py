@@ -1,0 +1,234 @@
+"""Run the oracle over tasks x seeds in worker processes, appending rows as they finish.
+
+Each row is one episode: the oracle under the paper's protocol (``llm_aai.oracle.play``) in
+the world a ``run`` episode with the same seed would see (episode seed ``episode_seed(0,
+task, seed)``, then the env's own world seed), held to the competition's pass mark. A task
+whose search raises (e.g. the physics diverges) is recorded with status ``crash: ...``; a
+worker process that dies is recorded the same way and the pool is rebuilt: nothing stops the
+audit. Rows are appended and flushed one by one, so an interrupted audit loses only the
+episodes in flight, and ``run_audit`` on the same directory skips every recorded one.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from llm_aai.arena.catalog import Task, pass_mark_of, resolve_arena_path, unity_records
+
+COLUMNS = ("task_id", "level", "seed", "solved", "reward", "pass_mark", "file_pass_mark",
+           "steps", "scripts", "searched", "search_seconds", "end_reason", "status",
+           "unity_passed", "unity_entrants", "unity_top10", "children_rate")
+SETTINGS_FILE = "audit.json"
+CSV_FILE = "audit.csv"
+
+
+class AuditSettingsMismatch(ValueError):
+    """An audit directory was started with other settings than the ones given now."""
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """What decides an audit's rows (recorded in ``audit.json``; a resume must match).
+
+    Attributes:
+        budget: the oracle's search budget per episode (simulated AAI steps).
+        per_frame: the ``oracle-frames`` ceiling instead of the script protocol.
+    """
+
+    budget: int
+    per_frame: bool = False
+
+    @property
+    def mode(self) -> str:
+        """``oracle-frames`` or ``oracle``."""
+        return "oracle-frames" if self.per_frame else "oracle"
+
+
+def audit_episode(task_id: str, level: int, seed: int, arena_path: str,
+                  settings: AuditSettings) -> dict:
+    """One audit row (runs in a worker process); never raises for a task's own failure."""
+    import numpy as np
+
+    from llm_aai.arena import load_config
+    from llm_aai.arena.placement import place_arena
+    from llm_aai.env.animalai_env import world_seed
+    from llm_aai.oracle import SearchSettings, play_oracle_episode
+    from llm_aai.runner.suite import episode_seed
+
+    record = unity_records().get(task_id)
+    row = {"task_id": task_id, "level": level, "seed": seed, "solved": "", "reward": "",
+           "pass_mark": "", "file_pass_mark": "", "steps": "", "scripts": "", "searched": "",
+           "search_seconds": "", "end_reason": "", "status": "ok",
+           "unity_passed": record.passed_any if record else "",
+           "unity_entrants": record.entrants if record else "",
+           "unity_top10": record.top10_passed if record else "",
+           "children_rate": _children_rates().get(task_id, "")}
+    started = time.process_time()
+    try:
+        arena = load_config(arena_path).arena()
+        mark = pass_mark_of(task_id, arena.pass_mark)
+        row.update(pass_mark=mark.value, file_pass_mark=mark.file_value)
+        world = world_seed(episode_seed(0, task_id, seed))
+        placed = place_arena(arena, np.random.default_rng(world), source=arena_path)
+        episode = play_oracle_episode(placed, SearchSettings(
+            budget=settings.budget, per_frame=settings.per_frame, seed=seed,
+            pass_mark=mark.value))
+    except Exception as error:  # recorded, never fatal: see the module doc
+        row.update(status=f"crash: {type(error).__name__}: {error}".replace("\n", " ")[:300],
+                   solved=False, search_seconds=round(time.process_time() - started, 3))
+        return row
+    row.update(solved=episode.passed, reward=episode.reward, steps=episode.steps,
+               scripts=episode.scripts, searched=episode.searched,
+               search_seconds=episode.search_seconds, end_reason=episode.end_reason)
+    return row
+
+
+def _children_rates() -> dict[str, float]:
+    import pandas as pd
+
+    from llm_aai.analysis.reference import reference_populations
+
+    frame = reference_populations()
+    frame = frame[(frame["population"] == "children") & (frame["scope"] == "task")]
+    return {str(t): round(float(p), 4) for t, p in zip(frame["task_id"], frame["proportion"],
+                                                     strict=True) if not pd.isna(p)}
+
+
+def read_rows(out: Path) -> list[dict]:
+    """The rows of ``out/audit.csv`` (empty if there is none yet)."""
+    path = Path(out) / CSV_FILE
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _check_settings(out: Path, settings: AuditSettings) -> None:
+    path = out / SETTINGS_FILE
+    if path.exists():
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        if recorded != asdict(settings):
+            raise AuditSettingsMismatch(
+                f"{out} holds an audit with settings {recorded}, not {asdict(settings)}: use "
+                "another --out directory or the recorded settings")
+    else:
+        path.write_text(json.dumps(asdict(settings)) + "\n", encoding="utf-8")
+
+
+def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSettings, *,
+              arenas_dir: str | Path | None = None, workers: int = 1,
+              progress: Callable[[int, int], None] | None = None,
+              on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """Audit ``tasks`` x seeds 1..``seeds`` into ``out`` (resuming what is there).
+
+    Args:
+        tasks: the tasks to play.
+        seeds: episodes per task (seeds 1..seeds, as ``run``'s trials).
+        out: the audit directory (created).
+        settings: budget and mode; must match the directory's if it holds an audit.
+        arenas_dir: where the arena files are (as ``run --arenas-dir``).
+        workers: worker processes.
+        progress: called with (done, total) after each episode, for a progress bar.
+        on_row: called with each new row.
+
+    Returns:
+        Every row of the audit directory (earlier and new).
+
+    Raises:
+        ArenaNotFoundError: a task's arena file is missing (checked before anything runs).
+        AuditSettingsMismatch: ``out`` holds an audit with other settings.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = list(tasks)
+    paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir)) for task in tasks}
+    _check_settings(out, settings)
+    done = {(row["task_id"], int(row["seed"])) for row in read_rows(out)}
+    todo = [(task, seed) for task in tasks for seed in range(1, seeds + 1)
+            if (task.task_id, seed) not in done]
+    total, finished = len(tasks) * seeds, len(tasks) * seeds - len(todo)
+    if progress:
+        progress(finished, total)
+    path = out / CSV_FILE
+    fresh = not path.exists() or path.stat().st_size == 0
+    with path.open("a", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        if fresh:
+            writer.writeheader()
+            handle.flush()
+
+        def record(row: dict) -> None:
+            nonlocal finished
+            writer.writerow(row)
+            handle.flush()
+            finished += 1
+            if on_row:
+                on_row(row)
+            if progress:
+                progress(finished, total)
+
+        queue = list(todo)
+        while queue:
+            queue, suspects = _run_pool(queue, paths, settings, workers, record)
+            for item in suspects:  # alone, so a crash is pinned on the episode that made it
+                _, again = _run_pool([item], paths, settings, 1, record)
+                for task, seed in again:
+                    record(_crash_row(task, seed, "the worker process died"))
+    return read_rows(out)
+
+
+def _run_pool(queue, paths, settings, workers, record) -> tuple[list, list]:
+    """Run ``queue`` on a pool, recording rows.
+
+    Returns:
+        (not started, in flight when a worker died); both empty when all went well.
+    """
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        pending = {}
+        items = iter(queue)
+        left = list(queue)
+
+        def submit() -> None:
+            item = next(items, None)
+            if item is not None:
+                task, seed = item
+                future = pool.submit(audit_episode, task.task_id, task.level, seed,
+                                     paths[task.task_id], settings)
+                pending[future] = item
+
+        for _ in range(max(1, workers) * 2):
+            submit()
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task, seed = pending.pop(future)
+                try:
+                    row = future.result()
+                except BrokenProcessPool:
+                    # A worker died (e.g. a crash inside MuJoCo): any episode in flight may
+                    # be the one; the caller replays them one by one.
+                    suspects = [(task, seed), *pending.values()]
+                    return [item for item in left if item not in suspects], suspects
+                left.remove((task, seed))
+                record(row)
+                submit()
+    return [], []
+
+
+def _crash_row(task: Task, seed: int, why: str) -> dict:
+    record = unity_records().get(task.task_id)
+    row = dict.fromkeys(COLUMNS, "")
+    row.update(task_id=task.task_id, level=task.level, seed=seed, solved=False,
+               status=f"crash: {why}",
+               unity_passed=record.passed_any if record else "",
+               unity_entrants=record.entrants if record else "",
+               unity_top10=record.top10_passed if record else "",
+               children_rate=_children_rates().get(task.task_id, ""))
+    return row
