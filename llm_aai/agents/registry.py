@@ -42,6 +42,12 @@ def _heuristic(**options: Any) -> Agent:
     return HeuristicAgent(HeuristicSettings(**options))
 
 
+def _oracle(**options: Any) -> Agent:
+    from llm_aai.agents.oracle import OracleAgent
+
+    return OracleAgent(**options)
+
+
 def _random(**options: Any) -> Agent:
     from llm_aai.agents.random_agent import RandomAgent
 
@@ -87,6 +93,9 @@ def _heuristic_options() -> frozenset[str]:
 AGENTS: dict[str, AgentEntry] = {
     "heuristic": AgentEntry(_heuristic, _heuristic_options(),
                             "colour-blob vision baseline: food first, avoid red, explore"),
+    "oracle": AgentEntry(_oracle, frozenset({"budget"}),
+                         "privileged search in the simulator (a ceiling): plans by simulating "
+                         "from exact snapshots"),
     "random": AgentEntry(_random, frozenset({"max_go", "max_commands"}),
                          "seeded random Go/Turn scripts"),
     "human": AgentEntry(_human, frozenset({"input_stream", "output_stream", "frame_dir"}),

@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="add Anthropic prompt-caching breakpoints")
     llm.add_argument("--replay-from", type=Path,
                      help="with --model replay: the episode directory whose scripts to re-issue")
+    parser.add_argument("--oracle-budget", type=_at_least(0),
+                        help="with --model oracle: search budget per episode in simulated "
+                             "steps (default 20000)")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
     return parser
 

@@ -34,6 +34,7 @@ RAMP_UP = 0.45
 HEADROOM = 1.05
 """Free height above a surface for the agent (1 m ball) to be under something."""
 HOT_COST = 4.0
+WALL_COST = 3.0
 AGENT_RADIUS = 0.5
 UNREACHABLE = math.inf
 _NEIGHBOURS = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0),
@@ -96,7 +97,10 @@ class NavMap:
     def __init__(self, sim) -> None:
         self.height, self.ramp = _surface(sim)
         self.blocked = np.zeros((N, N), dtype=bool)
-        self.cost = np.ones((N, N))
+        self.hot = np.zeros((N, N), dtype=bool)
+        # Cells next to a rise the agent cannot take: its centre would be within its radius
+        # of a wall. Dearer, not forbidden, so paths keep off walls but still use narrow gaps.
+        self.cost = np.where(_next_to_walls(self.height, self.ramp), WALL_COST, 1.0)
         self._fields: dict[tuple[int, int], np.ndarray] = {}
         centres = (np.arange(N) + 0.5) * CELL
         _, bad = live_goals(sim)
@@ -113,7 +117,8 @@ class NavMap:
                         if death:
                             self.blocked[i, j] = True
                         else:
-                            self.cost[i, j] = HOT_COST
+                            self.hot[i, j] = True
+                            self.cost[i, j] *= HOT_COST
         for ball in bad:
             reach = ball.radius + AGENT_RADIUS + 0.3
             x0, _, z0 = ball.position
@@ -204,7 +209,8 @@ class NavMap:
             best, best_d = None, field[current]
             for di, dj, _ in _NEIGHBOURS:
                 a = (i + di, j + dj)
-                if 0 <= a[0] < N and 0 <= a[1] < N and field[a] < best_d:
+                if (0 <= a[0] < N and 0 <= a[1] < N and field[a] < best_d
+                        and self.can_step(current, a)):
                     best, best_d = a, field[a]
             if best is None:
                 break
@@ -226,10 +232,22 @@ class NavMap:
             t = k / steps
             cell = (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t))
             if cell != previous:
-                if not self.can_step(previous, cell) or self.cost[cell] > 1.0:
+                if not self.can_step(previous, cell) or self.hot[cell]:
                     return False
                 previous = cell
         return True
+
+
+def _next_to_walls(height: np.ndarray, ramp: np.ndarray) -> np.ndarray:
+    """Cells with a neighbour (8-connected) that rises more than a step above them."""
+    near = np.zeros_like(height, dtype=bool)
+    padded = np.pad(height, 1, mode="edge")
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            if di or dj:
+                neighbour = padded[1 + di : N + 1 + di, 1 + dj : N + 1 + dj]
+                near |= (neighbour - height > STEP_UP) & ~ramp
+    return near
 
 
 def _surface(sim) -> tuple[np.ndarray, np.ndarray]:
@@ -269,12 +287,53 @@ def _surface(sim) -> tuple[np.ndarray, np.ndarray]:
                     # inside a solid it leaves through the top face instead.
                     ceiling = mujoco.mj_ray(model, data, np.array([x, z, 0.02]), up, groups, 1,
                                             -1, geom)
-                    inside = abs(ceiling + 0.02 - top_h) < 0.03
-                    if ceiling >= HEADROOM and not inside:
-                        height[i, j], hit = 0.0, -1
+                    above = int(geom[0])
+                    if ceiling >= HEADROOM:
+                        # From inside a solid the ray leaves through its far face; a ray back
+                        # down from just below that point then meets the same solid again.
+                        mujoco.mj_ray(model, data, np.array([x, z, ceiling - 0.03]), down,
+                                      groups, 1, -1, geom)
+                        if int(geom[0]) != above:
+                            height[i, j], hit = 0.0, -1
                 ramp[i, j] = hit >= 0 and model.geom_type[hit] == mujoco.mjtGeom.mjGEOM_MESH
     finally:
         model.geom_group[:] = saved
+    _thin_walls(model, data, hidden, height)
     return height, ramp
+
+
+THIN = 0.3
+"""Boxes thinner than this (m) can fall between the rays at the cells' centres."""
+
+
+def _thin_walls(model, data, hidden: set[int], height: np.ndarray) -> None:
+    """Raise the cells a thin standing wall passes through to its top (rays can miss it)."""
+    import mujoco
+
+    centres = (np.arange(N) + 0.5) * CELL
+    px, py = np.meshgrid(centres, centres, indexing="ij")  # MuJoCo x, y = Unity x, z
+    for g in range(model.ngeom):
+        if g in hidden or model.geom_type[g] != mujoco.mjtGeom.mjGEOM_BOX:
+            continue
+        half = model.geom_size[g]
+        if min(half[0], half[1]) >= THIN / 2 or model.geom_group[g] != 0:
+            continue
+        rot = data.geom_xmat[g].reshape(3, 3)
+        cx, cy, cz = data.geom_xpos[g]
+        extent_z = float(np.abs(rot[2]) @ half)
+        top, bottom = cz + extent_z, cz - extent_z
+        if bottom > 1.0 or top < 0.3:
+            continue  # overhead, or low enough to be seen by the rays anyway
+        dx, dy = px - cx, py - cy
+        # the box's local x and y axes projected on the ground
+        lx = dx * rot[0, 0] + dy * rot[1, 0]
+        ly = dx * rot[0, 1] + dy * rot[1, 1]
+        pad = CELL / 2
+        inside = (np.abs(lx) <= half[0] + pad) & (np.abs(ly) <= half[1] + pad)
+        if half[0] >= half[1]:  # pad only across the wall, not past its ends
+            inside &= np.abs(lx) <= half[0]
+        else:
+            inside &= np.abs(ly) <= half[1]
+        height[inside] = np.maximum(height[inside], top)
 
 

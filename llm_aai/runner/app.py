@@ -273,6 +273,7 @@ def _agent_options(config: RunConfig) -> dict[str, Any]:
         "max_concurrent": options.provider_concurrency or config.concurrency,
         "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
         "replay_from": config.replay_from,
+        "budget": config.oracle_budget,
     }
 
 

@@ -89,6 +89,8 @@ class RunConfig:
         arenas_dir: folder of testbed YAMLs; None: ``$LLM_AAI_ARENAS`` or the cache.
         replay_from: with ``model="replay"``, the episode directory (or scripts file) whose
             scripts are re-issued.
+        oracle_budget: with ``model="oracle"``, its search budget per episode in simulated
+            steps; None: the oracle's default.
         model_options: how a model agent calls its provider.
 
     """
@@ -113,6 +115,7 @@ class RunConfig:
     budget_usd: float | None = None
     arenas_dir: Path | None = None
     replay_from: Path | None = None
+    oracle_budget: int | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
 
     def to_record(self) -> dict[str, Any]:
@@ -201,7 +204,7 @@ FLAG_FIELDS = {
     "concurrency": "concurrency", "max_relaunches": "max_relaunches",
     "relaunch_delay": "relaunch_delay_s", "stop_after_failures": "stop_after_failed_episodes",
     "budget_usd": "budget_usd", "arenas_dir": "arenas_dir", "replay_from": "replay_from",
-    "api_base": "model_options.api_base", "temperature": "model_options.temperature",
+    "oracle_budget": "oracle_budget", "api_base": "model_options.api_base", "temperature": "model_options.temperature",
     "max_tokens": "model_options.max_tokens", "timeout": "model_options.timeout_s",
     "max_retries": "model_options.max_retries",
     "provider_concurrency": "model_options.provider_concurrency",

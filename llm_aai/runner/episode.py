@@ -127,6 +127,9 @@ class EpisodeRunner:
             start = episode.start(seed=spec.seed, arena=str(spec.arena_path), observe_last=False)
         # the ICL prompt's worked example arrives as a prelude of prior exchanges
         self.agent.start_episode(self.prompt.system_text, spec.seed, prelude=self.prompt.prelude)
+        bind_world = getattr(self.agent, "bind_world", None)
+        if bind_world is not None:  # a privileged agent (the oracle) reads the world itself
+            bind_world(self.env, spec.pass_mark)
         writer.write_turn(TurnRecord(  # the steps before the first script; nothing sent yet
             turn=0, sent_text="", actions=(NOOP,) * start.outcome.steps,
             steps=start.outcome.steps, health=_health(episode), reward=start.outcome.reward,
