@@ -1,0 +1,107 @@
+"""``python -m llm_aai.audit`` end to end: real worker processes, real files, real testbed."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BUDGET = "1500"
+
+
+def audit(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "llm_aai.audit", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def rows(out: Path) -> list[dict]:
+    with (out / "audit.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.slow
+def test_audit_writes_rows_and_a_report_and_resumes(testbed_dir, tmp_path):
+    out = tmp_path / "audit"
+    tasks = "01-01-01,01-04-03,02-02-01"
+    args = ["--out", out, "--tasks", tasks, "--arenas-dir", testbed_dir, "--workers", "2",
+            "--oracle-budget", BUDGET, "--no-progress"]
+    proc = subprocess.Popen([sys.executable, "-m", "llm_aai.audit", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # interrupt once the first row is written
+        if (out / "audit.csv").exists() and len(rows(out)) >= 1:
+            break
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    kept = rows(out)
+    assert kept, err
+    if proc.returncode != 0:  # interrupted: says how to resume, keeps what was done
+        assert proc.returncode == 130 and "resume" in err
+    first_lines = (out / "audit.csv").read_text().splitlines()
+    done = audit(*args)
+    assert done.returncode == 0, done.stderr
+    final = rows(out)
+    assert sorted(r["task_id"] for r in final) == sorted(tasks.split(","))  # no repeats
+    # rows written before the interruption are kept byte for byte
+    assert (out / "audit.csv").read_text().splitlines()[: len(first_lines)] == first_lines
+    for row in final:
+        assert row["status"] == "ok"
+        assert row["solved"] == "True"
+        assert int(row["unity_passed"]) >= 1 and row["unity_entrants"] == "60"
+    by_task = {r["task_id"]: r for r in final}
+    assert by_task["01-04-03"]["children_rate"] != ""  # a children task
+    assert by_task["01-01-01"]["children_rate"] == ""
+    report = (out / "audit.md").read_text()
+    assert "| all | | 3 / 736 | 3 | 100.0 % |" in report
+    assert "python -m llm_aai.audit" in report and "not the whole testbed" in report
+    assert report in done.stdout
+    # other settings on the same directory are refused, nothing is lost
+    again = audit("--out", out, "--tasks", tasks, "--arenas-dir", testbed_dir,
+                  "--oracle-budget", "99", "--no-progress")
+    assert again.returncode == 2 and "settings" in again.stderr
+    assert rows(out) == final
+
+
+def test_unknown_task_and_missing_testbed_are_clear_errors(tmp_path):
+    out = tmp_path / "audit"
+    unknown = audit("--out", out, "--tasks", "99-99-99", "--no-progress")
+    assert unknown.returncode == 2
+    assert "99-99-99" in unknown.stderr
+    missing = audit("--out", out, "--tasks", "01-01-01", "--arenas-dir", tmp_path / "nowhere",
+                    "--no-progress")
+    assert missing.returncode == 2
+    assert "nowhere" in missing.stderr
+    assert not (out / "audit.csv").exists()
+
+
+def test_a_task_that_fails_is_recorded_and_the_audit_goes_on(testbed_dir, tmp_path):
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    shutil.copy(Path(testbed_dir) / "01-01-01.yaml", arenas)
+    (arenas / "01-01-02.yaml").write_text("!ArenaConfig\narenas: {0: !Arena {items: [}}\n")
+    out = tmp_path / "audit"
+    result = audit("--out", out, "--tasks", "01-01-01,01-01-02", "--arenas-dir", arenas,
+                   "--oracle-budget", BUDGET, "--no-progress")
+    assert result.returncode == 0, result.stderr
+    by_task = {r["task_id"]: r for r in rows(out)}
+    assert by_task["01-01-01"]["status"] == "ok" and by_task["01-01-01"]["solved"] == "True"
+    assert by_task["01-01-02"]["status"].startswith("crash: ArenaError")
+    assert by_task["01-01-02"]["solved"] == "False"
+    assert "01-01-02 seed 1: crash: ArenaError" in (out / "audit.md").read_text()
+
+
+def test_report_only_needs_an_audit(tmp_path):
+    result = audit("--out", tmp_path, "--report-only")
+    assert result.returncode == 2 and "no audit.csv" in result.stderr
+
+
