@@ -100,7 +100,8 @@ class NavMap:
         self.hot = np.zeros((N, N), dtype=bool)
         # Cells next to a rise the agent cannot take: its centre would be within its radius
         # of a wall. Dearer, not forbidden, so paths keep off walls but still use narrow gaps.
-        self.cost = np.where(_next_to_walls(self.height, self.ramp), WALL_COST, 1.0)
+        self.near_wall = _next_to_walls(self.height, self.ramp)
+        self.cost = np.where(self.near_wall, WALL_COST, 1.0)
         self._fields: dict[tuple[int, int], np.ndarray] = {}
         centres = (np.arange(N) + 0.5) * CELL
         _, bad = live_goals(sim)
@@ -225,15 +226,25 @@ class NavMap:
         return ((cell[0] + 0.5) * CELL, (cell[1] + 0.5) * CELL)
 
     def _straight(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
-        """Whether the cells on the segment a-b are a walkable strip (each step allowed)."""
+        """Whether the agent can roll straight from cell a to cell b.
+
+        Each step along the segment must be allowed, and the segment must keep off walls
+        (the agent's radius would catch a corner the cell centres clear).
+        """
         steps = max(abs(b[0] - a[0]), abs(b[1] - a[1])) * 2
         previous = a
+        clear = not self.near_wall[a]  # a start against a wall may leave it
         for k in range(1, steps + 1):
             t = k / steps
             cell = (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t))
             if cell != previous:
                 if not self.can_step(previous, cell) or self.hot[cell]:
                     return False
+                if self.near_wall[cell]:
+                    if clear and cell != b:
+                        return False  # it would graze a wall or a corner on the way
+                else:
+                    clear = True
                 previous = cell
         return True
 
