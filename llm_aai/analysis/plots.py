@@ -180,14 +180,30 @@ def _with_results(level_table: pd.DataFrame) -> pd.DataFrame:
     return level_table[level_table["label"].isin(counted.index[counted > 0])]
 
 
+def is_ceiling(label: str) -> bool:
+    """Whether a run's label is the privileged oracle (``oracle``, ``oracle-frames``...).
+
+    The oracle plans in the simulator with every object known: it is what the task allows,
+    not a competitor, so the figure draws it as a ceiling over each level, not as a bar.
+    """
+    return label.split()[0].lower().startswith("oracle") if label.strip() else False
+
+
 def _figure(plt, level_table, ref, labels, levels, populations, title, inches, look, caption):
-    slots = len(labels) + len(populations)
+    ceilings = [label for label in labels if is_ceiling(label)]
+    labels = [label for label in labels if not is_ceiling(label)]
+    slots = max(len(labels) + len(populations), 1)
     width = 0.84 / slots
     x_of = {level: i for i, level in enumerate(levels)}
     fig, (ax, ax_all) = plt.subplots(
         1, 2, figsize=inches, layout="constrained", sharey=True,
         gridspec_kw={"width_ratios": [max(len(levels), 1), 1.25]})
     handles = []
+    for k, label in enumerate(ceilings):
+        rows = level_table[level_table["label"] == label]
+        style = ("--", ":", "-.")[k % 3]
+        handles.append(_draw_ceiling(ax, rows, label, x_of, style))
+        _draw_ceiling(ax_all, _pooled_model(rows), label, {0: 0}, style)
     for i, label in enumerate(labels):
         rows = level_table[level_table["label"] == label]
         colour = MODEL_COLOURS[i % len(MODEL_COLOURS)]
@@ -203,6 +219,17 @@ def _figure(plt, level_table, ref, labels, levels, populations, title, inches, l
     _decorate_all(ax_all, len(levels))
     _legend(fig, handles, caption)
     return fig
+
+
+def _draw_ceiling(ax, rows: pd.DataFrame, label: str, x_of, style: str):
+    """A level's oracle pass rate as a line across the level's whole group of bars."""
+    rows = rows[rows["n"] > 0]
+    line = None
+    for level, p in zip(rows["level"], rows["proportion"], strict=True):
+        x = x_of[int(level)]
+        (line,) = ax.plot([x - 0.45, x + 0.45], [p, p], linestyle=style, color="black",
+                          linewidth=1.6, zorder=4)
+    return line, f"{label}: ceiling (privileged search in the simulator)"
 
 
 def _pooled_model(rows: pd.DataFrame) -> pd.DataFrame:

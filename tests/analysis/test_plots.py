@@ -161,3 +161,12 @@ def test_analyze_paper_figure_with_caption_and_size(two_models, tmp_path, capsys
     assert "Runs: " not in path.read_text()
     assert analyze([*map(str, two_models), "--plot", str(path), "--size", "big"]) == 2
     assert "--size: size must be" in capsys.readouterr().err
+
+
+def test_an_oracle_run_is_drawn_as_a_ceiling(tmp_path, make_run):
+    model = make_run(tmp_path, model="m", levels=range(1, 3))
+    oracle = make_run(tmp_path, model="oracle", levels=range(1, 3))
+    levels = pass_rates(load_runs([model, oracle], with_turns=False).episodes)
+    text = plot_pass_rates(levels, reference_populations(), tmp_path / "ceiling.svg").read_text()
+    assert "oracle: ceiling (privileged search in the simulator)" in text
+    assert "stroke-dasharray" in text  # the dashed ceiling line
