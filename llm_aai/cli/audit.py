@@ -26,7 +26,7 @@ from llm_aai.arena.catalog import (
     select_tasks,
 )
 from llm_aai.audit import AuditSettings, AuditSettingsMismatch, run_audit, write_report
-from llm_aai.audit.run import SETTINGS_FILE, read_rows
+from llm_aai.audit.run import read_rows, recorded_audit
 from llm_aai.oracle import DEFAULT_BUDGET
 
 
@@ -72,9 +72,10 @@ def main(argv: list[str] | None = None) -> int:
                 tasks = list(select_tasks(level=args.level, tasks=args.tasks, full=True))
             bar = _progress_bar(not args.no_progress)
             rows = run_audit(tasks, args.seeds, args.out, settings, arenas_dir=args.arenas_dir,
-                             workers=args.workers, progress=bar)
+                             workers=args.workers, progress=bar, command=command)
             if bar is not None:
                 bar.close()
+            command = recorded_audit(args.out)[1] or command  # the audit's first command
         except (TaskSelectionError, ArenaNotFoundError, AuditSettingsMismatch) as error:
             print(f"audit: {error}", file=sys.stderr)
             return 2
@@ -87,11 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         if not rows:
             print(f"audit: no audit.csv in {args.out}", file=sys.stderr)
             return 2
-        settings_path = args.out / SETTINGS_FILE
-        if settings_path.exists():
-            import json
-
-            settings = AuditSettings(**json.loads(settings_path.read_text(encoding="utf-8")))
+        recorded = recorded_audit(args.out)
+        if recorded is not None:
+            settings, command = recorded[0], recorded[1] or command
     path = write_report(args.out, rows, command=command, settings=vars(settings),
                         revision=_revision(),
                         wall_seconds=None if args.report_only else time.monotonic() - started)

@@ -33,21 +33,20 @@ def test_straight_goal():
     assert episode.scripts == 1
 
 
+def _goal_behind(name: str, size) -> object:
+    """A green ball 20 m ahead with ``name`` (a wall, a death zone) across the way."""
+    return arena(obj(name, (20.0, 0.0, 20.0), size), obj("GoodGoal", (20.0, 0.0, 30.0), (1, 1, 1)),
+                 agent=(20.0, 0.0, 10.0), yaw=0.0, t=500)
+
+
 def test_goal_behind_a_wall():
-    placed = arena(obj("Wall", (20.0, 0.0, 20.0), (16, 3, 1)),
-                   obj("GoodGoal", (20.0, 0.0, 30.0), (1, 1, 1)),
-                   agent=(20.0, 0.0, 10.0), yaw=0.0, t=500)
-    episode = _play(placed)
+    episode = _play(_goal_behind("Wall", (16, 3, 1)))
     assert episode.passed and episode.end_reason == "good_goal"
     _scripts_valid(episode)
 
 
 def test_detours_round_a_death_zone():
-    # the zone lies across the straight line to the goal
-    placed = arena(obj("DeathZone", (20.0, 0.0, 20.0), (12, 0.5, 4)),
-                   obj("GoodGoal", (20.0, 0.0, 30.0), (1, 1, 1)),
-                   agent=(20.0, 0.0, 10.0), yaw=0.0, t=500)
-    episode = _play(placed)
+    episode = _play(_goal_behind("DeathZone", (12, 0.5, 4)))
     assert episode.passed and episode.end_reason == "good_goal"
 
 
@@ -84,10 +83,7 @@ def test_budget_zero_sends_thoughts_only_and_fails():
 
 
 def test_per_frame_oracle_solves_the_wall_arena():
-    placed = arena(obj("Wall", (20.0, 0.0, 20.0), (16, 3, 1)),
-                   obj("GoodGoal", (20.0, 0.0, 30.0), (1, 1, 1)),
-                   agent=(20.0, 0.0, 10.0), yaw=0.0, t=500)
-    episode = _play(placed, per_frame=True)
+    episode = _play(_goal_behind("Wall", (16, 3, 1)), per_frame=True)
     assert episode.passed and episode.texts == ()
 
 
