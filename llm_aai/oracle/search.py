@@ -109,6 +109,7 @@ class _Controller:
         self.per_frame = per_frame
         self._waypoint: tuple[float, float] | None = None
         self._refresh = 0
+        self._tour: list[int] | None = None
         self.first_target: Goal | None = None
 
     def _target(self, sim, x: float, z: float) -> tuple[Goal | None, object]:
@@ -117,6 +118,15 @@ class _Controller:
             return None, None
         multis_left = any(g.multi for g in good)
         pool = good
+        if self.order == "tour":
+            if self._tour is None:
+                self._tour = _tour(good, (x, z))
+            left = {g.geom: g for g in good}
+            for geom in self._tour:
+                if geom in left:
+                    goal = left[geom]
+                    return goal, self.nav.field(goal)
+            return None, None
         if self.order == "multis" and multis_left:
             pool = [g for g in good if g.multi]
         elif self.order.startswith("first:"):
@@ -158,6 +168,42 @@ class _Controller:
             move = 1 if abs(error) < 45.0 else 0
             return (move, turn)
         return (0, turn) if turn else FORWARD
+
+
+def _tour(goals: list[Goal], start: tuple[float, float]) -> list[int]:
+    """An order to collect many balls in: nearest neighbour, then 2-opt, straight-line lengths.
+
+    Yellow balls come first and an episode-ending green one last, so the tour does not end
+    the episode early.
+    """
+    multis = [g for g in goals if g.multi]
+    enders = [g for g in goals if not g.multi]
+    points = {g.geom: (g.position[0], g.position[2]) for g in goals}
+    order: list[int] = []
+    here = start
+    remaining = [g.geom for g in multis]
+    while remaining:
+        nearest = min(remaining, key=lambda geom: math.dist(here, points[geom]))
+        order.append(nearest)
+        remaining.remove(nearest)
+        here = points[nearest]
+    improved = True
+    while improved and len(order) > 3:
+        improved = False
+        for i in range(len(order) - 1):
+            a = start if i == 0 else points[order[i - 1]]
+            for j in range(i + 1, len(order)):
+                b, c = points[order[i]], points[order[j]]
+                d = points[order[j + 1]] if j + 1 < len(order) else None
+                before = math.dist(a, b) + (math.dist(c, d) if d else 0.0)
+                after = math.dist(a, c) + (math.dist(b, d) if d else 0.0)
+                if after < before - 1e-9:
+                    order[i : j + 1] = reversed(order[i : j + 1])
+                    improved = True
+    if enders:
+        here = points[order[-1]] if order else start
+        order.append(min(enders, key=lambda g: math.dist(here, points[g.geom])).geom)
+    return order
 
 
 def _steps_left(sim) -> int:
@@ -255,12 +301,18 @@ def plan_script(sim, settings: SearchSettings, budget: int,
         The best plan found (possibly empty if the budget was 0).
     """
     root = sim.snapshot()
+    horizon = min(HORIZON, _steps_left(sim))
+    if _steps_left(sim) > HORIZON:
+        # No rollout reaches the end of this episode, so none can be known to pass: keep
+        # most of the budget for the scripts after this one.
+        budget = max(budget // 3, min(budget, 2 * HORIZON))
     spent = _Budget(budget)
     rng = random.Random(settings.seed)
     nav = NavMap(sim)
-    horizon = min(HORIZON, _steps_left(sim))
     good, _ = live_goals(sim)
     orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:4]]
+    if sum(g.multi for g in good) > 3:
+        orders.insert(0, "tour")
     best: Plan | None = None
     try:
         candidates: list[tuple[list[tuple[int, int]], str]] = []
