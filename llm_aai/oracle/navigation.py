@@ -35,6 +35,8 @@ HEADROOM = 1.05
 """Free height above a surface for the agent (1 m ball) to be under something."""
 HOT_COST = 4.0
 WALL_COST = 3.0
+DEATH_MARGIN = 1.0
+"""Cells whose agent would pass within this of a death zone are kept off like walls."""
 AGENT_RADIUS = 0.5
 UNREACHABLE = math.inf
 _NEIGHBOURS = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0),
@@ -120,6 +122,11 @@ class NavMap:
                         else:
                             self.hot[i, j] = True
                             self.cost[i, j] *= HOT_COST
+                    elif death and box_sphere_overlap(zone.box,
+                                                      Sphere(at, AGENT_RADIUS + DEATH_MARGIN)):
+                        # near the edge: momentum or a turn's drift could carry it in
+                        self.near_wall[i, j] = True
+                        self.cost[i, j] = max(self.cost[i, j], WALL_COST)
         for ball in bad:
             reach = ball.radius + AGENT_RADIUS + 0.3
             x0, _, z0 = ball.position
