@@ -245,8 +245,10 @@ class NavMap:
             t = k / steps
             cell = (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t))
             if cell != previous:
-                if not self.can_step(previous, cell) or self.hot[cell]:
+                if not self.can_step(previous, cell):
                     return False
+                if self.hot[cell] and not (self.hot[a] or self.hot[b]):
+                    return False  # no shortcut into a hot zone the path keeps out of
                 if self.near_wall[cell]:
                     if clear and cell != b:
                         return False  # it would graze a wall or a corner on the way
