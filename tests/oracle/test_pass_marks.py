@@ -35,3 +35,15 @@ def test_arenas_show_says_when_the_mark_differs(testbed_dir):
     assert shown.returncode == 0, shown.stderr
     assert "pass_mark=1 " in shown.stdout
     assert "instead of the arena file's 4" in shown.stdout
+
+
+def test_audit_diagnoses_name_testbed_tasks_passed_in_unity_with_a_known_class():
+    from llm_aai.audit.report import diagnoses
+
+    records = unity_records()
+    notes = diagnoses()
+    assert notes
+    for task, note in notes.items():
+        assert task in records and records[task].passed_any > 0, task
+        assert note["class"] in ("simulator", "search", "build"), task
+        assert note["mechanism"].strip() and note["evidence"].strip(), task
