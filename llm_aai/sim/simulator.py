@@ -26,7 +26,7 @@ from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
-from llm_aai.sim.snapshot import BOUND, MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
+from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
 PHYSICS_STEPS_PER_ACTION = 3
@@ -208,9 +208,8 @@ class Simulator:
         copy = self._spare.pop() if self._spare else mujoco.MjData(model)
         mujoco.mj_copyData(copy, model, self._data)
         fields = tuple((name, getattr(model, name).copy()) for name in MUTABLE_MODEL_FIELDS)
-        python = capture(self, self._bindings())
-        for name in _SETTINGS:  # this simulator's own settings, not the episode's state
-            python.content[name] = BOUND
+        # this simulator's own settings are not the episode's state
+        python = capture(self, self._bindings(), skip=_SETTINGS)
         snapshot = Snapshot(self._world, copy, fields, python)
         weakref.finalize(snapshot, _keep_spare, self._spare, copy)
         return snapshot

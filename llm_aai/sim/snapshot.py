@@ -89,14 +89,17 @@ class Snapshot:
     python: Any
 
 
-def capture(obj: Any, bound: set[int]) -> Any:
+def capture(obj: Any, bound: set[int], skip: tuple[str, ...] = ()) -> Any:
     """A copy of ``obj``'s attribute tree, with ``BOUND`` where a value must not be copied.
 
     Args:
         obj: an object whose state to copy.
         bound: ids of objects never copied (the MuJoCo model, data and the renderer).
+        skip: attributes of ``obj`` itself to leave alone on restore (its own settings).
     """
-    return _capture(obj, bound)
+    state = {name: BOUND if name in skip else _capture(value, bound)
+             for name, value in vars(obj).items()}
+    return _Copy("obj", state, type(obj))
 
 
 def _capture(value: Any, bound: set[int]) -> Any:
