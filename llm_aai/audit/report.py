@@ -4,7 +4,9 @@ A task counts as solved when the oracle passed it with at least one of its seeds
 question is whether the simulator lets the task be solved at all). Every task passed in
 Unity by at least one Olympics entrant and unsolved here is listed with its diagnosis from
 ``llm_aai/data/audit_diagnoses.csv`` (class ``simulator`` with the mechanism, ``search`` for
-a search limit, ``build`` for a build-dependent task), or as not yet diagnosed.
+a search limit, ``build`` for a build-dependent task, ``protocol`` for a task the paper's
+protocol rules out, e.g. by its no-op steps before the first script), or as not yet
+diagnosed.
 """
 
 from __future__ import annotations

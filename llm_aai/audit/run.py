@@ -110,7 +110,7 @@ def read_rows(out: Path) -> list[dict]:
         return list(csv.DictReader(handle))
 
 
-def _check_settings(out: Path, settings: AuditSettings, command: str) -> None:
+def _check_settings(out: Path, settings: AuditSettings, command: str, revision: str) -> None:
     path = out / SETTINGS_FILE
     if path.exists():
         recorded = json.loads(path.read_text(encoding="utf-8"))
@@ -120,24 +120,26 @@ def _check_settings(out: Path, settings: AuditSettings, command: str) -> None:
                 f"{out} holds an audit with settings {recorded}, not {asdict(settings)}: use "
                 "another --out directory or the recorded settings")
     else:
-        path.write_text(json.dumps({**asdict(settings), "command": command}) + "\n",
-                        encoding="utf-8")
+        path.write_text(json.dumps({**asdict(settings), "command": command,
+                                    "revision": revision}) + "\n", encoding="utf-8")
 
 
-def recorded_audit(out: Path) -> tuple[AuditSettings, str] | None:
-    """The settings and the command an audit directory was started with (None if none)."""
+def recorded_audit(out: Path) -> tuple[AuditSettings, str, str] | None:
+    """(settings, command, source revision) an audit directory was started with, or None."""
     path = Path(out) / SETTINGS_FILE
     if not path.exists():
         return None
     recorded = json.loads(path.read_text(encoding="utf-8"))
     command = recorded.pop("command", "")
-    return AuditSettings(**recorded), command
+    revision = recorded.pop("revision", "")
+    return AuditSettings(**recorded), command, revision
 
 
 def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSettings, *,
               arenas_dir: str | Path | None = None, workers: int = 1,
               progress: Callable[[int, int], None] | None = None,
-              on_row: Callable[[dict], None] | None = None, command: str = "") -> list[dict]:
+              on_row: Callable[[dict], None] | None = None, command: str = "",
+              revision: str = "") -> list[dict]:
     """Audit ``tasks`` x seeds 1..``seeds`` into ``out`` (resuming what is there).
 
     Args:
@@ -150,6 +152,7 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
         progress: called with (done, total) after each episode, for a progress bar.
         on_row: called with each new row.
         command: the command line, recorded with the settings for the report.
+        revision: the source revision playing it, recorded likewise.
 
     Returns:
         Every row of the audit directory (earlier and new).
@@ -162,7 +165,7 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
     out.mkdir(parents=True, exist_ok=True)
     tasks = list(tasks)
     paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir)) for task in tasks}
-    _check_settings(out, settings, command)
+    _check_settings(out, settings, command, revision)
     done = {(row["task_id"], int(row["seed"])) for row in read_rows(out)}
     todo = [(task, seed) for task in tasks for seed in range(1, seeds + 1)
             if (task.task_id, seed) not in done]

@@ -72,10 +72,12 @@ def main(argv: list[str] | None = None) -> int:
                 tasks = list(select_tasks(level=args.level, tasks=args.tasks, full=True))
             bar = _progress_bar(not args.no_progress)
             rows = run_audit(tasks, args.seeds, args.out, settings, arenas_dir=args.arenas_dir,
-                             workers=args.workers, progress=bar, command=command)
+                             workers=args.workers, progress=bar, command=command,
+                             revision=_revision())
             if bar is not None:
                 bar.close()
-            command = recorded_audit(args.out)[1] or command  # the audit's first command
+            _, first, revision = recorded_audit(args.out)
+            command = first or command  # the audit's first command
         except (TaskSelectionError, ArenaNotFoundError, AuditSettingsMismatch) as error:
             print(f"audit: {error}", file=sys.stderr)
             return 2
@@ -89,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"audit: no audit.csv in {args.out}", file=sys.stderr)
             return 2
         recorded = recorded_audit(args.out)
+        revision = ""
         if recorded is not None:
-            settings, command = recorded[0], recorded[1] or command
+            settings, command, revision = recorded[0], recorded[1] or command, recorded[2]
     path = write_report(args.out, rows, command=command, settings=vars(settings),
-                        revision=_revision(),
+                        revision=revision or f"{_revision()} (when the report was written)",
                         wall_seconds=None if args.report_only else time.monotonic() - started)
     print(path.read_text(encoding="utf-8"))
     return 0

@@ -219,7 +219,7 @@ def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
     """Order of end states: passed > ended well > still going (closer is better) > lost."""
     reward = sim.total_reward
     if sim.done:
-        if reward >= pass_mark and sim.end_reason not in ("death_zone", "health_zero"):
+        if reward >= pass_mark:  # the runner's rule, however it ended
             return (3, reward)
         if sim.end_reason in ("good_goal", "all_multis"):
             return (1, reward)

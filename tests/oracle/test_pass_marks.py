@@ -45,5 +45,5 @@ def test_audit_diagnoses_name_testbed_tasks_passed_in_unity_with_a_known_class()
     assert notes
     for task, note in notes.items():
         assert task in records and records[task].passed_any > 0, task
-        assert note["class"] in ("simulator", "search", "build"), task
+        assert note["class"] in ("simulator", "search", "build", "protocol"), task
         assert note["mechanism"].strip() and note["evidence"].strip(), task
