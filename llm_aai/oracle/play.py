@@ -72,7 +72,8 @@ def play_oracle_episode(placed: PlacedArena, settings: SearchSettings,
     plans = 0
     hint: list[tuple[int, int]] | None = None
     while not sim.done:
-        if not settings.per_frame and plans >= protocol.max_scripts:
+        cap = protocol.max_scripts  # None: no cap
+        if not settings.per_frame and cap is not None and plans >= cap:
             break
         seeded = SearchSettings(settings.budget, settings.per_frame, settings.seed + plans,
                                 settings.pass_mark)

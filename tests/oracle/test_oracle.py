@@ -6,7 +6,8 @@ import pytest
 
 from llm_aai.oracle import SearchSettings, play_oracle_episode
 from llm_aai.oracle.search import to_script
-from llm_aai.script import PAPER_PROTOCOL, parse_script
+from llm_aai.protocol import PAPER_PROTOCOL
+from llm_aai.script import parse_script
 from tests.sim.conftest import arena, obj
 
 BUDGET = 4000
