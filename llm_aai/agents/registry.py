@@ -14,6 +14,14 @@ from types import MappingProxyType
 from typing import Any
 
 from llm_aai.agents.base import Agent
+from llm_aai.agents.heuristic import HeuristicAgent, HeuristicSettings
+from llm_aai.agents.human import HumanAgent
+from llm_aai.agents.llm import LLMAgent
+from llm_aai.agents.random_agent import RandomAgent
+from llm_aai.agents.replay import ReplayAgent
+from llm_aai.llm.aliases import MODEL_ALIASES, check_credentials, resolve_model
+from llm_aai.llm.client import LiteLLMClient
+from llm_aai.logs.store import read_turns
 
 __all__ = [
     "AGENTS",
@@ -37,8 +45,6 @@ class AgentEntry:
 
 
 def _heuristic(**options: Any) -> Agent:
-    from llm_aai.agents.heuristic import HeuristicAgent, HeuristicSettings
-
     return HeuristicAgent(HeuristicSettings(**options))
 
 
@@ -49,20 +55,14 @@ def _oracle(**options: Any) -> Agent:
 
 
 def _random(**options: Any) -> Agent:
-    from llm_aai.agents.random_agent import RandomAgent
-
     return RandomAgent(**options)
 
 
 def _human(**options: Any) -> Agent:
-    from llm_aai.agents.human import HumanAgent
-
     return HumanAgent(**options)
 
 
 def _replay(scripts: list[str] | None = None, replay_from: Any = None, **options: Any) -> Agent:
-    from llm_aai.agents.replay import ReplayAgent
-
     if (scripts is None) == (replay_from is None):
         raise ValueError("the replay agent needs either scripts=[...] or replay_from="
                          "an episode directory or a text file with one script per line")
@@ -73,8 +73,6 @@ def _replay(scripts: list[str] | None = None, replay_from: Any = None, **options
 
 def load_replay_scripts(source: Path) -> list[str]:
     """The replies of a logged episode (its directory), or the lines of a scripts file."""
-    from llm_aai.logs.store import read_turns
-
     if source.is_dir():
         return [turn.reply for turn in read_turns(source) if turn.reply is not None]
     if source.is_file():
@@ -84,8 +82,6 @@ def load_replay_scripts(source: Path) -> list[str]:
 
 
 def _heuristic_options() -> frozenset[str]:
-    from llm_aai.agents.heuristic import HeuristicSettings
-
     return frozenset(f.name for f in fields(HeuristicSettings))
 
 
@@ -114,8 +110,6 @@ MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "prompt_caching", "image_p
 
 def register_agent(name: str, entry: AgentEntry) -> None:
     """Add a named agent; names must not shadow built-ins or model aliases."""
-    from llm_aai.llm.aliases import MODEL_ALIASES
-
     if name in AGENTS or name in MODEL_ALIASES:
         raise ValueError(f"agent name {name!r} is already taken")
     AGENTS[name] = entry
@@ -153,8 +147,6 @@ class AgentSpec:
                 shown[key] = value if isinstance(value, str | int | float | bool) else repr(value)
         info: dict[str, Any] = {"name": self.name, "kind": self.kind, "options": shown}
         if self.kind == "model":
-            from llm_aai.llm.aliases import resolve_model
-
             spec = resolve_model(self.name)
             info.update(litellm_model=spec.litellm_model, alias=spec.alias,
                         provider=spec.provider, api_key_env=spec.api_key_env)
@@ -190,8 +182,6 @@ def resolve_agent(name: str, **options: Any) -> AgentSpec:
 
 
 def _model_factory(name: str, options: Mapping[str, Any]) -> Callable[..., Agent]:
-    from llm_aai.llm.aliases import check_credentials, resolve_model
-
     try:
         spec = resolve_model(name)
     except ValueError as error:
@@ -199,9 +189,6 @@ def _model_factory(name: str, options: Mapping[str, Any]) -> Callable[..., Agent
     check_credentials(spec, options.get("api_base"), options.get("api_key"))
 
     def build(**kept: Any) -> Agent:
-        from llm_aai.agents.llm import LLMAgent
-        from llm_aai.llm.client import LiteLLMClient
-
         client = {k: v for k, v in kept.items() if k in CLIENT_OPTIONS}
         agent = {k: v for k, v in kept.items() if k not in CLIENT_OPTIONS}
         return LLMAgent(LiteLLMClient(name, **client), **agent)
@@ -212,8 +199,6 @@ def _model_factory(name: str, options: Mapping[str, Any]) -> Callable[..., Agent
 def _builtin_hint(name: str) -> str:
     """Point a name that is no model at the built-in agent it was probably meant to be."""
     import difflib
-
-    from llm_aai.llm.aliases import MODEL_ALIASES
 
     if "/" in name:
         return ""

@@ -1,7 +1,8 @@
 """Analysis of runs: tidy tables, pass rates with Wilson intervals, reference populations.
 
-pandas is used throughout; matplotlib only in ``llm_aai.analysis.plots`` (imported on demand by
-``plot_pass_rates``), so loading and tabulating runs needs no plotting stack.
+pandas is used throughout; matplotlib only inside ``llm_aai.analysis.plots``'s drawing
+functions, which import it when first called, so loading and tabulating runs needs no
+plotting stack.
 """
 
 from llm_aai.analysis.levels import LEVEL_NAMES, level_name
@@ -19,6 +20,7 @@ from llm_aai.analysis.metrics import (
     pass_rates,
     with_reference,
 )
+from llm_aai.analysis.plots import plot_pass_rates
 from llm_aai.analysis.reference import (
     POPULATIONS,
     reference_levels,
@@ -27,14 +29,6 @@ from llm_aai.analysis.reference import (
 )
 from llm_aai.analysis.report import level_report, render, summary_report, task_report
 from llm_aai.analysis.stats import wilson_interval
-
-
-def plot_pass_rates(*args, **kwargs):
-    """Draw the comparison figure (see ``llm_aai.analysis.plots.plot_pass_rates``)."""
-    from llm_aai.analysis.plots import plot_pass_rates as plot
-
-    return plot(*args, **kwargs)
-
 
 __all__ = [
     "INFRASTRUCTURE",

@@ -8,6 +8,27 @@ import sys
 import warnings
 from pathlib import Path
 
+from llm_aai.analysis import (
+    RunDirectoryError,
+    infra_failures,
+    load_runs,
+    model_summary,
+    pass_rates,
+    pooling_conflicts,
+    reference_populations,
+    repeated_seeds,
+    with_reference,
+)
+from llm_aai.analysis.plots import (
+    FORMATS,
+    LeftOutOfFigure,
+    parse_size,
+    plot_pass_rates,
+    settings_caption,
+)
+from llm_aai.analysis.report import level_report, render, summary_report, task_report
+from llm_aai.arena.catalog import children_subset
+
 CHILDREN = {"complete": "children", "all": "children_all"}
 
 
@@ -42,9 +63,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Load the runs, print the tables, write the figure and CSV if asked."""
-    from llm_aai.analysis import RunDirectoryError, load_runs
-    from llm_aai.analysis.plots import FORMATS, parse_size
-
     args = build_parser().parse_args(argv)
     if args.plot and args.plot.suffix.lower() not in FORMATS:
         return _fail(f"{args.plot}: figure format must be one of {', '.join(FORMATS)}")
@@ -71,15 +89,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(runs, args, populations: tuple[str, ...]) -> int:
     """Print the tables and write the files asked for; return the exit status."""
-    from llm_aai.analysis import (
-        infra_failures,
-        model_summary,
-        pass_rates,
-        reference_populations,
-        with_reference,
-    )
-    from llm_aai.analysis.report import level_report, render, summary_report, task_report
-
     reference = reference_populations()
     levels = pass_rates(runs.episodes, by="level")
     overall = model_summary(runs.episodes)
@@ -102,8 +111,6 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
 
 def _plot(levels, reference, args, populations: tuple[str, ...], runs) -> int:
     """Write the figure; models it leaves out become notes, a figure it cannot draw an error."""
-    from llm_aai.analysis.plots import LeftOutOfFigure, plot_pass_rates, settings_caption
-
     path = args.plot
     path.parent.mkdir(parents=True, exist_ok=True)
     caption = None if args.no_caption else settings_caption(runs.runs)
@@ -129,8 +136,6 @@ def _notes(runs, failures) -> None:
 
     Lost, copied and unfinished episodes; runs pooled across settings; repeated seeds.
     """
-    from llm_aai.analysis import pooling_conflicts, repeated_seeds
-
     for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes)):
         print(f"note: {line}")
     _note_tasks_outside_the_children_subset(runs.episodes)
@@ -150,8 +155,6 @@ def _notes(runs, failures) -> None:
 
 def _note_tasks_outside_the_children_subset(episodes) -> None:
     """Say when a run played tasks the reference rates (the children's 40) do not cover."""
-    from llm_aai.arena.catalog import children_subset
-
     subset = {task.task_id for task in children_subset()}
     outside = sorted(set(episodes["task_id"]) - subset)
     if outside:

@@ -17,7 +17,21 @@ import os
 import sys
 from pathlib import Path
 
-from llm_aai.arena.catalog import ARENAS_ENV, ArenaNotFoundError, TaskSelectionError
+from llm_aai.arena.catalog import (
+    ARENAS_ENV,
+    BASE_URL,
+    ArenaNotFoundError,
+    TaskSelectionError,
+    pass_mark_of,
+    resolve_arena_path,
+    select_tasks,
+    unity_records,
+)
+from llm_aai.arena.errors import ArenaError, PlacementError
+from llm_aai.arena.fetch import FetchError, fetch_testbed
+from llm_aai.arena.placement import place_arena
+from llm_aai.arena.yaml_io import check_file, load_config
+from llm_aai.env.animalai_env import world_seed
 
 ARENA_SUFFIXES = (".yaml", ".yml")
 
@@ -87,8 +101,6 @@ def _arena_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from llm_aai.arena.yaml_io import check_file
-
     files, missing = _arena_files(args.paths)
     for line in missing:
         print(line)
@@ -108,8 +120,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from llm_aai.arena.catalog import select_tasks
-
     tasks = select_tasks(args.level, args.tasks, args.full)
     print(f"{'task':<10} {'level':>5}  level name")
     for task in tasks:
@@ -118,9 +128,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from llm_aai.arena.catalog import BASE_URL
-    from llm_aai.arena.fetch import fetch_testbed
-
     ids = [t.strip() for t in args.tasks.split(",")] if args.tasks else None
     report = fetch_testbed(args.dest, source=args.source or BASE_URL, task_ids=ids,
                            progress=not args.quiet)
@@ -137,11 +144,6 @@ def _show(args: argparse.Namespace) -> int:
     this does the same to show what the episode's agent saw.
     """
     import numpy as np
-
-    from llm_aai.arena.catalog import pass_mark_of, resolve_arena_path, unity_records
-    from llm_aai.arena.placement import place_arena
-    from llm_aai.arena.yaml_io import load_config
-    from llm_aai.env.animalai_env import world_seed
 
     candidate = Path(args.arena)
     path = candidate if candidate.suffix in ARENA_SUFFIXES or candidate.exists() else (
@@ -172,9 +174,6 @@ COMMANDS = {"validate": _validate, "list": _list, "fetch": _fetch, "show": _show
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; return the exit status."""
-    from llm_aai.arena.errors import ArenaError, PlacementError
-    from llm_aai.arena.fetch import FetchError
-
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)

@@ -23,7 +23,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from llm_aai.arena.catalog import ARENAS_ENV
+from llm_aai.arena.catalog import ARENAS_ENV, ArenaNotFoundError, TaskSelectionError
+from llm_aai.arena.errors import ArenaError, PlacementError
+from llm_aai.env import AnimalAIEnv, resolve_arena
+from llm_aai.playback import play_scripts, read_scripts_file, save_frames
+from llm_aai.prompts import load_turn_messages
+from llm_aai.prompts.examples import record_example
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,10 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; return the exit status."""
     args = build_parser().parse_args(argv)
-    from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError
-    from llm_aai.arena.errors import ArenaError, PlacementError
-    from llm_aai.env import AnimalAIEnv, resolve_arena
-    from llm_aai.playback import play_scripts, read_scripts_file, save_frames
 
     try:
         arena = resolve_arena(args.arena, args.arenas_dir)
@@ -73,8 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                    else list(args.script))
         messages = None
         if args.record_example is not None:
-            from llm_aai.prompts import load_turn_messages
-
             messages = load_turn_messages(args.prompt)
     except (FileNotFoundError, ArenaNotFoundError, TaskSelectionError, KeyError,
             UnicodeDecodeError) as error:
@@ -101,8 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         env.close()
 
     if args.record_example is not None:
-        from llm_aai.prompts.examples import record_example
-
         source = {"kind": "play", "backend": args.backend, "seed": args.seed,
                   "resolution_played": args.resolution, "script_mode": args.script_mode,
                   "turn_messages": args.prompt, "arena_source": str(args.arena)}

@@ -11,6 +11,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from llm_aai.replay import (
+    FORMATS,
+    ReplayInputError,
+    load_episode,
+    render_frames,
+    resimulate,
+    tile_size,
+    write_animation,
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line."""
@@ -41,8 +51,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; returns the exit status."""
-    from llm_aai.replay import FORMATS, ReplayInputError, load_episode
-
     args = build_parser().parse_args(argv)
     if args.out is not None and args.out.suffix.lower() not in FORMATS:
         return _fail(f"{args.out}: animation format must be one of {', '.join(FORMATS)}")
@@ -66,8 +74,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _resimulate(episode, args):
-    from llm_aai.replay import resimulate, tile_size
-
     size = min(tile_size(episode, overview=True), 1024) if args.overview else None
     report = resimulate(episode, arenas_dir=args.arenas_dir, overview_size=size)
     if args.resimulate:
@@ -79,8 +85,6 @@ def _resimulate(episode, args):
 
 
 def _animate(episode, report, out: Path, fps: float) -> None:
-    from llm_aai.replay import render_frames, write_animation
-
     overviews = report.overviews if report is not None and report.overviews else None
     frames = render_frames(episode, overviews=overviews)
     write_animation(frames, out, fps=fps)

@@ -11,6 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from llm_aai.analysis import RunDirectoryError
+from llm_aai.replay.episode import ReplayInputError
+from llm_aai.view import SiteBuilder, serve
+
 DEFAULT_PORT = 8000
 
 
@@ -38,10 +42,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Build (and maybe serve) the site; returns the exit status."""
-    from llm_aai.analysis import RunDirectoryError
-    from llm_aai.replay.episode import ReplayInputError
-    from llm_aai.view import SiteBuilder, serve
-
     args = build_parser().parse_args(argv)
     if args.serve is not None and not 0 <= args.serve <= 65535:
         return _fail(f"--serve: port must be in 0-65535, got {args.serve}")

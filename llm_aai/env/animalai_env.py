@@ -37,21 +37,20 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
+from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.env.backends.base import HEALTH_MAX, Backend, BackendStep
+from llm_aai.env.backends.embedded import EmbeddedBackend
+from llm_aai.env.backends.unity import UnityBackend
 
 TASK_ID = re.compile(r"\d{2}-\d{2}-\d{2}")
 RENDER_VIEWS = ("first_person", "overview")
 
 
 def _embedded(resolution: int, **kwargs: Any) -> Backend:
-    from llm_aai.env.backends.embedded import EmbeddedBackend
-
     return EmbeddedBackend(resolution, **kwargs)
 
 
 def _unity(resolution: int, **kwargs: Any) -> Backend:
-    from llm_aai.env.backends.unity import UnityBackend
-
     return UnityBackend(resolution=resolution, **kwargs)
 
 
@@ -72,8 +71,6 @@ def resolve_arena(arena: str | os.PathLike[str], arenas_dir: str | Path | None =
     """
     text = os.fspath(arena)
     if TASK_ID.fullmatch(text):
-        from llm_aai.arena.catalog import resolve_arena_path
-
         return resolve_arena_path(text, arenas_dir)
     path = Path(text)
     if not path.is_file():

@@ -22,13 +22,12 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-if TYPE_CHECKING:
-    from llm_aai.agents.base import PriorTurn
-    from llm_aai.prompts.examples import Example
+from llm_aai.agents.base import PriorTurn
+from llm_aai.prompts.examples import Example, load_example
 
 __all__ = [
     "DEFAULT_EXAMPLE",
@@ -271,7 +270,6 @@ def load_prompt(name_or_path: str | Path = "react", *, turns: str = "react",
 def _load_example(example: str | Path | None) -> Example | None:
     if example is None:
         return None
-    from llm_aai.prompts.examples import load_example
 
     return load_example(example)
 

@@ -37,6 +37,9 @@ import numpy as np
 
 from llm_aai.agents.base import PriorTurn, TurnInput
 from llm_aai.arena.checksum import file_sha256
+from llm_aai.frames import read_frame
+from llm_aai.logs import SchemaError, read_manifest, read_result, read_turns
+from llm_aai.logs.store import MANIFEST
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -365,10 +368,6 @@ def example_from_episode(
         ExampleError: the episode has no scripted turn, or a frame it names is missing.
 
     """
-    from llm_aai.frames import read_frame
-    from llm_aai.logs import read_manifest, read_result, read_turns
-    from llm_aai.logs.store import MANIFEST
-
     episode_dir = Path(episode_dir)
     records = sorted(read_turns(episode_dir), key=lambda r: r.turn)
     replied = [r for r in records if r.reply is not None]
@@ -438,7 +437,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="side of the saved frames in pixels (default 256)")
     parser.add_argument("--description", default="")
     args = parser.parse_args(argv)
-    from llm_aai.logs import SchemaError
 
     try:
         example = example_from_episode(args.episode_dir, name=args.name or args.out.name,

@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from llm_aai.arena import ArenaError, resolve_arena_path
 from llm_aai.arena.checksum import file_sha256
+from llm_aai.env import AnimalAIEnv
 from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import RunManifest, TurnRecord
@@ -162,8 +164,6 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
         ReplayInputError: no manifest or checksum, the file is missing, or it differs.
 
     """
-    from llm_aai.arena import ArenaError, resolve_arena_path
-
     manifest = _require_manifest(episode)
     task_id = episode.task_id
     if task_id is None:
@@ -210,8 +210,6 @@ def resimulate(
         ReplayInputError: the run was not embedded, or its manifest lacks what is needed.
 
     """
-    from llm_aai.env import AnimalAIEnv
-
     started = time.monotonic()
     setup = _setup(episode)
     arena = verified_arena(episode, arenas_dir)

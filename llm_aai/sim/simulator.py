@@ -24,6 +24,7 @@ from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
+from llm_aai.sim.render import ArenaRenderer
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
@@ -180,8 +181,6 @@ class Simulator:
         self._pairs.after_step()
         if self._render:
             if self._renderer is None:
-                from llm_aai.sim.render import ArenaRenderer
-
                 self._renderer = ArenaRenderer()
             self._renderer.bind(model)
 

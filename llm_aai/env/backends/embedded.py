@@ -14,7 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from llm_aai.arena import place_arena
+from llm_aai.arena.yaml_io import load_config
 from llm_aai.env.backends.base import BackendStep, check_action
+from llm_aai.sim import Simulator
 
 
 class EmbeddedBackend:
@@ -29,8 +32,6 @@ class EmbeddedBackend:
     """The world is simulated and drawn by this process's CPU (the suite's schedule uses it)."""
 
     def __init__(self, resolution: int = 512) -> None:
-        from llm_aai.sim import Simulator
-
         self.resolution = int(resolution)
         self._sim = Simulator(self.resolution, render=True)
         self._configs: dict[tuple[Path, int], Any] = {}
@@ -44,8 +45,6 @@ class EmbeddedBackend:
             PlacementError: the agent found no free spot.
 
         """
-        from llm_aai.arena import place_arena
-
         path = Path(arena_path).resolve()
         config = self._config(path)
         arena = config.arenas[0][1]
@@ -84,8 +83,6 @@ class EmbeddedBackend:
         self._loaded = False
 
     def _config(self, path: Path) -> Any:
-        from llm_aai.arena.yaml_io import load_config
-
         key = (path, path.stat().st_mtime_ns)
         if key not in self._configs:
             self._configs[key] = load_config(path)
