@@ -30,14 +30,16 @@ LAZY_DEPENDENCIES = {
     "matplotlib": ("analysis/plots.py",),
     "imageio": ("replay/animation.py",),
     "imageio_ffmpeg": ("replay/animation.py",),
-    "mujoco": ("sim/",),
+    "mujoco": ("sim/", "oracle/navigation.py"),
 }
 """Third-party packages imported only inside functions, and the only modules that import them.
 
 litellm takes seconds to import and only model calls need it; animalai is the optional
 ``unity`` extra; matplotlib, imageio and ffmpeg are needed only to draw figures and write
 animations; MuJoCo (and with it the OpenGL context ``sim/render.py`` creates) loads when a
-simulator is first built, so ``import llm_aai`` and the env's registration stay light.
+simulator is first built, so ``import llm_aai`` and the env's registration stay light. The
+oracle's walking map casts MuJoCo rays into the simulator's own scene (its privilege as a
+planner); a ray query on ``Simulator`` would let it drop this exception.
 jinja2 (a fraction of a second, and what ``view`` is for) is imported at module top;
 playwright is used by the tests only.
 Each is wrapped by these modules, so the project's own modules can import one another at

@@ -17,6 +17,7 @@ from llm_aai.agents.base import Agent
 from llm_aai.agents.heuristic import HeuristicAgent, HeuristicSettings
 from llm_aai.agents.human import HumanAgent
 from llm_aai.agents.llm import LLMAgent
+from llm_aai.agents.oracle import OracleAgent
 from llm_aai.agents.random_agent import RandomAgent
 from llm_aai.agents.replay import ReplayAgent
 from llm_aai.llm.aliases import MODEL_ALIASES, check_credentials, resolve_model
@@ -49,8 +50,6 @@ def _heuristic(**options: Any) -> Agent:
 
 
 def _oracle(**options: Any) -> Agent:
-    from llm_aai.agents.oracle import OracleAgent
-
     return OracleAgent(**options)
 
 

@@ -20,7 +20,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from llm_aai.analysis.reference import reference_populations
+from llm_aai.arena import load_config
 from llm_aai.arena.catalog import Task, pass_mark_of, resolve_arena_path, unity_records
+from llm_aai.arena.placement import place_arena
+from llm_aai.env.animalai_env import world_seed
+from llm_aai.oracle import SearchSettings, play_oracle_episode
+from llm_aai.runner.suite import episode_seed
 
 COLUMNS = ("task_id", "level", "seed", "solved", "reward", "pass_mark", "file_pass_mark",
            "steps", "scripts", "searched", "search_seconds", "end_reason", "status",
@@ -56,11 +62,6 @@ def audit_episode(task_id: str, level: int, seed: int, arena_path: str,
     """One audit row (runs in a worker process); never raises for a task's own failure."""
     import numpy as np
 
-    from llm_aai.arena import load_config
-    from llm_aai.arena.placement import place_arena
-    from llm_aai.env.animalai_env import world_seed
-    from llm_aai.oracle import SearchSettings, play_oracle_episode
-    from llm_aai.runner.suite import episode_seed
 
     record = unity_records().get(task_id)
     row = {"task_id": task_id, "level": level, "seed": seed, "solved": "", "reward": "",
@@ -93,7 +94,6 @@ def audit_episode(task_id: str, level: int, seed: int, arena_path: str,
 def _children_rates() -> dict[str, float]:
     import pandas as pd
 
-    from llm_aai.analysis.reference import reference_populations
 
     frame = reference_populations()
     frame = frame[(frame["population"] == "children") & (frame["scope"] == "task")]
