@@ -168,6 +168,7 @@ class Simulator:
             for goal in scene.goals
         }
         self._zones = scene.zones
+        self._placed = placed
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
         self._rules = Rules(arena.time_limit, good)
@@ -238,8 +239,13 @@ class Simulator:
         return {id(self._model), id(self._data), id(self._renderer)}
 
     # ----------------------------------------------------------------- stepping
-    def step(self, move: int, turn: int) -> StepResult:
+    def step(self, move: int, turn: int, *,
+             physics_steps: int = PHYSICS_STEPS_PER_ACTION) -> StepResult:
         """Advance one AAI step (3 physics steps) with ``move`` {0,1,2} and ``turn`` {0,1,2}.
+
+        ``physics_steps`` is ML-Agents' decision period: AAI's default is 3, and the
+        ``animalai`` package lets users choose another (``decisionPeriod``); the time limit
+        and blackouts count physics steps, so they do not depend on it.
 
         Raises:
             RuntimeError: no arena loaded, or the episode already ended (load again).
@@ -260,7 +266,7 @@ class Simulator:
         start = rules.total_reward
         decay = hot = 0.0
         events: list[RewardEvent] = []
-        for _ in range(PHYSICS_STEPS_PER_ACTION):
+        for _ in range(physics_steps):
             agent.before_step(move, turn)
             self._floor.before_step()
             self._pairs.before_step()
@@ -366,6 +372,17 @@ class Simulator:
         if not 64 <= size <= OVERVIEW_MAX:
             raise ValueError(f"overview size must be in [64, {OVERVIEW_MAX}], got {size}")
         return self._require_renderer().overview(self._data, size)
+
+    def cast_rays(self, angles: list[float]) -> list:
+        """The agent's ray perception along ``angles`` (see ``llm_aai.sim.raycast``)."""
+        from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
+
+        self._require_loaded()
+        agent_body = self._model.body("agent").id
+        return cast_rays(self._model, self._data, to_unity(self._agent.position),
+                         self._agent.yaw, angles, exclude_body=agent_body,
+                         tag_of_geom=lambda geom: tag_index_of_geom(self._model, self._placed,
+                                                                    geom))
 
     @property
     def health(self) -> float:

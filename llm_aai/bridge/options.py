@@ -1,0 +1,63 @@
+"""The player's settings, as ``animalai`` passes them on the Unity player's command line.
+
+``AnimalAIEnvironment`` always writes ``--mlagents-port`` and its own flags
+(``--playerMode``, ``--useCamera``, ``--resolution``...); ``mlagents_envs`` may add the
+Unity-style ``-nographics -batchmode`` and ``-logFile PATH``. ``llm_aai.cli.bridge`` parses
+them into ``PlayerOptions``; the defaults for a missing flag are the Unity player's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+RESOLUTION_MIN, RESOLUTION_MAX = 4, 512
+"""The camera sizes the Animal-AI player accepts; it clamps others into this range."""
+
+
+@dataclass(frozen=True)
+class PlayerOptions:
+    """What one player process serves.
+
+    Attributes:
+        port: ``animalai``'s gRPC server port on localhost.
+        player_mode: 1 = human play (the Unity player's default), 0 = driven by Python.
+        use_camera: send the camera observation.
+        resolution: side of the square camera image, clamped to 4-512.
+        grayscale: one-channel camera observation.
+        use_rays: send the ray perception vector.
+        rays_per_side: rays on each side of the centre ray.
+        ray_max_degrees: angle of the outermost rays from the centre one.
+        decision_period: physics steps (0.02 s each) per decision.
+        log_file: also write the player's log here (``-logFile``), like Unity's Player.log.
+        no_graphics: ``-nographics`` was given (the camera is then empty in Unity).
+
+    """
+
+    port: int
+    player_mode: int = 1
+    use_camera: bool = False
+    resolution: int = 84
+    grayscale: bool = False
+    use_rays: bool = False
+    rays_per_side: int = 2
+    ray_max_degrees: float = 60.0
+    decision_period: int = 3
+    log_file: Path | None = None
+    no_graphics: bool = False
+
+    def problems(self) -> list[str]:
+        """Settings the player cannot serve, each as a sentence for the log."""
+        found = []
+        if not 1 <= self.port <= 65535:
+            found.append(f"--mlagents-port {self.port} is not a TCP port")
+        if self.decision_period < 1:
+            found.append(f"--decisionPeriod {self.decision_period} must be at least 1")
+        if self.rays_per_side < 0:
+            found.append(f"--raysPerSide {self.rays_per_side} must be at least 0")
+        return found
+
+
+def clamp_resolution(resolution: int) -> int:
+    """The camera size the player really uses for a requested one (the Unity player clamps)."""
+    return min(max(int(resolution), RESOLUTION_MIN), RESOLUTION_MAX)

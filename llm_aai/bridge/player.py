@@ -1,0 +1,212 @@
+"""The player process: connect to ``animalai``'s gRPC server and serve episodes over it.
+
+The roles are inverted as in ML-Agents: ``animalai`` (Python) is the gRPC server, the player
+the client. Each ``Exchange`` call carries the player's output and its reply carries
+Python's next input, so exactly one call is in flight and it waits as long as the user does
+between two steps (no deadline). The handshake is two calls: the player's versions (the reply
+holds the seed), then an empty message (the reply is the first RESET).
+
+Errors the user must see (an arena that does not load, an unplayable option) are written to
+the player's stderr, which ``mlagents_envs`` leaves on the user's console, and to
+``-logFile``; the player then exits with status 3 without calling again, so ``animalai``
+raises "Environment shut down with return code 3" at its next poll rather than hanging.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import TextIO
+
+from llm_aai.bridge import BEHAVIOR_NAME
+from llm_aai.bridge.episodes import AgentRow, Episodes
+from llm_aai.bridge.options import PlayerOptions, clamp_resolution
+from llm_aai.bridge.side_channels import (
+    ARENA_CHANNEL,
+    ENGINE_CHANNEL,
+    describe_engine_settings,
+    parse_records,
+    read_arena_payload,
+)
+
+EXCHANGE = "/communicator_objects.UnityToExternalProto/Exchange"
+COMMUNICATION_VERSION = "1.5.0"
+EXIT_BAD_INPUT = 3
+STEP, RESET, QUIT = 0, 1, 2
+
+
+def package_version() -> str:
+    """What the player reports as its package version: never mistaken for a Unity build's."""
+    try:
+        version = metadata.version("llm-aai")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"llm-aai-bridge-{version}"
+
+
+PLAYER_NAME = "llm-aai bridge (embedded MuJoCo simulator, not the Unity player)"
+
+
+class PlayerLog:
+    """The player's log: stderr (the user's console) and, with ``-logFile``, a file."""
+
+    def __init__(self, log_file: Path | None, stream: TextIO = sys.stderr) -> None:
+        self._stream = stream
+        self._file = None
+        if log_file is not None:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            self._file = log_file.open("a", encoding="utf-8")
+
+    def __call__(self, message: str) -> None:
+        """Write one line."""
+        line = f"[llm-aai bridge] {message}\n"
+        self._stream.write(line)
+        self._stream.flush()
+        if self._file is not None:
+            self._file.write(line)
+            self._file.flush()
+
+
+class BadInput(Exception):
+    """Input the player cannot serve; the message is for the user's log."""
+
+
+def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
+    """Run the player until ``animalai`` closes it; return the exit status."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no C-core chatter on the user's console
+    import grpc
+
+    from llm_aai.bridge.wire import unity_wire_pb2 as wire
+
+    problems = options.problems()
+    if problems:
+        for problem in problems:
+            log(f"error: {problem}")
+        return EXIT_BAD_INPUT
+    if clamp_resolution(options.resolution) != options.resolution:
+        log(f"warning: --resolution {options.resolution} is outside 4-512; the camera uses "
+            f"{clamp_resolution(options.resolution)} px, as the Unity player clamps it")
+    if options.player_mode != 0:
+        log("note: --playerMode 1 (human play) has no window here; serving Python instead")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    channel = grpc.insecure_channel(f"localhost:{options.port}")
+    message = wire.UnityMessageProto
+    call = channel.unary_unary(EXCHANGE, request_serializer=message.SerializeToString,
+                               response_deserializer=message.FromString)
+
+    def exchange(message):
+        return call(message, wait_for_ready=True)
+
+    episodes = None
+    try:
+        reply = exchange(_hello(wire))
+        if reply.header.status != 200:
+            return 0
+        seed = reply.unity_input.rl_initialization_input.seed
+        reply = exchange(wire.UnityMessageProto(header=wire.HeaderProto(status=200)))
+        episodes = Episodes(options, seed, log)
+        first = True
+        while reply.header.status == 200:
+            rl_input = reply.unity_input.rl_input
+            rows = _apply(episodes, rl_input, log)
+            if rows is None:  # QUIT
+                return 0
+            reply = exchange(_output(wire, episodes, rows, with_spec=first))
+            first = False
+        return 0
+    except BadInput as error:
+        log(f"error: {error}")
+        return EXIT_BAD_INPUT
+    except grpc.RpcError as error:
+        log(f"animalai went away ({error.code().name}); stopping")
+        return 0
+    finally:
+        if episodes is not None:
+            episodes.close()
+        channel.close()
+
+
+def _apply(episodes: Episodes, rl_input, log) -> list[AgentRow] | None:
+    """Side channels first, then the command (the player's order); None means quit."""
+    from llm_aai.arena.errors import ArenaError, PlacementError
+    from llm_aai.sim.stability import SimulationUnstable
+
+    try:
+        engine = []
+        for record in parse_records(rl_input.side_channel):
+            if record.channel == ARENA_CHANNEL:
+                episodes.configure(read_arena_payload(record.payload))
+            elif record.channel == ENGINE_CHANNEL:
+                engine.append(describe_engine_settings(record.payload))
+        if engine:
+            log(f"engine settings ignored (headless, fixed 0.02 s steps): {'; '.join(engine)}")
+        if rl_input.command == QUIT:
+            return None
+        if rl_input.command == RESET:
+            return episodes.reset()
+        move, turn = _action(rl_input, log)
+        return episodes.step(move, turn)
+    except (ArenaError, PlacementError, SimulationUnstable, ValueError) as error:
+        raise BadInput(str(error)) from error
+
+
+def _action(rl_input, log) -> tuple[int, int]:
+    """This agent's ``[move, turn]``; none (after a terminal-only message) means stand still."""
+    actions = rl_input.agent_actions.get(BEHAVIOR_NAME)
+    if actions is None or not actions.value:
+        return 0, 0
+    values = list(actions.value[0].discrete_actions)
+    if len(values) != 2 or any(v not in (0, 1, 2) for v in values):
+        # The Unity agent's switch ignores values it does not know; so does the bridge.
+        log(f"warning: action {values} is not two branches of 0-2; unknown values do nothing")
+        values = [v if v in (0, 1, 2) else 0 for v in (values + [0, 0])[:2]]
+    return values[0], values[1]
+
+
+def _hello(wire):
+    capabilities = wire.UnityRLCapabilitiesProto(
+        baseRLCapabilities=True, concatenatedPngObservations=True, compressedChannelMapping=True,
+        hybridActions=True, trainingAnalytics=True, variableLengthObservation=True,
+        multiAgentGroups=True)
+    init = wire.UnityRLInitializationOutputProto(
+        name=PLAYER_NAME, communication_version=COMMUNICATION_VERSION,
+        package_version=package_version(), capabilities=capabilities)
+    return wire.UnityMessageProto(header=wire.HeaderProto(status=200),
+                                  unity_output=wire.UnityOutputProto(rl_initialization_output=init))
+
+
+def _output(wire, episodes: Episodes, rows: list[AgentRow], *, with_spec: bool):
+    output = wire.UnityOutputProto()
+    infos = output.rl_output.agentInfos[BEHAVIOR_NAME].value
+    for row in rows:
+        infos.append(_agent_info(wire, episodes, row))
+    output.rl_output.side_channel = b""
+    if with_spec:  # the behaviour spec, with the first message that has an agent in it
+        brain = output.rl_initialization_output.brain_parameters.add()
+        brain.brain_name = BEHAVIOR_NAME
+        brain.is_training = True
+        brain.action_spec.num_discrete_actions = 2
+        brain.action_spec.discrete_branch_sizes.extend([3, 3])
+        brain.vector_action_size_deprecated.extend([3, 3])
+    return wire.UnityMessageProto(header=wire.HeaderProto(status=200), unity_output=output)
+
+
+def _agent_info(wire, episodes: Episodes, row: AgentRow):
+    info = wire.AgentInfoProto(reward=row.reward, done=row.done, max_step_reached=False, id=0)
+    if row.camera_png is not None:
+        channels = 1 if episodes.options.grayscale else 3
+        size = episodes.resolution
+        info.observations.add(shape=[channels, size, size], compression_type=wire.PNG,
+                              compressed_data=row.camera_png, dimension_properties=[1, 2, 2],
+                              name="CameraSensor")
+    if row.rays is not None:
+        rays = info.observations.add(shape=[len(row.rays)], dimension_properties=[1],
+                                     name="RayPerceptionSensor")
+        rays.float_data.data.extend(row.rays)
+    vector = info.observations.add(shape=[7], dimension_properties=[1], name="VectorSensor_size7")
+    vector.float_data.data.extend(row.vector)
+    return info

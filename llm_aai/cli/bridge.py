@@ -1,0 +1,85 @@
+"""``python -m llm_aai.bridge``: install the launcher, or serve as the Unity player.
+
+``install DIR`` writes ``DIR/AAI.x86_64`` for ``AnimalAIEnvironment(file_name=...)``.
+``serve ARGS`` is what the launcher runs: ARGS are the Unity player's command line as
+``animalai`` writes it (``--mlagents-port``, ``--useCamera``, ``-logFile`` ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _player_parser() -> argparse.ArgumentParser:
+    """The Unity player's arguments (single-dash Unity flags included)."""
+    parser = argparse.ArgumentParser(prog="AAI.x86_64 (llm-aai bridge)", add_help=False,
+                                     allow_abbrev=False)
+    parser.add_argument("--mlagents-port", type=int, required=True)
+    parser.add_argument("--playerMode", type=int, default=1)
+    parser.add_argument("--useCamera", action="store_true")
+    parser.add_argument("--resolution", type=int, default=84)
+    parser.add_argument("--grayscale", action="store_true")
+    parser.add_argument("--useRayCasts", action="store_true")
+    parser.add_argument("--raysPerSide", type=int, default=2)
+    parser.add_argument("--rayMaxDegrees", type=float, default=60.0)
+    parser.add_argument("--decisionPeriod", type=int, default=3)
+    parser.add_argument("-logFile", "-logfile", dest="log_file", type=Path)
+    parser.add_argument("-nographics", action="store_true")
+    parser.add_argument("-batchmode", action="store_true")
+    return parser
+
+
+def serve_main(argv: Sequence[str]) -> int:
+    """Parse the player's arguments and serve; unknown ones are logged and ignored (as Unity)."""
+    from llm_aai.bridge.options import PlayerOptions
+    from llm_aai.bridge.player import EXIT_BAD_INPUT, PlayerLog, serve
+
+    parser = _player_parser()
+    try:
+        args, unknown = parser.parse_known_args(list(argv))
+    except SystemExit:
+        print("[llm-aai bridge] error: bad player arguments (see above); animalai passes "
+              "--mlagents-port PORT", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    options = PlayerOptions(
+        port=args.mlagents_port, player_mode=args.playerMode, use_camera=args.useCamera,
+        resolution=args.resolution, grayscale=args.grayscale, use_rays=args.useRayCasts,
+        rays_per_side=args.raysPerSide, ray_max_degrees=args.rayMaxDegrees,
+        decision_period=args.decisionPeriod, log_file=args.log_file,
+        no_graphics=args.nographics)
+    log = PlayerLog(options.log_file)
+    if unknown:
+        log(f"ignoring arguments the bridge does not know: {' '.join(unknown)}")
+    if options.no_graphics and options.use_camera:
+        log("warning: -nographics with the camera on: the Unity player would send empty "
+            "frames; the bridge renders them anyway")
+    return serve(options, log)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``install`` or ``serve``; return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:
+        return serve_main(argv[1:])
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_aai.bridge",
+        description="Serve llm-aai's embedded simulator to animalai in place of the Unity "
+                    "player.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    install = commands.add_parser("install", help="write the launcher DIR/AAI.x86_64")
+    install.add_argument("directory", type=Path, metavar="DIR")
+    commands.add_parser("serve", help="run as the player (what the launcher does)")
+    args = parser.parse_args(argv)
+    from llm_aai.bridge.launcher import LauncherError
+    from llm_aai.bridge.launcher import install as install_launcher
+
+    try:
+        path = install_launcher(args.directory)
+    except (LauncherError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
