@@ -8,9 +8,10 @@ What the real player (4.3+) does and this module copies:
   Unity's ``Random.InitState`` call sits after the build.
 * The first episode plays the first arena (id 0 when there is one). Every later episode
   start, on a reset *and* after an episode ends, moves to the next id, wrapping around; with
-  ``randomizeArenas`` it draws one at random among those not played since the last full
-  round. A new configuration does not restart the count: the next episode plays the arena
-  after the current id in the new file (the first one when there is none).
+  ``randomizeArenas`` it draws one at random among those not played in this round, where
+  the arena that ended a round counts as played in the next (none repeats back to back).
+  A new configuration does not restart the count: the next episode plays the arena after
+  the current id in the new file (the first one when there is none).
 * An episode ends when health runs out or a goal completes the arena; the agent then reports
   a terminal row, and the next episode's first decision follows in the same message.
 * Without any configuration the player builds an arena of its own; here it is an empty arena
