@@ -17,6 +17,7 @@ import struct
 import uuid
 from dataclasses import dataclass
 
+from llm_aai.arena.agents import refuse_several_agents
 from llm_aai.arena.errors import ArenaError
 from llm_aai.arena.model import ArenaConfig
 
@@ -104,21 +105,5 @@ def read_arena_payload(payload: bytes) -> ArenaConfig:
                              "on this machine, so client and player must share a filesystem)",
                              file=candidate or "<arena side channel>")
         config = require_valid(loads_config(text, "<arena YAML from the side channel>"))
-    refuse_several_agents(config)
+    refuse_several_agents(config, who="the llm-aai bridge")
     return config
-
-
-def refuse_several_agents(config: ArenaConfig) -> None:
-    """Refuse a multi-agent configuration (Animal-AI 4.4 allows several ``Agent`` items).
-
-    Raises:
-        ArenaError: an arena with more than one ``Agent`` item.
-
-    """
-    for arena_id, arena in config.arenas:
-        agents = [item for item in arena.items if item.name == "Agent"]
-        if len(agents) > 1:
-            raise ArenaError(
-                f"arena {arena_id} has {len(agents)} Agent items: multi-agent arenas are not "
-                "supported by the llm-aai bridge (the embedded simulator plays one agent)",
-                file=config.source or "<arena>")

@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, metavar="DIR", help="save every frame here as PNG")
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
     parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
+    parser.add_argument("--unity-build", type=Path, metavar="PATH",
+                        help="with --backend unity: the player executable (default: "
+                             "$LLM_AAI_UNITY_BUILD, else animalai's own search)")
     parser.add_argument("--resolution", type=int, default=512,
                         help="side of the first-person image in pixels (default 512)")
     parser.add_argument("--arenas-dir", type=Path,
@@ -66,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; return the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.unity_build is not None and args.backend != "unity":
+        parser.error("--unity-build needs --backend unity")
 
     try:
         arena = resolve_arena(args.arena, args.arenas_dir)
@@ -82,8 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     played = []
     try:
+        kwargs = {"file_name": args.unity_build} if args.unity_build is not None else None
         env = AnimalAIEnv(arena, resolution=args.resolution, backend=args.backend,
-                          arenas_dir=args.arenas_dir)
+                          arenas_dir=args.arenas_dir, backend_kwargs=kwargs)
+        check = getattr(env.backend, "check", None)
+        if check is not None:
+            try:
+                check()
+            except RuntimeError:
+                env.close()
+                raise
     except (ImportError, RuntimeError, ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

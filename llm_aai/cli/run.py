@@ -35,7 +35,8 @@ __all__ = ["build_parser", "config_from_args", "default_run_id", "main"]
 
 RESUME_FLAGS = {"concurrency": "concurrency", "arenas_dir": "arenas_dir",
                 "api_base": "api_base", "budget_usd": "budget_usd",
-                "stop_after_failures": "stop_after_failed_episodes"}
+                "stop_after_failures": "stop_after_failed_episodes",
+                "unity_build": "unity_build"}
 """Flags a resumed run may change -> their ``ResumeOverrides`` field. Giving any other config
 flag with a value unlike the run's is refused rather than silently ignored."""
 
@@ -79,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", default=_default("backend"), choices=("embedded", "unity"),
                         help="embedded: our MuJoCo simulator (default); unity: the Animal-AI "
                              "build through the animalai package")
+    parser.add_argument("--unity-build", type=Path, metavar="PATH",
+                        default=_default("unity_build"),
+                        help="with --backend unity: the player executable (default: "
+                             "$LLM_AAI_UNITY_BUILD, else animalai's own search)")
     parser.add_argument("--resolution", type=_at_least(64), default=_default("resolution"),
                         help="square frame size in pixels, at least 64 (default: %(default)s)")
     parser.add_argument("--frames", default=_default("frames.kind"), choices=FRAME_KINDS,
@@ -234,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.model and not args.resume:
         parser.error("--model is required (unless --resume continues an earlier run)")
+    if args.unity_build is not None and args.backend != "unity" and not args.resume:
+        parser.error("--unity-build needs --backend unity")
     if args.model == "replay" and not args.replay_from and not args.resume:
         parser.error("--model replay needs --replay-from EPISODE_DIR (the scripts to re-issue)")
     for flag in ("level", "tasks"):

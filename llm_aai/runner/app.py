@@ -298,17 +298,26 @@ def _check_replay_task(source: Path, selected: list[str]) -> int | None:
 
 
 def _make_env(config: RunConfig) -> AnimalAIEnv:
+    kwargs = ({"file_name": config.unity_build}
+              if config.backend == "unity" and config.unity_build is not None else None)
     return AnimalAIEnv(resolution=config.resolution, backend=config.backend,
-                       arenas_dir=config.arenas_dir)
+                       arenas_dir=config.arenas_dir, backend_kwargs=kwargs)
 
 
 def _check_backend(config: RunConfig) -> None:
-    """Build one environment before the run directory exists.
+    """Build one environment, and launch its player once, before the run directory exists.
 
-    A missing Unity package or build is then a one-line error that leaves nothing behind.
+    A missing Unity package or build, a file that cannot run, a player that crashes or a busy
+    port is then a one-line error that leaves nothing behind.
     """
     try:
-        _make_env(config).close()
+        env = _make_env(config)
+        try:
+            check = getattr(env.backend, "check", None)
+            if check is not None:
+                check()
+        finally:
+            env.close()
     except UnityUnavailable as error:
         raise RunError(str(error)) from error
 

@@ -87,6 +87,8 @@ class RunConfig:
             infrastructure errors.
         budget_usd: start no more episodes once the run has cost this much; None: no limit.
         arenas_dir: folder of testbed YAMLs; None: ``$LLM_AAI_ARENAS`` or the cache.
+        unity_build: with the unity backend, the player executable; None:
+            ``$LLM_AAI_UNITY_BUILD``, else animalai's own search.
         replay_from: with ``model="replay"``, the episode directory (or scripts file) whose
             scripts are re-issued.
         oracle_budget: with ``model="oracle"``, its search budget per episode in simulated
@@ -114,6 +116,7 @@ class RunConfig:
     stop_after_failed_episodes: int = 3
     budget_usd: float | None = None
     arenas_dir: Path | None = None
+    unity_build: Path | None = None
     replay_from: Path | None = None
     oracle_budget: int | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
@@ -157,6 +160,7 @@ class ResumeOverrides:
     api_base: str | None = None
     budget_usd: float | None = None
     stop_after_failed_episodes: int | None = None
+    unity_build: Path | None = None
 
     def apply(self, config: RunConfig) -> RunConfig:
         """The run's config with the given overrides (an arenas folder made absolute)."""
@@ -164,6 +168,8 @@ class ResumeOverrides:
                                    if value is not None and name != "api_base"}
         if self.arenas_dir is not None:
             changes["arenas_dir"] = Path(self.arenas_dir).resolve()
+        if self.unity_build is not None:
+            changes["unity_build"] = Path(self.unity_build).absolute()
         if self.api_base is not None:
             changes["model_options"] = dataclasses.replace(config.model_options,
                                                            api_base=self.api_base)
@@ -205,6 +211,7 @@ FLAG_FIELDS = {
     "relaunch_delay": "relaunch_delay_s", "stop_after_failures": "stop_after_failed_episodes",
     "budget_usd": "budget_usd", "arenas_dir": "arenas_dir", "replay_from": "replay_from",
     "oracle_budget": "oracle_budget",
+    "unity_build": "unity_build",
     "api_base": "model_options.api_base", "temperature": "model_options.temperature",
     "max_tokens": "model_options.max_tokens", "timeout": "model_options.timeout_s",
     "max_retries": "model_options.max_retries",

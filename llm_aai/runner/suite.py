@@ -131,6 +131,9 @@ class Suite:
         """Set to stop the episodes in flight at their next turn (Ctrl-C sets it)."""
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._envs: list[Any] = []
+        """Every worker thread's env, closed when the run ends (a Unity player left running
+        keeps mlagents' gRPC thread alive, and the interpreter then never exits)."""
         self._setup_lock = threading.Lock()
 
     def pending(self) -> list[EpisodeSpec]:
@@ -178,7 +181,15 @@ class Suite:
                     self.on_result(result, self.progress)
         finally:
             self.store.write_summary()
+            self._close_envs()
         return results
+
+    def _close_envs(self) -> None:
+        with self._lock:
+            envs, self._envs = self._envs, []
+        for env in envs:
+            env.close()
+        self._local = threading.local()
 
     @property
     def stopped_by_budget(self) -> bool:
@@ -202,6 +213,8 @@ class Suite:
         env = getattr(self._local, "env", None)
         if env is None:
             env = self._local.env = self.make_env()
+            with self._lock:
+                self._envs.append(env)
         return env
 
     def _setup_gate(self, env) -> AbstractContextManager:

@@ -1,131 +1,64 @@
-"""The unity backend at its boundary with ``animalai``.
+"""The unity backend driving the real ``animalai`` 6.2.0 over the real wire.
 
-Most tests here use a TEST DOUBLE of the animalai API, not the real package or a Unity
-player: ``FakeAnimalAIEnvironment`` below is installed as ``animalai.environment`` through
-``sys.modules``. It records its constructor arguments and the actions it receives and
-returns scripted observations in either camera layout (channels-last float, as older
-clients return, or channels-first float, as mlagents-envs-aai 1.0 returns), so we check what
-the backend sends and how it reads replies, not Unity's behaviour.
-
-The last test (marked ``unity``) runs the real player; it is skipped unless the environment
-variable LLM_AAI_UNITY_BUILD points at a Unity build. See llm_aai/env/backends/unity.py.
+The player is ``llm_aai.bridge`` (the Unity build cannot be downloaded here): every test
+goes through ``AnimalAIEnvironment``, its gRPC server and a player process, so what is
+checked is what the backend sends to and reads from the real client. The last test (marked
+``unity``) runs a real Unity build instead; it is skipped unless LLM_AAI_UNITY_BUILD is set.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
 import sys
-import types
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from llm_aai.arena.errors import ArenaError
+from llm_aai.bridge.launcher import install
 from llm_aai.env.backends.base import Backend
 from llm_aai.env.backends.unity import UnityBackend, UnityUnavailable, camera_to_uint8
 
-RES = 8
-BEHAVIOR = "AnimalAI?team=0"
+RES = 64
+RANDOM_WORLD = """
+    !ArenaConfig
+    arenas:
+      0: !Arena
+        timeLimit: 100
+        items:
+        - !Item
+          name: GoodGoal
+        - !Item
+          name: Wall
+"""
 
 
-class FakeActionTuple:
-    def __init__(self, n_agents: int) -> None:
-        self.discrete = np.zeros((n_agents, 2), dtype=np.int32)
-
-    def add_discrete(self, discrete: np.ndarray) -> None:
-        self.discrete = discrete.astype(np.int32)
+@pytest.fixture(scope="module")
+def launcher(tmp_path_factory) -> Path:
+    return install(tmp_path_factory.mktemp("unity") / "env")
 
 
-class FakeSteps:
-    def __init__(self, obs, reward, interrupted=None) -> None:
-        self.obs = obs
-        self.reward = np.asarray(reward, dtype=np.float32)
-        self.interrupted = np.asarray(interrupted if interrupted is not None else [], dtype=bool)
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
 
 
-class FakeAnimalAIEnvironment:
-    """Double of animalai.environment.AnimalAIEnvironment (constructor resets, like 6.2.0)."""
-
-    instances: list[FakeAnimalAIEnvironment] = []
-    layout = "chw"
-    end_after = 5
-    raise_on_init: Exception | None = None
-
-    def __init__(self, **kwargs) -> None:
-        if self.raise_on_init is not None:
-            raise self.raise_on_init
-        self.kwargs = kwargs
-        self.actions: list[tuple[int, int]] = []
-        self.resets: list[str] = []
-        self.closed = False
-        spec = types.SimpleNamespace(
-            action_spec=types.SimpleNamespace(empty_action=FakeActionTuple)
-        )
-        self.behavior_specs = {BEHAVIOR: spec}
-        self._pending = None
-        FakeAnimalAIEnvironment.instances.append(self)
-        self.reset(kwargs["arenas_configurations"])
-
-    def _obs(self):
-        k = len(self.actions)
-        hwc = np.zeros((RES, RES, 3), dtype=np.float32)
-        hwc[..., 0] = k / 10  # red encodes the step count
-        hwc[0, 0] = (1.0, 0.5, 0.0)
-        camera = hwc if self.layout == "hwc" else np.moveaxis(hwc, -1, 0)
-        vector = np.array([100 - 0.06 * k, 0.1, 0.0, 1.5 * k, 2.0, 0.49, 2.0 + k], np.float32)
-        return [camera[None], vector[None]]
-
-    def reset(self, arenas_configurations="") -> None:
-        self.resets.append(arenas_configurations)
-        self.actions.clear()
-        self._pending = (FakeSteps(self._obs(), [0.0]), FakeSteps([], [], []))
-
-    def set_actions(self, behavior, action) -> None:
-        assert behavior == BEHAVIOR
-        assert action.discrete.dtype == np.int32 and action.discrete.shape == (1, 2)
-        self._next = tuple(int(v) for v in action.discrete[0])
-
-    def step(self) -> None:
-        self.actions.append(self._next)
-        if len(self.actions) >= self.end_after:
-            empty = FakeSteps([np.zeros((0, 3, RES, RES)), np.zeros((0, 7))], [])
-            self._pending = (empty, FakeSteps(self._obs(), [1.0], [False]))
-        else:
-            self._pending = (FakeSteps(self._obs(), [-0.0006]), FakeSteps([], [], []))
-
-    def get_steps(self, behavior):
-        assert behavior == BEHAVIOR
-        return self._pending
-
-    def close(self) -> None:
-        self.closed = True
+def _arena(folder: Path, text: str = RANDOM_WORLD, name: str = "arena.yml") -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
 
 
-@pytest.fixture
-def fake_animalai(monkeypatch):
-    FakeAnimalAIEnvironment.instances = []
-    FakeAnimalAIEnvironment.layout = "chw"
-    FakeAnimalAIEnvironment.end_after = 5
-    FakeAnimalAIEnvironment.raise_on_init = None
-    package = types.ModuleType("animalai")
-    module = types.ModuleType("animalai.environment")
-    module.AnimalAIEnvironment = FakeAnimalAIEnvironment
-    package.environment = module
-    monkeypatch.setitem(sys.modules, "animalai", package)
-    monkeypatch.setitem(sys.modules, "animalai.environment", module)
-    return FakeAnimalAIEnvironment
-
-
-@pytest.fixture
-def build(tmp_path) -> Path:
-    exe = tmp_path / "animalAI.x86_64"
-    exe.write_text("not a real player; the double never runs it")
-    return exe
-
-
-@pytest.fixture
-def arena(recording_dir) -> Path:
-    return recording_dir / "arena.yaml"
+def _backend(launcher, **kwargs) -> UnityBackend:
+    kwargs.setdefault("base_port", _free_port())
+    kwargs.setdefault("timeout", 20)
+    return UnityBackend(launcher, resolution=RES, **kwargs)
 
 
 def test_missing_package_names_the_extra_and_the_python(monkeypatch):
@@ -140,114 +73,208 @@ def test_missing_package_names_the_extra_and_the_python(monkeypatch):
         assert "Python >= 3.14" in message and version in message
 
 
-def test_missing_build_is_one_clear_error(fake_animalai, tmp_path):
-    with pytest.raises(UnityUnavailable, match="no Animal-AI Unity build at .*nowhere"):
-        UnityBackend(tmp_path / "nowhere" / "animalAI.x86_64")
-
-
-def test_animalai_finding_no_build_becomes_unity_unavailable(fake_animalai, arena):
-    fake_animalai.raise_on_init = FileNotFoundError("Could not find any AAI environment binary.")
-    backend = UnityBackend(None)
-    with pytest.raises(UnityUnavailable, match="found no Unity build"):
-        backend.reset(arena, seed=0)
-
-
-def test_constructor_arguments_reach_animalai(fake_animalai, build, arena):
-    backend = UnityBackend(build, resolution=RES, worker_id=3, base_port=6000, timescale=2)
+def test_plays_an_episode_with_aais_observations(launcher, recording_dir):
+    backend = _backend(launcher)
     assert isinstance(backend, Backend)
-    backend.reset(arena, seed=7)
-    (env,) = fake_animalai.instances
-    assert env.kwargs == {
-        "file_name": str(build),
-        "arenas_configurations": str(arena.resolve()),
-        "seed": 7,
-        "resolution": RES,
-        "useCamera": True,
-        "useRayCasts": False,
-        "play": False,
-        "worker_id": 3,
-        "base_port": 6000,
-        "no_graphics": False,
-        "log_folder": "",
-        "timeout": None,
-        "timescale": 2,
-    }
+    try:
+        first = backend.reset(recording_dir / "arena.yaml", seed=0)
+        assert first.image.shape == (RES, RES, 3) and first.image.dtype == np.uint8
+        assert first.health == 100.0 and first.reward == 0.0 and not first.done
+        moved = backend.step(1, 0)
+        assert moved.info["velocity"][2] > 0  # forward, in the agent's own frame
+        assert moved.health < 100.0 and moved.reward < 0
+        assert np.array_equal(backend.frame(), moved.image)
+        with pytest.raises(ValueError, match="0, 1 or 2"):
+            backend.step(3, 0)
+    finally:
+        backend.close()
+    assert backend.port is None
 
 
-@pytest.mark.parametrize("layout", ["hwc", "chw"])
-def test_both_camera_layouts_give_the_same_uint8_image(fake_animalai, build, arena, layout):
-    fake_animalai.layout = layout
-    backend = UnityBackend(build, resolution=RES)
-    first = backend.reset(arena, seed=0)
-    assert first.image.shape == (RES, RES, 3) and first.image.dtype == np.uint8
-    assert tuple(first.image[0, 0]) == (255, 128, 0)
-    assert first.health == pytest.approx(100.0) and first.reward == 0.0 and not first.done
-    after = backend.step(1, 0)
-    assert after.image[1, 1, 0] == round(0.1 * 255)
-    assert after.health == pytest.approx(99.94, abs=1e-4)
-    assert after.reward == pytest.approx(-0.0006)
-    assert after.info["velocity"] == pytest.approx((0.1, 0.0, 1.5))
-    assert after.info["position"] == pytest.approx((2.0, 0.49, 3.0))
+def test_reset_with_a_seed_always_builds_that_world(launcher, tmp_path):
+    arena = _arena(tmp_path)
+    backend = _backend(launcher)
+    try:
+        a = backend.reset(arena, seed=5)
+        backend.step(1, 1)
+        again = backend.reset(arena, seed=5)
+        other = backend.reset(arena, seed=6)
+        assert again.info["position"] == a.info["position"]
+        assert np.array_equal(again.image, a.image)
+        assert other.info["position"] != a.info["position"]
+    finally:
+        backend.close()
 
 
-def test_actions_are_sent_as_one_int32_row(fake_animalai, build, arena):
-    backend = UnityBackend(build, resolution=RES)
-    backend.reset(arena, seed=0)
-    for action in [(1, 0), (0, 2), (2, 1)]:
-        backend.step(*action)
-    assert fake_animalai.instances[0].actions == [(1, 0), (0, 2), (2, 1)]
-    with pytest.raises(ValueError, match="0, 1 or 2"):
-        backend.step(3, 0)
+def test_reset_plays_the_first_arena_of_a_randomised_file(launcher, tmp_path):
+    arenas = "".join(f"""
+      {k}: !Arena
+        timeLimit: 100
+        items:
+        - !Item
+          name: Agent
+          positions: [!Vector3 {{x: {5 + 5 * k}, y: 0, z: 5}}]
+    """ for k in range(3))
+    arena = _arena(tmp_path, "!ArenaConfig\nrandomizeArenas: true\narenas:" + arenas)
+    backend = _backend(launcher)
+    try:
+        xs = {round(backend.reset(arena, seed=s).info["position"][0]) for s in range(4)}
+        assert xs == {5}
+    finally:
+        backend.close()
 
 
-def test_episode_end_comes_from_terminal_steps(fake_animalai, build, arena):
-    fake_animalai.end_after = 2
-    backend = UnityBackend(build, resolution=RES)
-    backend.reset(arena, seed=0)
-    assert not backend.step(1, 0).done
-    last = backend.step(1, 0)
-    assert last.done and last.reward == pytest.approx(1.0)
-    assert last.info["interrupted"] is False
-    with pytest.raises(RuntimeError, match="reset"):
-        backend.step(0, 0)
+def test_concurrent_backends_get_their_own_ports(launcher, recording_dir):
+    base = _free_port()
+    first, second = _backend(launcher, base_port=base), _backend(launcher, base_port=base)
+    try:
+        first.reset(recording_dir / "arena.yaml", seed=0)
+        second.reset(recording_dir / "arena.yaml", seed=0)
+        assert first.port != second.port
+        assert first.step(1, 0).health == second.step(1, 0).health
+    finally:
+        first.close()
+        second.close()
 
 
-def test_same_seed_reuses_the_player_new_seed_relaunches(fake_animalai, build, arena, testbed_dir):
-    backend = UnityBackend(build, resolution=RES)
-    backend.reset(arena, seed=1)
-    other = testbed_dir / "01-01-01.yaml"
-    backend.reset(other, seed=1)
-    assert len(fake_animalai.instances) == 1
-    assert fake_animalai.instances[0].resets[-1] == str(other.resolve())
-    backend.reset(other, seed=2)
-    first, second = fake_animalai.instances
-    assert first.closed and not second.closed and second.kwargs["seed"] == 2
-    backend.close()
-    assert second.closed
+def test_busy_port_is_unity_unavailable_unless_the_id_is_free_to_choose(launcher, recording_dir):
+    with socket.socket() as squatter:
+        squatter.bind(("localhost", 0))
+        squatter.listen()
+        busy = squatter.getsockname()[1]
+        with pytest.raises(UnityUnavailable, match=f"port {busy} is in use"):
+            _backend(launcher, base_port=busy, worker_id=0).check()
+        chosen = _backend(launcher, base_port=busy)
+        try:
+            chosen.reset(recording_dir / "arena.yaml", seed=0)
+            assert chosen.port != busy
+        finally:
+            chosen.close()
 
 
-def test_bad_arguments(fake_animalai, build, tmp_path):
+def test_build_path_without_extension_as_mlagents_allows(launcher):
+    bare = str(launcher)[: -len(".x86_64")]
+    backend = _backend(bare)
+    assert backend.file_name == str(launcher)
+    backend.check()
+
+
+def test_unrunnable_builds_are_unity_unavailable(tmp_path, monkeypatch):
+    with pytest.raises(UnityUnavailable, match="no Animal-AI Unity build"):
+        UnityBackend(tmp_path / "nowhere" / "AAI.x86_64")
+    plain = tmp_path / "plain.x86_64"
+    plain.write_text("#!/bin/sh\n")
+    with pytest.raises(UnityUnavailable, match="not executable"):
+        UnityBackend(plain)
+    crash = tmp_path / "crash.x86_64"
+    crash.write_text("#!/bin/sh\necho 'segfault, say' >&2\nexit 1\n")
+    crash.chmod(0o755)
+    with pytest.raises(UnityUnavailable, match="return code 1"):
+        _backend(crash, timeout=10).check()
+    # no build anywhere and downloads forbidden: animalai's search fails cleanly
+    monkeypatch.delenv("LLM_AAI_UNITY_BUILD", raising=False)
+    monkeypatch.setenv("ANIMALAI_AUTO_DOWNLOAD", "0")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnityUnavailable, match="found no Unity build"):
+        UnityBackend(None, base_port=_free_port()).check()
+
+
+def test_environment_variable_names_the_build(launcher, monkeypatch):
+    monkeypatch.setenv("LLM_AAI_UNITY_BUILD", str(launcher))
+    assert UnityBackend(resolution=RES).file_name == str(launcher)
+
+
+def test_refusals_name_what_is_wrong(launcher, tmp_path):
     with pytest.raises(ValueError, match="no_graphics"):
-        UnityBackend(build, no_graphics=True)
-    with pytest.raises(ValueError, match="seed"):
-        UnityBackend(build, seed=3)
-    backend = UnityBackend(build)
+        _backend(launcher, no_graphics=True)
+    with pytest.raises(ValueError, match="sets these itself"):
+        _backend(launcher, seed=3)
+    with pytest.raises(ValueError, match=r"no argument\(s\) \['timescal'\]"):
+        _backend(launcher, timescal=2)
+    assert _backend(launcher, timescale=2) is not None  # a real AnimalAIEnvironment argument
+    backend = _backend(launcher)
     with pytest.raises(FileNotFoundError):
         backend.reset(tmp_path / "missing.yaml", seed=0)
+    with pytest.raises(ValueError, match="32-bit seed"):
+        backend.reset(_arena(tmp_path), seed=2**31)
+    two_agents = _arena(tmp_path, """
+        !ArenaConfig
+        arenas:
+          0: !Arena
+            items:
+            - !Item
+              name: Agent
+            - !Item
+              name: Agent
+        """, "two.yml")
+    with pytest.raises(ArenaError, match="multi-agent arenas are not supported"):
+        backend.reset(two_agents, seed=0)
     with pytest.raises(RuntimeError, match="reset"):
         backend.step(0, 0)
 
 
-def test_camera_conversion_edge_cases():
-    gray = np.full((1, 6, 6), 0.5, dtype=np.float32)
-    assert camera_to_uint8(gray).shape == (6, 6, 3)
-    rgba = np.zeros((6, 6, 4), dtype=np.uint8)
-    assert camera_to_uint8(rgba).shape == (6, 6, 3)
-    assert camera_to_uint8(np.full((6, 6, 3), 2.0))[0, 0, 0] == 255
-    with pytest.raises(ValueError):
-        camera_to_uint8(np.zeros((6, 6)))
-    with pytest.raises(ValueError):
-        camera_to_uint8(np.zeros((6, 6, 5)))
+def test_camera_layout_is_channels_first_as_mlagents_envs_aai_returns_it():
+    chw = np.zeros((3, 4, 4), dtype=np.float32)
+    chw[0] = 1.0
+    assert camera_to_uint8(chw[None])[0, 0].tolist() == [255, 0, 0]
+    assert camera_to_uint8(np.full((1, 4, 4), 0.5, np.float32)).shape == (4, 4, 3)
+    with pytest.raises(ValueError, match=r"\(C, H, W\)"):
+        camera_to_uint8(np.zeros((4, 4, 3), np.float32))
+
+
+def _turns(run_dir: Path) -> dict[str, list[tuple[float, float]]]:
+    found = {}
+    for episode in sorted((run_dir / "episodes").iterdir()):
+        lines = (episode / "turns.jsonl").read_text().splitlines()
+        found[episode.name] = [(json.loads(line)["health"], json.loads(line)["reward"])
+                               for line in lines]
+    return found
+
+
+@pytest.mark.slow
+def test_run_with_the_unity_backend_finishes_exits_and_matches_embedded(
+        launcher, testbed_dir, tmp_path):
+    tasks = "01-04-03,01-06-02,01-21-01,01-23-01"
+    common = [sys.executable, "-m", "llm_aai.run", "--model", "heuristic", "--tasks", tasks,
+              "--resolution", "64", "--max-scripts", "3", "--arenas-dir", str(testbed_dir),
+              "--out", str(tmp_path), "--no-progress", "--seed", "4"]
+    env = {**os.environ, "LP_NUM_THREADS": "1"}
+    unity = subprocess.run([*common, "--run-id", "unity", "--backend", "unity",
+                            "--unity-build", str(launcher), "--concurrency", "4"],
+                           capture_output=True, text=True, timeout=300, env=env)
+    assert unity.returncode == 0, unity.stderr[-3000:]
+    embedded = subprocess.run([*common, "--run-id", "embedded"], capture_output=True,
+                              text=True, timeout=300, env=env)
+    assert embedded.returncode == 0, embedded.stderr[-3000:]
+    on_unity, on_embedded = _turns(tmp_path / "unity"), _turns(tmp_path / "embedded")
+    assert len(on_unity) == 4 and on_unity.keys() == on_embedded.keys()
+    for episode, turns in on_unity.items():
+        assert len(turns) == len(on_embedded[episode]) >= 2, episode
+        # the wire carries float32: health and reward agree to its precision
+        np.testing.assert_allclose(turns, on_embedded[episode], atol=2e-4, err_msg=episode)
+
+
+def test_run_reports_an_unrunnable_build_before_writing_anything(tmp_path, testbed_dir):
+    result = subprocess.run(
+        [sys.executable, "-m", "llm_aai.run", "--model", "heuristic", "--tasks", "01-04-03",
+         "--backend", "unity", "--unity-build", str(tmp_path / "none" / "AAI.x86_64"),
+         "--arenas-dir", str(testbed_dir), "--out", str(tmp_path / "results"), "--no-progress"],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "no Animal-AI Unity build" in result.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_play_takes_the_unity_build(launcher, recording_dir):
+    result = subprocess.run(
+        [sys.executable, "-m", "llm_aai.play", str(recording_dir / "arena.yaml"),
+         "--backend", "unity", "--unity-build", str(launcher), "--resolution", "64",
+         "--script", "Go(3);"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    turns = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [t["turn"] for t in turns] == [0, 1]
+    assert round(turns[1]["health"], 1) == 96.9  # the Unity recording's health after Go(3)
 
 
 @pytest.mark.unity
@@ -269,12 +296,3 @@ def test_real_unity_player_plays_the_recordings_first_script(recording_dir):
         assert round(last.health, 1) == 96.9
     finally:
         backend.close()
-
-
-def test_frame_is_the_last_decisions_camera_image(fake_animalai, build, arena):
-    backend = UnityBackend(build, resolution=RES)
-    with pytest.raises(RuntimeError, match="reset"):
-        backend.frame()
-    backend.reset(arena, seed=0)
-    last = backend.step(1, 0, render=False)
-    assert last.image is not None and np.array_equal(backend.frame(), last.image)

@@ -350,7 +350,8 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--model", "nonesuch/foo"], "litellm knows no provider 'nonesuch'"),
     (["--model", "heurstic"], "did you mean 'heuristic'?"),
     (["--model", "foo"], "built-in agents: heuristic, random, human, replay"),
-    (["--backend", "unity"], "the unity backend needs the 'animalai' package"),
+    (["--backend", "unity", "--unity-build", "nowhere/AAI.x86_64"], "no Animal-AI Unity build"),
+    (["--unity-build", "nowhere/AAI.x86_64"], "--unity-build needs --backend unity"),
     (["--prompt", "nonesuch"], "error: unknown prompt 'nonesuch'; registered: icl, react"),
 ])
 def test_bad_task_selection_is_a_clear_error(testbed_dir, tmp_path, args, message):
