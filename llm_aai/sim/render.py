@@ -26,22 +26,21 @@ slots took 8.6 ms per arena load, more than compiling the arena; each geom needs
 _GL_SIZE = 1024
 """Nominal size of the shared context; frames go to each MjrContext's own offscreen buffer."""
 SMALL_FRAME = 128
-"""Frames narrower than this (reinforcement-learning observations) get a smaller shadow map."""
-_SHADOW_SIZE = 1024
+"""Frames narrower than this (reinforcement-learning observations) are drawn without shadows."""
 
 
-def shadow_map_size(frame_size: int) -> int:
-    """Side of the sun's shadow map for frames of ``frame_size`` pixels.
+def draws_shadows(frame_size: int) -> bool:
+    """Whether frames of ``frame_size`` pixels show the sun's shadows.
 
-    Why: the shadow map is drawn on every frame whatever the frame's size, and at 1024 x 1024
-    it was most of an 84 px frame's cost (about 5 ms of a 6 ms frame, CPU rendering). Frames
-    under ``SMALL_FRAME`` px get a map of twice their side, the texels per image pixel that
-    a 512 px frame has with the full map; larger frames keep the full map, so LLM-size
-    frames look and cost exactly as before.
+    Why not below ``SMALL_FRAME``: MuJoCo draws a shadowed frame in three passes (the
+    shadow map from the sun, the scene in ambient light, the scene again lit by the sun
+    through the map) and an unshadowed one in one. On a CPU renderer those passes, not the
+    pixels, are an 84 px frame's cost: about 3x, whatever the map's size (a 32 px map saved
+    a quarter). At 84 px a shadow is a few pixels wide; LLM-size frames keep every shadow
+    and look and cost exactly as before.
     """
-    if frame_size >= SMALL_FRAME:
-        return _SHADOW_SIZE
-    return max(64, 2 * int(frame_size))
+    return frame_size >= SMALL_FRAME
+
 
 _gl_context = None
 _gl_lock = threading.RLock()
@@ -106,11 +105,12 @@ class ArenaRenderer:
         """
         self._model = model
         self._posed = self._mujoco.MjData(model)
-        # Chosen once per model from the eye's size (the scene's offwidth), so a frame never
-        # depends on whether a larger overview grew the buffer before it.
-        self._shadow_size = shadow_map_size(model.vis.global_.offwidth)
         self._make_context()
         self._scene = self._mujoco.MjvScene(model, maxgeom=model.ngeom + _SPARE_GEOMS)
+        # Chosen once per model from the eye's size (the scene's offwidth), so a frame never
+        # depends on whether a larger overview grew the buffer before it.
+        self._scene.flags[self._mujoco.mjtRndFlag.mjRND_SHADOW] = int(
+            draws_shadows(model.vis.global_.offwidth))
         self._eye_camera.fixedcamid = self._mujoco.mj_name2id(
             model, self._mujoco.mjtObj.mjOBJ_CAMERA, "eye")
 
@@ -119,7 +119,6 @@ class ArenaRenderer:
         with shared_gl():
             if self._ctx is not None:
                 self._ctx.free()
-            self._model.vis.quality.shadowsize = self._shadow_size
             self._ctx = mujoco.MjrContext(self._model, mujoco.mjtFontScale.mjFONTSCALE_100)
 
     def _pose(self, data):

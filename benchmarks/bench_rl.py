@@ -1,0 +1,166 @@
+"""Benchmark for reinforcement-learning users: small observations, the gym env, the bridge.
+
+Run from the repository root (``make bench`` runs it too)::
+
+    python -m benchmarks.bench_rl [--arena PATH] [--steps N] [--resolution 84]
+
+Every figure comes from this one run, on one core for the renderer (``LP_NUM_THREADS=1``), so
+the targets are ratios to the physics measured alongside, not absolute times. Each figure is
+the best of ``--rounds`` rounds, so that other processes on a shared machine slow it less:
+
+* an observation at 84 px costs at most 3 x one AAI step's physics + 1 ms;
+* the gymnasium env (``AnimalAIEnv``) at 84 px takes >= 600 steps/s;
+* ``animalai``'s ``AnimalAIEnvironment`` driving the bridge at 84 px takes >= 300 steps/s
+  (two processes: the client and the player);
+* a 512 px observation, what LLM runs use, is reported for comparison between versions
+  (its renderer settings are those of before the small-frame work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LP_NUM_THREADS", "1")  # before Mesa starts: one rendering thread
+
+import numpy as np  # noqa: E402
+
+from llm_aai.arena.catalog import resolve_arena_path  # noqa: E402
+from llm_aai.arena.placement import place_arena  # noqa: E402
+from llm_aai.arena.yaml_io import load_config  # noqa: E402
+from llm_aai.sim import Simulator  # noqa: E402
+
+DEFAULT_TASK = "04-10-01"
+
+
+def _loaded(path: Path, resolution: int, render: bool) -> tuple[Simulator, object, object]:
+    sim = Simulator(max(resolution, 64), render=render)
+    rng = np.random.default_rng(0)
+    placed = place_arena(load_config(path).arena(), rng)
+    sim.load(placed, rng)
+    return sim, placed, rng
+
+
+def physics_ms(path: Path, steps: int, rounds: int) -> float:
+    """Milliseconds of physics per AAI step (3 physics steps), random actions."""
+    sim, placed, rng = _loaded(path, 64, render=False)
+    best = float("inf")
+    for _ in range(rounds):
+        actions = rng.integers(0, 3, size=(steps, 2)).tolist()
+        start = time.perf_counter()
+        for move, turn in actions:
+            if sim.step(move, turn).done:
+                sim.load(placed, rng)
+        best = min(best, (time.perf_counter() - start) / steps * 1000)
+    return best
+
+
+def observation_ms(path: Path, frames: int, resolution: int, rounds: int) -> float:
+    """Milliseconds per first-person observation (the step before it not counted)."""
+    sim, placed, rng = _loaded(path, resolution, render=True)
+    sim.observe()  # shaders compile on the first frame
+    best = float("inf")
+    for _ in range(rounds):
+        spent = 0.0
+        for k in range(frames):
+            if sim.step(1, k % 3).done:
+                sim.load(placed, rng)
+            start = time.perf_counter()
+            sim.observe()
+            spent += time.perf_counter() - start
+        best = min(best, spent / frames * 1000)
+    sim.close()
+    return best
+
+
+def gym_steps_per_s(path: Path, steps: int, resolution: int, rounds: int) -> float:
+    """``AnimalAIEnv.step`` rate with random actions, resetting at episode ends."""
+    from llm_aai.env import AnimalAIEnv
+
+    env = AnimalAIEnv(path, resolution=resolution)
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    best = 0.0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(steps):
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                env.reset()
+        best = max(best, steps / (time.perf_counter() - start))
+    env.close()
+    return best
+
+
+def bridge_steps_per_s(path: Path, steps: int, resolution: int, rounds: int) -> float:
+    """``AnimalAIEnvironment`` steps per second with the bridge as its player."""
+    import socket
+
+    from animalai.environment import AnimalAIEnvironment
+    from mlagents_envs.base_env import ActionTuple
+
+    from llm_aai.bridge.launcher import install
+
+    with tempfile.TemporaryDirectory() as folder, socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        launcher = install(Path(folder) / "env")
+        env = AnimalAIEnvironment(file_name=str(launcher), arenas_configurations=str(path),
+                                  resolution=resolution, base_port=port)
+        try:
+            behavior = next(iter(env.behavior_specs))
+            rng = np.random.default_rng(0)
+            best = 0.0
+            for _ in range(rounds):
+                actions = rng.integers(0, 3, size=(steps, 1, 2)).astype(np.int32)
+                start = time.perf_counter()
+                for action in actions:
+                    env.set_actions(behavior, ActionTuple(discrete=action))
+                    env.step()
+                best = max(best, steps / (time.perf_counter() - start))
+            return best
+        finally:
+            env.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table with each figure beside its target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arena", type=Path, default=None, help="arena YAML to benchmark")
+    parser.add_argument("--steps", type=int, default=300, help="env and bridge steps a round")
+    parser.add_argument("--frames", type=int, default=100, help="observations a round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds; the best one counts")
+    parser.add_argument("--resolution", type=int, default=84)
+    args = parser.parse_args(argv)
+    path = args.arena or resolve_arena_path(DEFAULT_TASK)
+    rounds = args.rounds
+    physics = physics_ms(path, 1000, rounds)
+    small = observation_ms(path, args.frames, args.resolution, rounds)
+    large = observation_ms(path, max(args.frames // 5, 1), 512, rounds)
+    gym_rate = gym_steps_per_s(path, args.steps, args.resolution, rounds)
+    bridge_rate = bridge_steps_per_s(path, args.steps, args.resolution, rounds)
+    budget = 3 * physics + 1.0
+    res = args.resolution
+    rows = [
+        ("arena", path.name, ""),
+        ("physics ms per AAI step", f"{physics:.3f}", ""),
+        (f"ms per {res} px observation", f"{small:.2f}",
+         f"target <= 3 x physics + 1 = {budget:.2f}: {'met' if small <= budget else 'NOT met'}"),
+        ("ms per 512 px observation", f"{large:.2f}", "for comparison between versions"),
+        (f"gymnasium env steps/s at {res} px", f"{gym_rate:,.0f}",
+         f"target >= 600: {'met' if gym_rate >= 600 else 'NOT met'}"),
+        (f"bridge steps/s via animalai at {res} px", f"{bridge_rate:,.0f}",
+         f"target >= 300: {'met' if bridge_rate >= 300 else 'NOT met'}"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    for name, value, goal in rows:
+        print(f"{name:<{width}}  {value:>10}  {goal}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
