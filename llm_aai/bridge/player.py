@@ -99,11 +99,11 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
                                response_deserializer=message.FromString)
 
     def exchange(message):
-        return call(message, wait_for_ready=True)
+        return call(message)
 
     episodes = None
     try:
-        reply = exchange(_hello(wire))
+        reply = call(_hello(wire), wait_for_ready=True)  # the server may still be starting
         if reply.header.status != 200:
             return 0
         seed = reply.unity_input.rl_initialization_input.seed

@@ -293,3 +293,18 @@ def test_launcher_path_without_extension_and_refused_folders(launcher, port, tmp
     env.close()
     with pytest.raises(LauncherError, match="x86"):
         install(tmp_path / "build.x86" / "env")
+
+
+def test_animalais_own_search_finds_the_launcher_in_env(port, tmp_path, monkeypatch):
+    from llm_aai.bridge.launcher import install
+
+    install(tmp_path / "env")
+    arena = write_arena(tmp_path, GOAL_AHEAD)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANIMALAI_AUTO_DOWNLOAD", "0")
+    env = AnimalAIEnvironment(base_port=port, arenas_configurations=str(arena), useCamera=False,
+                              timeout=30)  # no file_name: animalai looks in ./env*/
+    try:
+        assert list(env.behavior_specs) == [BEHAVIOR]
+    finally:
+        env.close()
