@@ -32,6 +32,7 @@ from llm_aai.bridge.side_channels import (
     parse_records,
     read_arena_payload,
 )
+from llm_aai.sim.render import SMALL_FRAME
 
 EXCHANGE = "/communicator_objects.UnityToExternalProto/Exchange"
 COMMUNICATION_VERSION = "1.5.0"
@@ -78,6 +79,10 @@ class BadInput(Exception):
 def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
     """Run the player until ``animalai`` closes it; return the exit status."""
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no C-core chatter on the user's console
+    if clamp_resolution(options.resolution) < SMALL_FRAME:
+        # Mesa's CPU renderer splits a frame between threads; a small one gains nothing from
+        # that and pays the hand-offs (set before the first OpenGL context exists).
+        os.environ.setdefault("LP_NUM_THREADS", "1")
     import grpc
 
     from llm_aai.bridge.wire import unity_wire_pb2 as wire
