@@ -29,8 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from llm_aai.arena.model import Arena, ArenaConfig
+from llm_aai.arena.placement import place_arena
 from llm_aai.bridge import observations
 from llm_aai.bridge.options import PlayerOptions, clamp_resolution
+from llm_aai.sim import Simulator
 from llm_aai.sim.raycast import ray_angles
 
 RENDER_MIN = 64
@@ -97,7 +99,6 @@ class Episodes:
     """
 
     def __init__(self, options: PlayerOptions, seed: int, log: Callable[[str], None]) -> None:
-        from llm_aai.sim import Simulator
 
         self.options = options
         self.resolution = clamp_resolution(options.resolution)
@@ -139,7 +140,6 @@ class Episodes:
         self._sim.close()
 
     def _start(self) -> AgentRow:
-        from llm_aai.arena.placement import place_arena
 
         arena_id = self._order.advance(self._config, self._rng)
         arena = self._config.arena(arena_id)

@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
+from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.bridge import BEHAVIOR_NAME
 from llm_aai.bridge.episodes import AgentRow, Episodes
 from llm_aai.bridge.options import PlayerOptions, clamp_resolution
@@ -32,7 +33,9 @@ from llm_aai.bridge.side_channels import (
     parse_records,
     read_arena_payload,
 )
+from llm_aai.bridge.wire import unity_wire_pb2 as wire
 from llm_aai.sim.render import SMALL_FRAME
+from llm_aai.sim.stability import SimulationUnstable
 
 EXCHANGE = "/communicator_objects.UnityToExternalProto/Exchange"
 COMMUNICATION_VERSION = "1.5.0"
@@ -85,7 +88,6 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
         os.environ.setdefault("LP_NUM_THREADS", "1")
     import grpc
 
-    from llm_aai.bridge.wire import unity_wire_pb2 as wire
 
     problems = options.problems()
     if problems:
@@ -137,9 +139,6 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
 
 def _apply(episodes: Episodes, rl_input, log) -> list[AgentRow] | None:
     """Side channels first, then the command (the player's order); None means quit."""
-    from llm_aai.arena.errors import ArenaError, PlacementError
-    from llm_aai.sim.stability import SimulationUnstable
-
     try:
         engine = []
         for record in parse_records(rl_input.side_channel):

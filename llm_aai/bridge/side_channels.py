@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from llm_aai.arena.agents import refuse_several_agents
 from llm_aai.arena.errors import ArenaError
 from llm_aai.arena.model import ArenaConfig
+from llm_aai.arena.validate import require_valid
+from llm_aai.arena.yaml_io import load_config, loads_config
 
 ARENA_CHANNEL = uuid.UUID("9c36c837-cad5-498a-b675-bc19c9370072")
 ENGINE_CHANNEL = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
@@ -88,9 +90,6 @@ def read_arena_payload(payload: bytes) -> ArenaConfig:
             simulator does not support.
 
     """
-    from llm_aai.arena.validate import require_valid
-    from llm_aai.arena.yaml_io import load_config, loads_config
-
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError:

@@ -12,6 +12,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from llm_aai.bridge.launcher import LauncherError
+from llm_aai.bridge.launcher import install as install_launcher
+from llm_aai.bridge.options import PlayerOptions
+from llm_aai.bridge.player import EXIT_BAD_INPUT, PlayerLog, serve
+
 
 def _player_parser() -> argparse.ArgumentParser:
     """The Unity player's arguments (single-dash Unity flags included)."""
@@ -34,9 +39,6 @@ def _player_parser() -> argparse.ArgumentParser:
 
 def serve_main(argv: Sequence[str]) -> int:
     """Parse the player's arguments and serve; unknown ones are logged and ignored (as Unity)."""
-    from llm_aai.bridge.options import PlayerOptions
-    from llm_aai.bridge.player import EXIT_BAD_INPUT, PlayerLog, serve
-
     parser = _player_parser()
     try:
         args, unknown = parser.parse_known_args(list(argv))
@@ -73,8 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     install.add_argument("directory", type=Path, metavar="DIR")
     commands.add_parser("serve", help="run as the player (what the launcher does)")
     args = parser.parse_args(argv)
-    from llm_aai.bridge.launcher import LauncherError
-    from llm_aai.bridge.launcher import install as install_launcher
 
     try:
         path = install_launcher(args.directory)

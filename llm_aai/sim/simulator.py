@@ -24,6 +24,7 @@ from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
+from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
 from llm_aai.sim.render import ArenaRenderer
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
@@ -375,8 +376,6 @@ class Simulator:
 
     def cast_rays(self, angles: list[float]) -> list:
         """The agent's ray perception along ``angles`` (see ``llm_aai.sim.raycast``)."""
-        from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
-
         self._require_loaded()
         agent_body = self._model.body("agent").id
         return cast_rays(self._model, self._data, to_unity(self._agent.position),

@@ -51,6 +51,8 @@ from typing import Any
 
 import numpy as np
 
+from llm_aai.arena.agents import refuse_several_agents
+from llm_aai.arena.yaml_io import dump_config, load_config
 from llm_aai.env.backends.base import BackendStep, check_action
 
 INSTALL_HINT = "pip install 'llm-aai[unity]'"
@@ -271,9 +273,6 @@ class UnityBackend:
             UnityUnavailable: the player could not be launched.
 
         """
-        from llm_aai.arena.agents import refuse_several_agents
-        from llm_aai.arena.yaml_io import load_config
-
         path = Path(arena_path)
         if not path.is_file():
             raise FileNotFoundError(f"arena file not found: {path}")
@@ -336,7 +335,6 @@ class UnityBackend:
             return str(path)  # a fresh player starts with the first arena in id order
         import dataclasses
 
-        from llm_aai.arena.yaml_io import dump_config
 
         first = dataclasses.replace(config, arenas=config.arenas[:1], randomize_arenas=False)
         copy = Path(self._scratch.name) / f"first-arena-of-{path.name}"
