@@ -63,9 +63,11 @@ step, so contact torques cannot spin it. MuJoCo's gravity is cancelled for the a
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from llm_aai.sim.corrections import ContactRead
 from llm_aai.sim.push_contacts import Push, PushContacts
 
 THRUST_DV = 1.0
@@ -111,8 +113,39 @@ def contact_attributes() -> str:
             f'gap="{CONTACT_OFFSET:g}"')
 
 
+@dataclass
+class AgentPhysicsState:
+    """What the agent's physics carries from one physics step to the next.
+
+    Attributes:
+        yaw: Unity yaw in degrees (owned here, imposed on the hinge every step).
+        grounded: the agent touched something below its centre on the last step.
+        move, turn: the action of the current AAI step (``command``).
+        before_solve: the agent's velocity handed to MuJoCo on the last step (m/s).
+        pushes: the last step's contacts with moving bodies.
+        contacts: the last step's agent contacts: (unit normal pointing at the agent,
+            normal force N, friction coefficient, kind, distance), kind one of
+            ``_SOLVED``, ``_PUSHED``, ``_APART``.
+        touching: geom ids the agent touched on the last step.
+    """
+
+    yaw: float
+    grounded: bool = False  # AAI resets the flag at episode start
+    move: int = MOVE_NONE
+    turn: int = TURN_NONE
+    before_solve: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    pushes: list[Push] = field(default_factory=list)
+    contacts: list[tuple[tuple[float, float, float], float, float, int, float]] = field(
+        default_factory=list)
+    touching: list[int] = field(default_factory=list)
+
+
 class AgentPhysics:
     """The agent's per-step velocity update and grounded flag, bound to one MuJoCo model.
+
+    A ``PhysicsCorrection`` (``llm_aai.sim.corrections``). Its state between steps is
+    ``state`` (``AgentPhysicsState``); it writes the agent's ``qpos``/``qvel`` and, through
+    ``PushContacts``, the velocities of the bodies it pushes.
 
     Args:
         model: the compiled arena (``llm_aai.sim.scene``); needs joints ``agent_x``,
@@ -137,8 +170,7 @@ class AgentPhysics:
         # Slide joints measure displacement from the body's spawn position.
         self._origin = tuple(float(v) for v in model.body("agent").pos)
         self._qpos = data.qpos
-        self.yaw = float(yaw) % 360.0
-        self.grounded = False  # AAI resets the flag at episode start
+        self.state = AgentPhysicsState(yaw=float(yaw) % 360.0)
         self._mass = float(model.body("agent").mass[0])
         # Coulomb coefficient of the agent against each geom (PhysX average combine).
         self._mu = [
@@ -149,13 +181,22 @@ class AgentPhysics:
         # Geoms welded to the world: the only ones the gap rule holds the agent off.
         self._static = [int(model.body_weldid[model.geom_bodyid[g]]) == 0
                         for g in range(model.ngeom)]
-        self._before_solve: list[float] = [0.0, 0.0, 0.0]
-        self._pushes: list[Push] = []  # the last step's contacts with moving bodies
-        # The last step's agent contacts: (unit normal pointing at the agent, normal force N,
-        # friction coefficient, kind, distance), kind one of _SOLVED, _PUSHED, _APART below.
-        self._contacts: list[tuple[tuple[float, float, float], float, float, int, float]] = []
-        self.touching: list[int] = []  # geom ids the agent touched on the last step
         self._impose_yaw()
+
+    @property
+    def yaw(self) -> float:
+        """Unity yaw in degrees, clockwise from +z seen from above."""
+        return self.state.yaw
+
+    @property
+    def grounded(self) -> bool:
+        """Whether the agent touched something below its centre on the last step."""
+        return self.state.grounded
+
+    @property
+    def touching(self) -> list[int]:
+        """Geom ids the agent touched on the last step."""
+        return self.state.touching
 
     @property
     def velocity(self) -> np.ndarray:
@@ -172,33 +213,43 @@ class AgentPhysics:
         """The Coulomb coefficient of the agent's contact with MuJoCo geom ``geom``."""
         return self._mu[geom]
 
-    def before_step(self, move: int, turn: int) -> None:
-        """Apply one physics step's action, gravity and drag before MuJoCo integrates.
-
-        Plain floats rather than numpy: this runs on every physics step, where numpy's
-        per-call overhead on 3-vectors would dominate the simulator's time.
+    def command(self, move: int, turn: int) -> None:
+        """Set the action every physics step of the coming AAI step applies.
 
         Args:
             move: 0 none, 1 forward, 2 backward.
             turn: 0 none, 1 right (clockwise), 2 left.
         """
+        self.state.move, self.state.turn = move, turn
+
+    def start(self, contacts: ContactRead) -> None:
+        """Nothing to read at load: AAI starts the agent ungrounded, touching nothing."""
+
+    def before_physics_step(self) -> None:
+        """Apply one physics step's action, gravity and drag before MuJoCo integrates.
+
+        Plain floats rather than numpy: this runs on every physics step, where numpy's
+        per-call overhead on 3-vectors would dominate the simulator's time.
+        """
+        state = self.state
+        move, turn = state.move, state.turn
         vx, vy, vz = self._qvel[self._dof].tolist()
-        if self.grounded:
+        if state.grounded:
             if move == MOVE_NONE:
                 vx, vy, vz = vx * QUICK_STOP, vy * QUICK_STOP, vz * QUICK_STOP
             else:
                 thrust = THRUST_DV if move == MOVE_FORWARD else -THRUST_DV
-                theta = math.radians(self.yaw)
+                theta = math.radians(state.yaw)
                 vx += thrust * math.sin(theta)
                 vy += thrust * math.cos(theta)
         if turn:
-            self.yaw = (self.yaw + (TURN_DEG if turn == TURN_RIGHT else -TURN_DEG)) % 360.0
+            state.yaw = (state.yaw + (TURN_DEG if turn == TURN_RIGHT else -TURN_DEG)) % 360.0
         vz -= GRAVITY * DT
-        self._before_solve = [vx * DAMPING, vy * DAMPING, vz * DAMPING]
-        self._qvel[self._dof] = self._before_solve
+        state.before_solve = [vx * DAMPING, vy * DAMPING, vz * DAMPING]
+        self._qvel[self._dof] = state.before_solve
         self._impose_yaw()
 
-    def after_step(self) -> None:
+    def after_physics_step(self, contacts: ContactRead) -> None:
         """Read this step's agent contacts (grounded flag, forces); finish them as PhysX does.
 
         MuJoCo has moved the agent with its solved velocity: PhysX's biased pass before
@@ -210,26 +261,27 @@ class AgentPhysics:
         velocity.
         """
         self._impose_yaw()
-        self._read_contacts()
-        if not self._contacts:
+        self._read_contacts(contacts)
+        state = self.state
+        if not state.contacts:
             return
         solved = self._qvel[self._dof].tolist()
         mx, my, mz = solved  # motion velocity (PhysX's biased pass)
-        if self._pushes:  # moving bodies: finished in joint space, on both bodies
-            self._moving.unbias(self._pushes)
+        if state.pushes:  # moving bodies: finished in joint space, on both bodies
+            self._moving.unbias(state.pushes)
             unrubbed = self._qvel[self._dof].tolist()
-            self._moving.rub(self._pushes)
+            self._moving.rub(state.pushes)
             # The motion takes the same friction impulse as the kept velocity.
             rubbed = self._qvel[self._dof].tolist()
             mx += rubbed[0] - unrubbed[0]
             my += rubbed[1] - unrubbed[1]
             mz += rubbed[2] - unrubbed[2]
-        before = self._before_solve
+        before = state.before_solve
         per_n = DT / self._mass  # velocity change per newton over one step
         vx, vy, vz = self._qvel[self._dof].tolist()  # kept velocity (PhysX's unbiased pass)
         frictions = []  # (normal, mu, N of the motion, N of the kept velocity)
         floors = []  # (normal, least normal speed of the motion, of the kept velocity)
-        for normal, force, mu, kind, distance in self._contacts:
+        for normal, force, mu, kind, distance in state.contacts:
             nx, ny, nz = normal
             if kind == _PUSHED:
                 continue
@@ -269,30 +321,32 @@ class AgentPhysics:
         self._qpos[start + 2] += (mz - solved[2]) * DT
 
     def _impose_yaw(self) -> None:
-        self._qpos[self._yaw_qpos] = -math.radians(self.yaw)
+        self._qpos[self._yaw_qpos] = -math.radians(self.state.yaw)
         self._qvel[self._yaw_dof] = 0.0
 
-    def _read_contacts(self) -> None:
-        data = self._data
+    def _read_contacts(self, read: ContactRead) -> None:
         contacts = []
         pushes = []
         touching: list[int] = []
         grounded = False
-        if data.ncon:
-            contact = data.contact
+        if read.count:
             agent = self.geom
-            for k, (geom1, geom2) in enumerate(contact.geom.tolist()):
+            columns = None
+            for k, (geom1, geom2) in enumerate(read.geoms):
                 if geom1 != agent and geom2 != agent:
                     continue
+                if columns is None:
+                    columns = (read.rows, read.forces, read.frames, read.points)
+                rows, forces, frames, points = columns
                 other = geom2 if geom1 == agent else geom1
-                address = int(contact.efc_address[k])
+                address = rows[k]
                 distance = 0.0
                 if address >= 0:
-                    force = max(float(data.efc_force[address]), 0.0)
+                    force = max(forces[address], 0.0)
                     kind = _SOLVED if self._static[other] else _PUSHED
                 else:
-                    distance = float(contact.dist[k])
-                    if contact.exclude[k] != 1 or distance >= CONTACT_OFFSET:
+                    distance = read.distances[k]
+                    if read.excluded[k] != 1 or distance >= CONTACT_OFFSET:
                         continue  # not within the contact offset: not a touch
                     if not self._static[other]:
                         touching.append(other)  # a touch, but not held off
@@ -300,20 +354,21 @@ class AgentPhysics:
                     force = 0.0
                     kind = _APART
                 # MuJoCo's normal points from geom1 to geom2: make it point at the agent.
-                nx, ny, nz = contact.frame[k, :3].tolist()
+                nx, ny, nz = frames[k][:3]
                 if geom1 == agent:
                     nx, ny, nz = -nx, -ny, -nz
                 if kind == _PUSHED:
                     pushes.append(Push((nx, ny, nz), address,
-                                        int(self._model.geom_bodyid[other]),
-                                        contact.pos[k].copy(), force, self._mu[other]))
+                                       int(self._model.geom_bodyid[other]),
+                                       np.array(points[k]), force, self._mu[other]))
                 contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance))
                 touching.append(other)
                 grounded = grounded or nz > GROUND_NORMAL_Z
-        self._contacts = contacts
-        self._pushes = pushes
-        self.touching = touching
-        self.grounded = grounded
+        state = self.state
+        state.contacts = contacts
+        state.pushes = pushes
+        state.touching = touching
+        state.grounded = grounded
 
 
 _SOLVED, _PUSHED, _APART = 0, 1, 2

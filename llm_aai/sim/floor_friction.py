@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-import numpy as np
+from llm_aai.sim.corrections import ContactRead
 
 STILL = 1e-6
 """Horizontal speed (m/s) below which a body counts as at rest (even split of the bound)."""
@@ -55,8 +56,32 @@ RESTING_TOLERANCE = 0.01
 """A resting body's bounds are rewritten only when its floor force changed by more than this."""
 
 
+@dataclass
+class FloorFrictionState:
+    """What the floor friction carries from one physics step to the next, per pushable body.
+
+    Attributes:
+        normal: the floor's normal force on the body on the last step (N).
+        arm: the sum of ``N_k * r_k`` over its floor contacts (N m).
+        written: the normal force its friction bounds were last set from (0: none set).
+        centroid: force-weighted centroid of its floor contacts (None: no contact).
+        pitching: whether a sliding-friction torque is applied to it.
+    """
+
+    normal: list[float] = field(default_factory=list)
+    arm: list[float] = field(default_factory=list)
+    written: list[float] = field(default_factory=list)
+    centroid: list[tuple[float, float, float] | None] = field(default_factory=list)
+    pitching: list[bool] = field(default_factory=list)
+
+
 class FloorFriction:
     """Sets the floor friction of the pushable bodies of one compiled arena.
+
+    A ``PhysicsCorrection`` (``llm_aai.sim.corrections``). Its state between steps is
+    ``state`` (``FloorFrictionState``) plus two MuJoCo arrays it writes: the bodies' rows of
+    ``model.dof_frictionloss`` (the friction bounds) and of ``data.xfrc_applied`` (the pitching
+    torque).
 
     Plain Python floats and lists rather than numpy: this runs on every physics step over a
     handful of bodies, where numpy's per-call overhead would cost more than the physics.
@@ -83,30 +108,25 @@ class FloorFriction:
                 geom = int(model.geom(name).id)
                 self._owner[geom] = k
                 self._mu[k] = float(model.geom_friction[geom, 0])
-        self._normal = [0.0] * len(bodies)  # floor normal force on each body, last step (N)
-        self._arm = [0.0] * len(bodies)  # sum of N_k * r_k (N m)
-        self._written = [0.0] * len(bodies)  # the normal force its bounds were set from
-        # Force-weighted centroid of each body's floor contacts, last step (None: no contact).
-        self._centroid: list[tuple[float, float, float] | None] = [None] * len(bodies)
-        self._pitching = [False] * len(bodies)  # whether a friction torque is applied
-        self._all_dofs = np.array([dof + k for dof in self._dofs for k in range(6)],
-                                  dtype=np.intp)
+        n = len(bodies)
+        self.state = FloorFrictionState([0.0] * n, [0.0] * n, [0.0] * n, [None] * n,
+                                        [False] * n)
 
-    def any_moving(self) -> bool:
-        """Whether any pushable body has a velocity component above ``STILL``."""
-        return bool(self._bodies) and float(
-            np.abs(self._data.qvel[self._all_dofs]).max()) > STILL
+    def start(self, contacts: ContactRead) -> None:
+        """Read the floor forces of the world as built."""
+        self.after_physics_step(contacts)
 
-    def before_step(self) -> None:
+    def before_physics_step(self) -> None:
         """Set each body's friction bounds from the last step's floor forces and velocity."""
         if not self._bodies:
             return
         data = self._data
         qvel = data.qvel.tolist()
         frictionloss = self._model.dof_frictionloss
-        written = self._written
+        state = self.state
+        written = state.written
         for k, dof in enumerate(self._dofs):
-            normal = self._normal[k]
+            normal = state.normal[k]
             if normal <= 0.0:
                 if written[k]:
                     frictionloss[dof : dof + 6] = 0.0
@@ -122,7 +142,7 @@ class FloorFriction:
                 fx, fy = slide * abs(vx) / speed, slide * abs(vy) / speed
             else:
                 fx = fy = slide * math.sqrt(0.5)
-            spin = mu * self._arm[k]
+            spin = mu * state.arm[k]
             # The world vertical in the body's frame: a free joint's angular dofs are local.
             ux, uy, uz = data.xmat[self._bodies[k], 6:9].tolist()
             frictionloss[dof : dof + 6] = (fx, fy, 0.0, spin * abs(ux), spin * abs(uy),
@@ -133,54 +153,52 @@ class FloorFriction:
     def _pitch(self, qvel: list[float]) -> None:
         """Apply the torque of each sliding body's floor friction about its centre of mass."""
         data = self._data
+        state = self.state
         for k, dof in enumerate(self._dofs):
             body = self._bodies[k]
             vx, vy = qvel[dof], qvel[dof + 1]
             speed = math.hypot(vx, vy)
-            centroid = self._centroid[k]
+            centroid = state.centroid[k]
             if speed <= STILL or centroid is None:
-                if self._pitching[k]:
+                if state.pitching[k]:
                     data.xfrc_applied[body, 3:6] = 0.0
-                    self._pitching[k] = False
+                    state.pitching[k] = False
                 continue
-            slide = self._mu[k] * self._normal[k] / speed
+            slide = self._mu[k] * state.normal[k] / speed
             fx, fy = -vx * slide, -vy * slide  # the sliding friction force (horizontal)
             cx, cy, cz = data.xipos[body].tolist()
             rx, ry, rz = centroid[0] - cx, centroid[1] - cy, centroid[2] - cz
             data.xfrc_applied[body, 3:6] = (-rz * fy, rz * fx, rx * fy - ry * fx)
-            self._pitching[k] = True
+            state.pitching[k] = True
 
-    def after_step(self, *, read: bool = True) -> None:
+    def after_physics_step(self, contacts: ContactRead) -> None:
         """Read the floor's normal force on each pushable body from this step's contacts.
 
-        Args:
-            read: False keeps the forces already read. The simulator passes
-                ``any_moving()``: while every pushable body rests they do not change, and box
-                arenas spend most steps that way.
+        While every pushable body rests (``contacts.bodies_moving`` False) the forces already
+        read are kept: they do not change, and box arenas spend most steps that way.
         """
-        if not self._bodies or not read:
+        if not self._bodies or not contacts.bodies_moving:
             return
-        normal, arm = self._normal, self._arm
+        state = self.state
+        normal, arm, centroids = state.normal, state.arm, state.centroid
         sums = [[0.0, 0.0, 0.0] for _ in normal]
         for k in range(len(normal)):
             normal[k] = arm[k] = 0.0
-            self._centroid[k] = None
-        data = self._data
-        if not data.ncon:
+            centroids[k] = None
+        if not contacts.count:
             return
-        contact = data.contact
         floor, owner, bodies = self._floor, self._owner, self._bodies
         arrays = None
         # The floor is a plane, MuJoCo's first geom type: it is always a contact's geom1.
-        for k, (geom1, geom2) in enumerate(contact.geom.tolist()):
+        for k, (geom1, geom2) in enumerate(contacts.geoms):
             if geom1 != floor:
                 continue
             body = owner[geom2]
             if body < 0:
                 continue
             if arrays is None:
-                arrays = (contact.efc_address.tolist(), data.efc_force.tolist(),
-                          contact.pos.tolist(), data.xipos.tolist())
+                arrays = (contacts.rows, contacts.forces, contacts.points,
+                          self._data.xipos.tolist())
             address, force, where, centre = arrays
             row = address[k]
             if row < 0:  # an inactive contact (no constraint)
@@ -198,5 +216,5 @@ class FloorFriction:
             total[2] += f * pz
         for k, total in enumerate(sums):
             if normal[k] > 0.0:
-                self._centroid[k] = (total[0] / normal[k], total[1] / normal[k],
+                centroids[k] = (total[0] / normal[k], total[1] / normal[k],
                                      total[2] / normal[k])

@@ -41,8 +41,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from llm_aai.sim.agent_physics import FRICTION as DEFAULT_FRICTION
+from llm_aai.sim.corrections import ContactRead
 
 STILL = 1e-6
 """Slip speed (m/s) below which a contact is left alone."""
@@ -51,8 +53,27 @@ LOW_FRICTION = 0.25
 default material (``DEFAULT_FRICTION``)."""
 
 
+@dataclass
+class PairFrictionState:
+    """What the pair friction carries from one physics step to the next.
+
+    Attributes:
+        contacts: the last step's lumped contacts: (side a, side b, centre of pressure, unit
+            normal a->b, total normal force N, mu); a side is a body id, or -1 - geom for a
+            static geom.
+        pushed: bodies whose ``qfrc_applied`` this module wrote (cleared after the step).
+    """
+
+    contacts: list[tuple[int, int, tuple, tuple, float, float]] = field(default_factory=list)
+    pushed: set[int] = field(default_factory=set)
+
+
 class PairFriction:
     """Applies the friction of the pushable bodies' contacts in one compiled arena.
+
+    A ``PhysicsCorrection`` (``llm_aai.sim.corrections``). Its state between steps is
+    ``state`` (``PairFrictionState``); during a step it also writes ``data.qfrc_applied`` of
+    the bodies it rubs, and clears it after.
 
     Plain Python floats rather than numpy, as in ``FloorFriction``: a step has a handful of
     these contacts, where numpy's per-call overhead would dominate.
@@ -96,19 +117,21 @@ class PairFriction:
         self._inv_inertia = {body: tuple(1.0 / float(v) for v in model.body_inertia[body])
                              for body in self._dof}
         self._dt = float(model.opt.timestep)
-        # The last step's lumped contacts: (side a, side b, centre of pressure, unit normal
-        # a->b, total normal force N, mu).
-        self._contacts: list[tuple[int, int, tuple, tuple, float, float]] = []
-        self._pushed: set[int] = set()  # bodies whose qfrc_applied this module wrote
+        self.state = PairFrictionState()
 
-    def before_step(self) -> None:
+    def start(self, contacts: ContactRead) -> None:
+        """Read the contacts of the world as built."""
+        self.after_physics_step(contacts)
+
+    def before_physics_step(self) -> None:
         """Write this step's friction into ``qfrc_applied`` (cleared again after the step)."""
-        if not self._contacts:
+        state = self.state
+        if not state.contacts:
             return
         import mujoco
 
         model, data = self._model, self._data
-        for a, b, point, normal, force, mu in self._contacts:
+        for a, b, point, normal, force, mu in state.contacts:
             va = self._point_velocity(a, point)
             vb = self._point_velocity(b, point)
             rx, ry, rz = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
@@ -128,35 +151,32 @@ class PairFriction:
                 if side >= 0:
                     mujoco.mj_applyFT(model, data, [sign * tx, sign * ty, sign * tz],
                                       [0.0, 0.0, 0.0], list(point), side, data.qfrc_applied)
-                    self._pushed.add(side)
+                    state.pushed.add(side)
 
-    def after_step(self, *, read: bool = True) -> None:
+    def after_physics_step(self, contacts: ContactRead) -> None:
         """Clear the applied friction; read this step's contacts of pushable bodies.
 
-        Args:
-            read: False when no pushable body moves (the simulator passes
-                ``FloorFriction.any_moving()``): then nothing slips and the contact scan is
-                skipped. The check follows the physics step, so a body that step set moving
-                is already seen.
+        When no pushable body moves (``contacts.bodies_moving`` False) nothing slips and the
+        contact scan is skipped. The check follows the physics step, so a body that step set
+        moving is already seen.
         """
         data = self._data
-        for body in self._pushed:
+        state = self.state
+        for body in state.pushed:
             dof = self._dof[body]
             data.qfrc_applied[dof : dof + 6] = 0.0
-        self._pushed.clear()
-        self._contacts = []
-        if not read or not data.ncon:
+        state.pushed.clear()
+        state.contacts = []
+        if not contacts.bodies_moving or not contacts.count:
             return
-        contact = data.contact
         pushable, skip, side, material = self._pushable, self._skip, self._side, self._material
         arrays = None
         lumped: dict[tuple[int, int], list[float]] = {}
-        for k, (geom1, geom2) in enumerate(contact.geom.tolist()):
+        for k, (geom1, geom2) in enumerate(contacts.geoms):
             if not (pushable[geom1] or pushable[geom2]) or geom1 in skip or geom2 in skip:
                 continue
             if arrays is None:
-                arrays = (contact.efc_address.tolist(), data.efc_force.tolist(),
-                          contact.pos.tolist(), contact.frame.tolist())
+                arrays = (contacts.rows, contacts.forces, contacts.points, contacts.frames)
             address, forces, points, frames = arrays
             row = address[k]
             if row < 0 or forces[row] <= 0.0:
@@ -179,7 +199,7 @@ class PairFriction:
             norm = math.sqrt(fnx * fnx + fny * fny + fnz * fnz)
             if norm <= 0.0:
                 continue
-            self._contacts.append((a, b, (fpx / f, fpy / f, fpz / f),
+            state.contacts.append((a, b, (fpx / f, fpy / f, fpz / f),
                                    (fnx / norm, fny / norm, fnz / norm), f, mu))
 
     def _point_velocity(self, body: int, point) -> tuple[float, float, float]:

@@ -22,6 +22,7 @@ from llm_aai.arena.geometry import Sphere, box_sphere_overlap
 from llm_aai.arena.placement import PlacedArena
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.coords import to_unity
+from llm_aai.sim.corrections import ContactRead, PhysicsCorrection
 from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
 from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
@@ -102,6 +103,16 @@ class AgentState:
     grounded: bool
 
 
+def _free_dofs(model, pushables) -> np.ndarray:
+    """The six degrees of freedom of every pushable body's free joint."""
+    dofs = []
+    for pushable in pushables:
+        body = model.body(pushable.body).id
+        first = int(model.jnt_dofadr[model.body_jntadr[body]])
+        dofs += range(first, first + 6)
+    return np.array(dofs, dtype=np.intp)
+
+
 @dataclass
 class _Goal:
     info: GoalInfo
@@ -127,6 +138,8 @@ class Simulator:
         self._model = None
         self._data = None
         self._agent: AgentPhysics | None = None
+        self._corrections: list[PhysicsCorrection] = []
+        self._contacts: ContactRead | None = None
         self._rules: Rules | None = None
         self._watch: StabilityWatch | None = None
         self._failure: SimulationUnstable | None = None
@@ -157,9 +170,13 @@ class Simulator:
             data.qvel[dof : dof + 3] = bounce.velocity  # AAI's 10 m/s kick at Start
         self._model, self._data = model, data
         self._agent = AgentPhysics(model, data, scene.agent_yaw)
-        self._floor = FloorFriction(model, data, [(p.body, p.geoms) for p in scene.pushables])
-        self._pairs = PairFriction(
-            model, data, [(p.geoms, p.cardbox) for p in scene.pushables])
+        # Run in this order around every physics step (llm_aai.sim.corrections).
+        self._corrections = [
+            self._agent,
+            FloorFriction(model, data, [(p.body, p.geoms) for p in scene.pushables]),
+            PairFriction(model, data, [(p.geoms, p.cardbox) for p in scene.pushables]),
+        ]
+        self._contacts = ContactRead(model, data, _free_dofs(model, scene.pushables))
         self._goals = {
             mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, goal.geom): _Goal(
                 goal,
@@ -179,8 +196,9 @@ class Simulator:
         self._watch = StabilityWatch(model, data, where, self._describe_body(model, placed))
         self._failure = None
         mujoco.mj_forward(model, data)
-        self._floor.after_step()
-        self._pairs.after_step()
+        self._contacts.new_step(rescan=True)
+        for correction in self._corrections:
+            correction.start(self._contacts)
         if self._render:
             if self._renderer is None:
                 self._renderer = ArenaRenderer()
@@ -261,22 +279,13 @@ class Simulator:
             raise self._failure
         if rules.done:
             raise RuntimeError("the episode has ended; load() the arena again")
-        import mujoco
-
         self._steps += 1
         start = rules.total_reward
         decay = hot = 0.0
         events: list[RewardEvent] = []
+        agent.command(move, turn)
         for _ in range(physics_steps):
-            agent.before_step(move, turn)
-            self._floor.before_step()
-            self._pairs.before_step()
-            mujoco.mj_step(self._model, self._data)
-            self._check_stable()
-            agent.after_step()
-            moving = self._floor.any_moving()
-            self._floor.after_step(read=moving)
-            self._pairs.after_step(read=moving)
+            self._physics_step()
             in_hot, in_death = self._zone_overlap()
             step_decay, step_hot = rules.tick(in_hot)
             decay, hot = decay + step_decay, hot + step_hot
@@ -302,6 +311,19 @@ class Simulator:
             end_reason=rules.end_reason,
             events=tuple(summary + events),
         )
+
+    def _physics_step(self) -> None:
+        """One MuJoCo step with every physics correction around it."""
+        import mujoco
+
+        corrections, contacts = self._corrections, self._contacts
+        for correction in corrections:
+            correction.before_physics_step()
+        mujoco.mj_step(self._model, self._data)
+        self._check_stable()
+        contacts.new_step()
+        for correction in corrections:
+            correction.after_physics_step(contacts)
 
     def _check_stable(self) -> None:
         try:

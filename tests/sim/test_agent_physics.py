@@ -108,13 +108,13 @@ def test_walls_stop_the_agent(physics_sim):
 def _trace_physics_steps(sim):
     """Record the agent's MuJoCo-frame (position, velocity) after every physics step."""
     agent, seen = sim._agent, []
-    finish = agent.after_step
+    finish = agent.after_physics_step
 
-    def traced():
-        finish()
+    def traced(contacts):
+        finish(contacts)
         seen.append((agent.position, tuple(float(v) for v in agent.velocity)))
 
-    agent.after_step = traced
+    agent.after_physics_step = traced
     return seen
 
 

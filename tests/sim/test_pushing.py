@@ -80,14 +80,14 @@ def test_a_box_hit_at_speed_is_pushed_out_and_carried_without_a_kick(physics_sim
     joint = model.body("body0").jntadr[0]
     box_y, box_vy = model.jnt_qposadr[joint] + 1, model.jnt_dofadr[joint] + 1
     seen = []
-    finish = agent.after_step
+    finish = agent.after_physics_step
 
-    def traced():
-        finish()
+    def traced(contacts):
+        finish(contacts)
         seen.append((agent.position[1], float(agent.velocity[1]),
                      float(data.qpos[box_y]), float(data.qvel[box_vy])))
 
-    agent.after_step = traced
+    agent.after_physics_step = traced
     for _ in range(5):
         sim.step(0, 0)
     for _ in range(THRUST):
@@ -108,13 +108,13 @@ def test_friction_drags_a_box_hit_at_an_angle_sideways(physics_sim):
     model, data, agent = sim._model, sim._data, sim._agent
     dof = model.jnt_dofadr[model.body("body0").jntadr[0]]
     seen = []
-    finish = agent.after_step
+    finish = agent.after_physics_step
 
-    def traced():
-        finish()
+    def traced(contacts):
+        finish(contacts)
         seen.append((float(agent.velocity[0]), float(data.qvel[dof]), float(data.qvel[dof + 1])))
 
-    agent.after_step = traced
+    agent.after_physics_step = traced
     for _ in range(5):
         sim.step(0, 0)
     for _ in range(16):

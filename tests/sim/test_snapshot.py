@@ -114,7 +114,8 @@ def test_restore_in_the_middle_of_a_contact(physics_sim):
     sim = physics_sim(arena(obj("Cardbox1", (20.0, 0.0, 23.0), (1, 1, 1)), t=0))
     for _ in range(5):
         sim.step(0, 0)
-    while not sim._pairs._contacts and not sim._agent._pushes:  # push until box contact
+    pairs = next(c for c in sim._corrections if type(c).__name__ == "PairFriction")
+    while not pairs.state.contacts and not sim._agent.state.pushes:  # push until box contact
         sim.step(1, 0)
         if sim.state.steps > 60:
             pytest.fail("the agent never reached the box")
