@@ -94,6 +94,19 @@ DEPENETRATION = 0.8
 MAX_DEPENETRATION_SPEED = 10.0
 """m/s: AAI's ``m_DefaultMaxDepenetrationVelocity``, the cap on that push-out."""
 
+IMMOVABLE_MASS = 1000.0
+"""kg from which a body counts as the world for the agent's contact rules (``after_step``):
+AAI's walls (10 t) and ramps (1 t). Against them PhysX changes the agent's velocity and barely
+theirs: the agent's largest push (5 kN) is below their floor friction (59 kN and 5.9 kN,
+mu 0.6), and a 26.7 m/s hit moves a 10 t wall by under 3 mm/s. Their own response to the
+contact is MuJoCo's, which the agent's finish leaves alone."""
+
+NEGLIGIBLE_REACTION = 1e-5
+"""m/s: a reaction that would change a heavy body's velocity by less is not applied (it would
+move a wall by under 0.2 micrometres per step; the agent pressing on a wall makes one every
+step)."""
+_ZERO = np.zeros(3)
+
 AGENT_ACTIONS = (0, 1, 2)
 """Values of each of AAI's two action branches."""
 MOVE_NONE, MOVE_FORWARD, MOVE_BACKWARD = 0, 1, 2
@@ -124,8 +137,9 @@ class AgentPhysicsState:
         before_solve: the agent's velocity handed to MuJoCo on the last step (m/s).
         pushes: the last step's contacts with moving bodies.
         contacts: the last step's agent contacts: (unit normal pointing at the agent,
-            normal force N, friction coefficient, kind, distance), kind one of
-            ``_SOLVED``, ``_PUSHED``, ``_APART``.
+            normal force N, friction coefficient, kind, distance, heavy), kind one of
+            ``_SOLVED``, ``_PUSHED``, ``_APART``; heavy is (body, contact point) for a heavy
+            free body (a wall, a ramp), else None.
         touching: geom ids the agent touched on the last step.
     """
 
@@ -135,8 +149,7 @@ class AgentPhysicsState:
     turn: int = TURN_NONE
     before_solve: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     pushes: list[Push] = field(default_factory=list)
-    contacts: list[tuple[tuple[float, float, float], float, float, int, float]] = field(
-        default_factory=list)
+    contacts: list[tuple] = field(default_factory=list)
     touching: list[int] = field(default_factory=list)
 
 
@@ -178,9 +191,22 @@ class AgentPhysics:
             else FRICTION
             for g in range(model.ngeom)
         ]
-        # Geoms welded to the world: the only ones the gap rule holds the agent off.
-        self._static = [int(model.body_weldid[model.geom_bodyid[g]]) == 0
-                        for g in range(model.ngeom)]
+        # Geoms of the world or of bodies too heavy for the agent to move (walls, ramps): the
+        # ones the gap rule holds the agent off and whose contacts it finishes like a wall's.
+        self._static = [
+            int(model.body_weldid[model.geom_bodyid[g]]) == 0
+            or float(model.body_mass[model.geom_bodyid[g]]) >= IMMOVABLE_MASS
+            for g in range(model.ngeom)
+        ]
+        # The heavy free body behind each geom (-1: none), which takes the reaction of what the
+        # finish changes in the agent's velocity (``_react``).
+        self._heavy = [
+            int(model.geom_bodyid[g]) if self._static[g]
+            and int(model.body_weldid[model.geom_bodyid[g]]) != 0 else -1
+            for g in range(model.ngeom)
+        ]
+        self._impulse = np.zeros((1, model.nv))  # scratch of _react
+        self._change = np.zeros((1, model.nv))
         self._impose_yaw()
 
     @property
@@ -279,9 +305,10 @@ class AgentPhysics:
         before = state.before_solve
         per_n = DT / self._mass  # velocity change per newton over one step
         vx, vy, vz = self._qvel[self._dof].tolist()  # kept velocity (PhysX's unbiased pass)
-        frictions = []  # (normal, mu, N of the motion, N of the kept velocity)
+        frictions = []  # (normal, mu, N of the motion, N of the kept velocity, heavy contact)
         floors = []  # (normal, least normal speed of the motion, of the kept velocity)
-        for normal, force, mu, kind, distance in state.contacts:
+        reactions = []  # (heavy body, contact point, agent's velocity change)
+        for normal, force, mu, kind, distance, heavy in state.contacts:
             nx, ny, nz = normal
             if kind == _PUSHED:
                 continue
@@ -289,7 +316,7 @@ class AgentPhysics:
                 limit = -distance / DT
                 motion_n = max(limit - (mx * nx + my * ny + mz * nz), 0.0) / per_n
                 kept_n = max(limit - (vx * nx + vy * ny + vz * nz), 0.0) / per_n
-                frictions.append((normal, mu, motion_n, kept_n))
+                frictions.append((normal, mu, motion_n, kept_n, heavy))
                 floors.append((normal, limit, limit))
                 continue
             kept_n = force
@@ -299,14 +326,19 @@ class AgentPhysics:
                 if push > 0.0:  # the unbiased pass keeps no push-out
                     vx, vy, vz = vx - push * nx, vy - push * ny, vz - push * nz
                     kept_n = max(force - push / per_n, 0.0)
+                    if heavy is not None:
+                        reactions.append((*heavy, (-push * nx, -push * ny, -push * nz)))
                 over = (mx * nx + my * ny + mz * nz) - max(approach, MAX_DEPENETRATION_SPEED)
                 if over > 0.0:
                     mx, my, mz = mx - over * nx, my - over * ny, mz - over * nz
                 floors.append((normal, mx * nx + my * ny + mz * nz, vx * nx + vy * ny + vz * nz))
-            frictions.append((normal, mu, force, kept_n))
-        for (nx, ny, nz), mu, motion_n, kept_n in frictions:
+            frictions.append((normal, mu, force, kept_n, heavy))
+        for (nx, ny, nz), mu, motion_n, kept_n, heavy in frictions:
             mx, my, mz = _coulomb(mx, my, mz, nx, ny, nz, per_n * mu * motion_n)
-            vx, vy, vz = _coulomb(vx, vy, vz, nx, ny, nz, per_n * mu * kept_n)
+            rubbed = _coulomb(vx, vy, vz, nx, ny, nz, per_n * mu * kept_n)
+            if heavy is not None:
+                reactions.append((*heavy, (rubbed[0] - vx, rubbed[1] - vy, rubbed[2] - vz)))
+            vx, vy, vz = rubbed
         for (nx, ny, nz), motion_least, kept_least in floors:
             rise = motion_least - (mx * nx + my * ny + mz * nz)
             if rise > 0.0:
@@ -319,6 +351,33 @@ class AgentPhysics:
         self._qpos[start] += (mx - solved[0]) * DT
         self._qpos[start + 1] += (my - solved[1]) * DT
         self._qpos[start + 2] += (mz - solved[2]) * DT
+        if reactions:
+            self._react(reactions)
+
+    def _react(self, reactions) -> None:
+        """Give each heavy body the reaction of what the finish changed in the agent's velocity.
+
+        MuJoCo's solve pushed the two bodies apart with the biased impulse; the finish takes
+        the push-out off the agent and rubs it against the body: the equal and opposite impulse
+        on the body keeps the pair's momentum, so a wall hit at speed keeps what PhysX gives it
+        (the agent's momentum, less the floor's friction), not the push-out on top.
+        """
+        import mujoco
+
+        model, m = self._model, self._mass
+        impulse, change = self._impulse, self._change
+        impulse[:] = 0.0
+        applied = False
+        for body, point, (dx, dy, dz) in reactions:
+            if (dx * dx + dy * dy + dz * dz) * m * m < (NEGLIGIBLE_REACTION
+                                                        * float(model.body_mass[body])) ** 2:
+                continue
+            mujoco.mj_applyFT(model, self._data, np.array([-m * dx, -m * dy, -m * dz]),
+                              _ZERO, np.array(point), body, impulse[0])
+            applied = True
+        if applied:
+            mujoco.mj_solveM(model, self._data, change, impulse)
+            self._qvel += change[0]
 
     def _impose_yaw(self) -> None:
         self._qpos[self._yaw_qpos] = -math.radians(self.state.yaw)
@@ -336,8 +395,8 @@ class AgentPhysics:
                 if geom1 != agent and geom2 != agent:
                     continue
                 if columns is None:
-                    columns = (read.rows, read.forces, read.frames, read.points)
-                rows, forces, frames, points = columns
+                    columns = (read.rows, read.forces, read.frames)
+                rows, forces, frames = columns
                 other = geom2 if geom1 == agent else geom1
                 address = rows[k]
                 distance = 0.0
@@ -360,8 +419,10 @@ class AgentPhysics:
                 if kind == _PUSHED:
                     pushes.append(Push((nx, ny, nz), address,
                                        int(self._model.geom_bodyid[other]),
-                                       np.array(points[k]), force, self._mu[other]))
-                contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance))
+                                       np.array(read.points[k]), force, self._mu[other]))
+                body = self._heavy[other]
+                heavy = (body, read.points[k]) if body >= 0 else None
+                contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance, heavy))
                 touching.append(other)
                 grounded = grounded or nz > GROUND_NORMAL_Z
         state = self.state

@@ -25,6 +25,13 @@ _SUN_DIR = (
 )
 AMBIENT = (0.60, 0.63, 0.70)
 SUN = (0.55, 0.49, 0.38)
+SLEEP_TOLERANCE = 0.1
+"""m/s below which a body at rest falls asleep (MuJoCo's sleeping islands; woken by a touch
+from an awake body, a force or a velocity). Unity's default ``Physics.sleepThreshold`` is a
+mass-normalised kinetic energy of 0.005 m^2/s^2, i.e. a speed of sqrt(2 x 0.005) = 0.1 m/s
+(docs/animal-ai-facts.md §4). Sleeping is what holds a settled structure exactly still: MuJoCo's
+soft contacts let a plank resting on a slope creep by millimetres per second, PhysX's sleeping
+bodies do not; and asleep, the arena's walls cost no solver time."""
 _ZONE_RGBA = {"DeathZone": (0.50, 0.22, 0.18, 1.0), "HotZone": (0.95, 0.50, 0.15, 1.0)}
 
 
@@ -79,6 +86,11 @@ def document(*, assets: str, static: str, bodies: str, resolution: int, contacts
     with everything except the floor, and Cardboxes not with each other: those contacts are
     the explicit frictionless ``<pair>`` elements in ``contacts``.
 
+    A Cardbox's or block's contacts with walls, ramps and balls are near-rigid (impedance
+    0.9999): MuJoCo scales a contact's softness by the effective mass, so a light box (1 kg)
+    squeezed by a 10 t wall sank 20 cm into it with the default 0.99 (testbed 06-08: a wall
+    ceiling resting on four Cardboxes).
+
     Every contact of a Cardbox or block is frictionless in MuJoCo (condim 1; their classes'
     priority 1 makes their condim win over every geom's but the agent's, which is also 1):
     ``llm_aai.sim.floor_friction`` and ``llm_aai.sim.pair_friction`` apply the friction and
@@ -94,8 +106,8 @@ def document(*, assets: str, static: str, bodies: str, resolution: int, contacts
     return f"""<mujoco model="animal-ai">
   <compiler angle="radian" autolimits="true"/>
   <option timestep="0.02" gravity="0 0 -9.81" integrator="Euler" iterations="30"
-          ls_iterations="10" cone="pyramidal">
-    <flag warmstart="enable"/>
+          ls_iterations="10" cone="pyramidal" sleep_tolerance="{SLEEP_TOLERANCE:g}">
+    <flag warmstart="enable" sleep="enable"/>
   </option>
   <size memory="8M"/>
   <statistic extent="1" center="20 20 0"/>
@@ -111,12 +123,15 @@ def document(*, assets: str, static: str, bodies: str, resolution: int, contacts
     <pair condim="1" solref="0.02 1" solimp="0.95 0.99 0.001"/>
     <default class="ground"><geom contype="1" conaffinity="1"/></default>
     <default class="pushable">
-      <geom priority="1" friction="0.425 0 0" condim="1" contype="4" conaffinity="2"/>
+      <geom priority="1" friction="0.425 0 0" condim="1" contype="4" conaffinity="2"
+            solimp="0.9999 0.9999 0.001"/>
     </default>
     <default class="movable">
-      <geom priority="1" friction="0.6 0 0" condim="1" contype="2" conaffinity="2"/>
+      <geom priority="1" friction="0.6 0 0" condim="1" contype="2" conaffinity="2"
+            solimp="0.9999 0.9999 0.001"/>
     </default>
     <default class="ball"><geom friction="0.6 0 0" condim="3"/></default>
+    <default class="heavy"><geom friction="0.6 0 0" condim="3"/></default>
   </default>
   <asset>
     <texture name="sky" type="skybox" builtin="gradient" rgb1="0.40 0.53 0.79"

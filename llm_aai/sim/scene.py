@@ -5,10 +5,13 @@ Every object family of ``llm_aai.arena.objects.Kind`` has one builder, looked up
 translate AAI's geometry (sizes are world extents, positions are the centre of the bottom
 face, yaw is Unity's clockwise degrees) through ``llm_aai.sim.coords``.
 
-What is static and what moves follows Animal-AI: walls (10 t), ramps (1 t, heavier than the
-agent can push) and tunnels never move, so they are welded to the world; boxes, U/L/J shapes
-and balls are free bodies. Zones have no collider at all: ``llm_aai.sim.rules`` tests the
-agent's overlap with them by geometry, as Unity's trigger volumes do.
+What is static and what moves follows Animal-AI: tunnels have no Rigidbody, so they are welded
+to the world; walls (10 t) and ramps (1 t) are rigid bodies under gravity, too heavy for the
+agent to push but free to settle, tip and fall (a rail on pillars of unequal height tips and
+drops its balls); boxes, U/L/J shapes and balls are free bodies. Zones have no collider at
+all: ``llm_aai.sim.rules`` tests the agent's overlap with them by geometry, as Unity's trigger
+volumes do. Bodies at rest fall asleep (``looks.SLEEP_TOLERANCE``), except the agent and the
+pushable bodies.
 
 Geom groups: 0 visible solids, 1 zone patches, 2 invisible colliders (outer walls),
 3 the agent's own body (hidden from its eye camera).
@@ -33,6 +36,11 @@ FLOOR_TOP = -0.01
 """Unity's ground box top face (y = -0.01); everything rests on it."""
 AGENT_RADIUS = 0.5
 AGENT_MASS = 100.0
+WALL_MASS = 10000.0
+"""kg of a Wall or WallTransparent: a non-kinematic Rigidbody under gravity in AAI 3.x/4.x
+(docs/animal-ai-facts.md §4, from the Wall prefab)."""
+RAMP_MASS = 1000.0
+"""kg of a Ramp: a non-kinematic Rigidbody under gravity (docs/animal-ai-facts.md §4)."""
 TUNNEL_SEGMENTS = 14
 TUNNEL_MIN_THICKNESS = 0.06
 
@@ -151,26 +159,32 @@ def _centre(obj: PlacedObject, height: float) -> tuple[float, float, float]:
     return to_mj((x, y + height / 2.0, z))
 
 
+def _rigid_body(i: int, position, yaw: float, geom: str) -> str:
+    """A free body under gravity holding ``geom`` (its frame at ``position``, turned by yaw)."""
+    return (f'<body name="body{i}" pos="{_fmt(position)}" quat="{_fmt(yaw_quat(yaw))}">'
+            f"<freejoint/>{geom}</body>")
+
+
 def _wall(i: int, obj: PlacedObject, parts: _Parts) -> None:
+    """A wall: a box rigid body of ``WALL_MASS`` (docs/animal-ai-facts.md §4)."""
     sx, sy, sz = obj.size
     material = "glass" if obj.spec.alpha < 1 else "brick"
-    parts.static.append(
-        _box_geom(f"obj{i}", _centre(obj, sy), (sx / 2, sz / 2, sy / 2), yaw_quat(obj.yaw), obj,
-                  material)
-    )
+    geom = (f'<geom name="obj{i}" type="box" size="{_fmt((sx / 2, sz / 2, sy / 2))}" '
+            f'mass="{WALL_MASS:g}" rgba="{_rgba(obj)}" material="{material}" class="heavy"/>')
+    parts.bodies.append(_rigid_body(i, _centre(obj, sy), obj.yaw, geom))
 
 
 def _ramp(i: int, obj: PlacedObject, parts: _Parts) -> None:
+    """A ramp: a wedge rigid body of ``RAMP_MASS`` (docs/animal-ai-facts.md §4)."""
     # Tall vertical end on local -z (Unity), slope descending toward +z; MuJoCo local (x, z, y).
     w, h, length = obj.size
     verts = []
     for x in (-w / 2, w / 2):
         verts += [(x, -length / 2, 0.0), (x, -length / 2, h), (x, length / 2, 0.0)]
     parts.assets.append(f'<mesh name="ramp{i}" vertex="{_fmt(np.ravel(verts))}"/>')
-    parts.static.append(
-        f'<geom name="obj{i}" type="mesh" mesh="ramp{i}" pos="{_fmt(to_mj(obj.position))}" '
-        f'quat="{_fmt(yaw_quat(obj.yaw))}" rgba="{_rgba(obj)}" material="ramp"/>'
-    )
+    geom = (f'<geom name="obj{i}" type="mesh" mesh="ramp{i}" mass="{RAMP_MASS:g}" '
+            f'rgba="{_rgba(obj)}" material="ramp" class="heavy"/>')
+    parts.bodies.append(_rigid_body(i, to_mj(obj.position), obj.yaw, geom))
 
 
 def _tunnel(i: int, obj: PlacedObject, parts: _Parts) -> None:
@@ -202,16 +216,24 @@ def _tunnel(i: int, obj: PlacedObject, parts: _Parts) -> None:
         )
 
 
+def _pushable_body(i: int, obj: PlacedObject, geoms: str) -> str:
+    """A Cardbox or U/L/J block body, which never sleeps.
+
+    Its friction is applied outside MuJoCo (``llm_aai.sim.floor_friction``,
+    ``llm_aai.sim.pair_friction``) from contacts read after every step, and a sleeping body has
+    none, so its first step awake would slide free.
+    """
+    return (f'<body name="body{i}" pos="{_fmt(_centre(obj, obj.size[1]))}" '
+            f'quat="{_fmt(yaw_quat(obj.yaw))}" sleep="never"><freejoint/>{geoms}</body>')
+
+
 def _box(i: int, obj: PlacedObject, parts: _Parts) -> None:
     sx, sy, sz = obj.size
     geom = (
         f'<geom name="obj{i}" type="box" size="{_fmt((sx / 2, sz / 2, sy / 2))}" '
         f'mass="{obj.spec.mass}" rgba="{_rgba(obj)}" material="crate" class="pushable"/>'
     )
-    parts.bodies.append(
-        f'<body name="body{i}" pos="{_fmt(_centre(obj, sy))}" quat="{_fmt(yaw_quat(obj.yaw))}">'
-        f"<freejoint/>{geom}</body>"
-    )
+    parts.bodies.append(_pushable_body(i, obj, geom))
     parts.pushables.append(PushableInfo(f"body{i}", (f"obj{i}",), cardbox=True))
 
 
@@ -244,10 +266,7 @@ def _u_block(i: int, obj: PlacedObject, parts: _Parts) -> None:
             f'size="{_fmt((hx, hz, sy / 2))}" mass="{mass:.6g}" rgba="{_rgba(obj)}" '
             f'material="plank" class="movable"/>'
         )
-    parts.bodies.append(
-        f'<body name="body{i}" pos="{_fmt(_centre(obj, sy))}" quat="{_fmt(yaw_quat(obj.yaw))}">'
-        f"<freejoint/>{''.join(geoms)}</body>"
-    )
+    parts.bodies.append(_pushable_body(i, obj, "".join(geoms)))
     parts.pushables.append(
         PushableInfo(f"body{i}", tuple(f"obj{i}_{k}" for k in range(len(pieces))), cardbox=False)
     )
@@ -327,7 +346,7 @@ def _agent_body(agent: PlacedObject) -> tuple[str, tuple[float, float, float]]:
     x, y, z = agent.position
     start = to_mj((x, y + AGENT_RADIUS, z))
     body = (
-        f'<body name="agent" pos="{_fmt(start)}" gravcomp="1">'
+        f'<body name="agent" pos="{_fmt(start)}" gravcomp="1" sleep="never">'
         '<joint name="agent_x" type="slide" axis="1 0 0"/>'
         '<joint name="agent_y" type="slide" axis="0 1 0"/>'
         '<joint name="agent_z" type="slide" axis="0 0 1"/>'

@@ -21,6 +21,7 @@ import numpy as np
 from llm_aai.arena.geometry import Sphere, box_sphere_overlap
 from llm_aai.arena.placement import PlacedArena
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
+from llm_aai.sim.bounce import Restitution
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.corrections import ContactRead, PhysicsCorrection
 from llm_aai.sim.floor_friction import FloorFriction
@@ -35,6 +36,10 @@ from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 PHYSICS_STEPS_PER_ACTION = 3
 _SETTINGS = ("resolution", "_render", "_renderer", "_spare")
 """Attributes a restore leaves alone: how this simulator draws, not what the world is."""
+PHYSICS_BUILDS = ("3.x", "2019")
+"""Animal-AI builds whose physics differ in a way the simulator models: ``"3.x"`` (3.x/4.x,
+the build the LLM-AAI paper used: Animal-AI 3.1.3; the default) and ``"2019"`` (the Olympics
+build: bounce balls with bounciness 0.8, ``llm_aai.sim.bounce``)."""
 OVERVIEW_MAX = 1024
 """Largest overview image; the offscreen buffer is sized for it (and for the eye)."""
 
@@ -127,12 +132,18 @@ class Simulator:
         resolution: side of the square first-person image (64-1024 px).
         render: False skips everything OpenGL (physics-only runs, tests, benchmarks);
             ``observe`` and ``render_overview`` then raise.
+        physics_build: which Animal-AI build's physics to follow, one of ``PHYSICS_BUILDS``.
     """
 
-    def __init__(self, resolution: int = 512, *, render: bool = True) -> None:
+    def __init__(self, resolution: int = 512, *, render: bool = True,
+                 physics_build: str = "3.x") -> None:
         if not 64 <= int(resolution) <= OVERVIEW_MAX:
             raise ValueError(f"resolution must be in [64, {OVERVIEW_MAX}], got {resolution}")
+        if physics_build not in PHYSICS_BUILDS:
+            raise ValueError(f"physics_build must be one of {PHYSICS_BUILDS}, "
+                             f"got {physics_build!r}")
         self.resolution = int(resolution)
+        self.physics_build = physics_build
         self._render = render
         self._renderer = None
         self._model = None
@@ -176,6 +187,8 @@ class Simulator:
             FloorFriction(model, data, [(p.body, p.geoms) for p in scene.pushables]),
             PairFriction(model, data, [(p.geoms, p.cardbox) for p in scene.pushables]),
         ]
+        if self.physics_build == "2019":
+            self._corrections.append(Restitution(model, data, [b.body for b in scene.bounces]))
         self._contacts = ContactRead(model, data, _free_dofs(model, scene.pushables))
         self._goals = {
             mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, goal.geom): _Goal(

@@ -25,15 +25,17 @@ class EmbeddedBackend:
 
     Args:
         resolution: side of the square first-person image (64-1024 px).
+        physics_build: the Animal-AI build whose physics the simulator follows (``"3.x"``, the
+            default, or ``"2019"``; ``llm_aai.sim.simulator.PHYSICS_BUILDS``).
 
     """
 
     simulates_in_process = True
     """The world is simulated and drawn by this process's CPU (the suite's schedule uses it)."""
 
-    def __init__(self, resolution: int = 512) -> None:
+    def __init__(self, resolution: int = 512, *, physics_build: str = "3.x") -> None:
         self.resolution = int(resolution)
-        self._sim = Simulator(self.resolution, render=True)
+        self._sim = Simulator(self.resolution, render=True, physics_build=physics_build)
         self._configs: dict[tuple[Path, int], Any] = {}
         self._loaded = False
 
