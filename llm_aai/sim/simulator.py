@@ -21,6 +21,7 @@ import numpy as np
 from llm_aai.arena.geometry import Sphere, box_sphere_overlap
 from llm_aai.arena.placement import PlacedArena
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
+from llm_aai.sim.angular_drag import AngularDrag
 from llm_aai.sim.bounce import Restitution
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.corrections import ContactRead, PhysicsCorrection
@@ -186,6 +187,7 @@ class Simulator:
             self._agent,
             FloorFriction(model, data, [(p.body, p.geoms) for p in scene.pushables]),
             PairFriction(model, data, [(p.geoms, p.cardbox) for p in scene.pushables]),
+            AngularDrag(model, data, [goal.body for goal in scene.goals]),
         ]
         if self.physics_build == "2019":
             self._corrections.append(Restitution(model, data, [b.body for b in scene.bounces]))

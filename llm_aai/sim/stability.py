@@ -38,6 +38,10 @@ class SimulationUnstable(RuntimeError):
         )
         self.arena, self.culprit, self.warning, self.time = arena, culprit, warning, time
 
+    def __reduce__(self):
+        """Rebuild from the four fields, so the error crosses process boundaries intact."""
+        return (type(self), (self.arena, self.culprit, self.warning, self.time))
+
 
 class StabilityWatch:
     """Watches one MuJoCo model/data pair for divergence.

@@ -157,3 +157,19 @@ def test_the_ball_of_08_30_01_ends_where_the_build_says(testbed_dir, build, in_d
     dx, dz = x - box.center[0], z - box.center[2]
     inside = bool(abs(dx * ax + dz * az) <= box.half[0] and abs(dx * bx + dz * bz) <= box.half[2])
     assert inside is in_death_zone, (build, round(float(x), 2), round(float(z), 2))
+
+
+def test_a_rolling_ball_slows_by_its_angular_drag(physics_sim):
+    """AAI's balls have angular drag 0.05 and no linear drag: rolling on the floor, a ball's
+    speed decays as its spin does, with time constant (1 + m r^2 / I) / 0.05 = 70 s for a
+    solid sphere: 30 s take a third of it (exp(-30 / 70) = 0.65)."""
+    sim = physics_sim(arena(obj("GoodGoal", (5, 0, 5), (1, 1, 1)), agent=(35.0, 0.0, 35.0)))
+    ball = _body(sim, 0)
+    model, data = sim._model, sim._data
+    dof = model.jnt_dofadr[model.body_jntadr[ball]]
+    data.qvel[dof] = 1.0  # rolling along +x at 1 m/s: spin about +y at v / r
+    data.qvel[dof + 4] = 1.0 / 0.5
+    sim._agent.command(0, 0)
+    for _ in range(1500):  # 30 s
+        sim._physics_step()
+    assert float(data.qvel[dof]) == pytest.approx(math.exp(-30 / 70), rel=0.03)
