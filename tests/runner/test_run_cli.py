@@ -349,7 +349,7 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--model", "replay"], "--model replay needs --replay-from"),
     (["--model", "nonesuch/foo"], "litellm knows no provider 'nonesuch'"),
     (["--model", "heurstic"], "did you mean 'heuristic'?"),
-    (["--model", "foo"], "built-in agents: heuristic, random, human, replay"),
+    (["--model", "foo"], "built-in agents: heuristic, oracle, random, human, replay"),
     (["--backend", "unity", "--unity-build", "nowhere/AAI.x86_64"], "no Animal-AI Unity build"),
     (["--unity-build", "nowhere/AAI.x86_64"], "--unity-build needs --backend unity"),
     (["--prompt", "nonesuch"], "error: unknown prompt 'nonesuch'; registered: icl, react"),
