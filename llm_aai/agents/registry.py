@@ -102,7 +102,7 @@ AGENTS: dict[str, AgentEntry] = {
 #: options that configure the model client.
 CLIENT_OPTIONS = frozenset({"api_base", "api_key", "temperature", "max_tokens", "timeout_s",
                             "max_retries", "max_concurrent", "retry_policy", "extra_params",
-                            "seed"})
+                            "seed", "price_per_mtok"})
 #: every option a model agent accepts (client options plus LLMAgent options).
 MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "prompt_caching", "image_placeholder"}
 

@@ -10,13 +10,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from llm_aai.cli import analyze
 from llm_aai.frames import FRAME_KINDS
 from llm_aai.logs import RunStore
+from llm_aai.logs.store import RERUN_END_REASONS
 from llm_aai.runner import (
     RESULTS_DIR,
     ResumeOverrides,
@@ -29,14 +34,15 @@ from llm_aai.runner import (
     run_config_of,
     start_run,
 )
-from llm_aai.runner.config import FLAG_FIELDS
+from llm_aai.runner.config import FLAG_FIELDS, MAX_RESOLUTION, MIN_RESOLUTION, ConfigError
 
 __all__ = ["build_parser", "config_from_args", "default_run_id", "main"]
 
 RESUME_FLAGS = {"concurrency": "concurrency", "arenas_dir": "arenas_dir",
                 "api_base": "api_base", "budget_usd": "budget_usd",
                 "stop_after_failures": "stop_after_failed_episodes",
-                "unity_build": "unity_build"}
+                "unity_build": "unity_build",
+                "price_per_mtok": "price_per_mtok"}
 """Flags a resumed run may change -> their ``ResumeOverrides`` field. Giving any other config
 flag with a value unlike the run's is refused rather than silently ignored."""
 
@@ -61,7 +67,7 @@ def _with_field(config: Any, path: str, value: Any) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line; each setting's default is the run config's (``RunConfig``)."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="python -m llm_aai.run",
         description="Evaluate an LLM (or a built-in agent) on Animal-AI testbed tasks.",
     )
@@ -84,8 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                         default=_default("unity_build"),
                         help="with --backend unity: the player executable (default: "
                              "$LLM_AAI_UNITY_BUILD, else animalai's own search)")
-    parser.add_argument("--resolution", type=_at_least(64), default=_default("resolution"),
-                        help="square frame size in pixels, at least 64 (default: %(default)s)")
+    parser.add_argument("--resolution", type=int, default=_default("resolution"),
+                        help=f"square frame size in pixels, {MIN_RESOLUTION} to {MAX_RESOLUTION} "
+                             "(default: %(default)s)")
     parser.add_argument("--frames", default=_default("frames.kind"), choices=FRAME_KINDS,
                         help="how frames are sent and logged: jpeg (as in the paper's "
                              "recording, default) or png (lossless)")
@@ -154,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--prompt-caching", action="store_true",
                      default=_default("model_options.prompt_caching"),
                      help="add Anthropic prompt-caching breakpoints")
+    llm.add_argument("--price-per-mtok", type=_prices, metavar="INPUT,OUTPUT",
+                     help="dollars per million input and output tokens, for a model litellm "
+                          "has no price for (needed with --budget-usd); recorded in the "
+                          "manifest")
     llm.add_argument("--replay-from", type=Path,
                      help="with --model replay: the episode directory whose scripts to re-issue")
     parser.add_argument("--oracle-budget", type=_at_least(0),
@@ -161,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "steps (default 20000)")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
     return parser
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """A parser whose errors are one line (argparse's usage of every flag fills a screen)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the flags)\n")
 
 
 def _at_least(low: int, *, at_most: int | None = None):
@@ -185,6 +203,18 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{value:g} must be greater than 0")
     return value
+
+
+def _prices(text: str) -> tuple[float, float]:
+    """``INPUT,OUTPUT`` dollars per million tokens (the config checks their range)."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not INPUT,OUTPUT (two numbers: dollars per million tokens)") from None
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -246,26 +276,75 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("level", "tasks"):
         if getattr(args, flag) is not None and not getattr(args, flag).strip():
             parser.error(f"--{flag} is empty; leave it out to run every task")
+    with _stop_on_sigterm() as terminated:
+        return _run(args, parser, terminated)
+
+
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, terminated: list[int]) -> int:
+    """Start or resume the run; turn its errors and interruptions into messages and exit codes."""
     try:
         if args.resume:
             outcome = _resume(args, parser)
         else:
             outcome = start_run(config_from_args(args), out=args.out, run_id=args.run_id,
                                 show_progress=not args.no_progress)
+    except ConfigError as error:
+        print(f"error: {_flag_of(error.setting)} {error.problem}", file=sys.stderr)
+        return 2
     except RunInterrupted as interrupted:
-        print(f"\ninterrupted: {interrupted}", file=sys.stderr)
-        return 130
+        stopped_by = "terminated (SIGTERM)" if terminated else "interrupted"
+        print(f"\n{stopped_by}: {interrupted}", file=sys.stderr)
+        return 143 if terminated else 130
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted before the run started", file=sys.stderr)
-        return 130
+        return 143 if terminated else 130
     except EOFError as error:  # the human agent's input ended (Ctrl-D, or a file ran out)
         print(f"\nstopped: {error}; finished episodes are saved; continue with --resume",
               file=sys.stderr)
         return 1
     return _report(outcome, resumed=bool(args.resume))
+
+
+@contextmanager
+def _stop_on_sigterm() -> Iterator[list[int]]:
+    """Treat SIGTERM (a scheduler's preemption, ``kill``) as Ctrl-C, once.
+
+    The run then stops its episodes in flight at their next turn, brings the summary up to
+    date and prints the resume command, instead of dying with nothing said. A second SIGTERM
+    while stopping is ignored, so the first one's clean-up is not cut short (a scheduler's
+    SIGKILL still ends it, and a killed run resumes too).
+
+    Yields:
+        A list that holds the signal number once SIGTERM has arrived (empty until then); the
+        previous handler is back on exit.
+
+    """
+    received: list[int] = []
+
+    def handle(signum: int, _frame: Any) -> None:
+        if not received:
+            received.append(signum)
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():  # only it gets signals
+        yield received
+        return
+    previous = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _flag_of(setting: str) -> str:
+    """The flag that sets a config field (``timeout_s`` -> ``--timeout``)."""
+    for dest, path in FLAG_FIELDS.items():
+        if path == setting or path.endswith(f".{setting}"):
+            return f"--{dest.replace('_', '-')}"
+    return setting
 
 
 def _report(outcome: RunOutcome, *, resumed: bool) -> int:
@@ -275,13 +354,13 @@ def _report(outcome: RunOutcome, *, resumed: bool) -> int:
     store = RunStore(run_dir)
     finished = store.finished_results().values()
     planned = len(store.read_manifest().episode_seeds)
-    done = sum(r.end_reason != "infrastructure" for r in finished)
+    done = sum(r.end_reason not in RERUN_END_REASONS for r in finished)
     if resumed and not results and done == planned:
         print(f"nothing left to run: all {planned} episodes of {run_dir} are finished\n")
     else:
         print(f"{len(results)} episodes, {passed} passed; results in {run_dir}"
               + (f" ({done} of {planned} finished)" if done < planned else "") + "\n")
-    if any(r.end_reason != "infrastructure" for r in finished):  # what researchers run this for
+    if any(r.end_reason not in RERUN_END_REASONS for r in finished):  # what researchers want
         analyze.main([str(run_dir)])
         print(f"\nfigure: python -m llm_aai.analyze {run_dir} --plot pass-rates.png")
     failed = sum(r.end_reason == "infrastructure" for r in results)

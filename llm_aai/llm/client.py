@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.errors import LLMRequestError
+from llm_aai.llm.pricing import Prices
 from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.retry import (
     DEFAULT_MAX_RETRIES,
@@ -84,6 +85,8 @@ class LiteLLMClient:
         max_concurrent: simultaneous calls allowed per provider endpoint.
         retry_policy: full control of the backoff; overrides ``max_retries``.
         extra_params: passed through to ``litellm.completion`` (e.g. ``top_p``).
+        price_per_mtok: dollars per million input and output tokens, used instead of
+            litellm's price list (which knows no local model); None: litellm's.
 
     """
 
@@ -101,6 +104,7 @@ class LiteLLMClient:
         retry_policy: RetryPolicy | None = None,
         extra_params: dict[str, Any] | None = None,
         seed: int | None = None,
+        price_per_mtok: tuple[float, float] | None = None,
     ) -> None:
         self.spec: ModelSpec = resolve_model(model)
         self.model = self.spec.litellm_model
@@ -114,6 +118,7 @@ class LiteLLMClient:
         self.extra_params = dict(extra_params or {})
         self._semaphore = provider_semaphore(self.spec.provider, api_base, max_concurrent)
         self._rng = random.Random(seed)
+        self.prices = Prices(*price_per_mtok) if price_per_mtok is not None else None
 
     def __repr__(self) -> str:
         return (f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r}, "
@@ -211,6 +216,10 @@ class LiteLLMClient:
         )
 
     def _cost(self, response: Any) -> tuple[float, bool]:
+        if self.prices is not None:  # the user's prices win over litellm's list
+            usage = getattr(response, "usage", None)
+            return self.prices.cost(int(getattr(usage, "prompt_tokens", 0) or 0),
+                                    int(getattr(usage, "completion_tokens", 0) or 0)), True
         litellm = import_litellm()
         try:
             return float(litellm.completion_cost(completion_response=response,

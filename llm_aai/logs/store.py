@@ -40,6 +40,9 @@ SUMMARY = "summary.csv"
 EPISODES = "episodes"
 TURNS = "turns.jsonl"
 RESULT = "result.json"
+RERUN_END_REASONS = frozenset({"infrastructure", "budget"})
+"""End reasons that hold no result about the model (an unreachable model, a budget reached):
+a resumed run sets such an episode aside as an attempt and plays it again."""
 FRAMES = "frames"
 LOCK = ".lock"
 
@@ -204,11 +207,40 @@ class RunStore:
         if not (directory / RESULT).exists():
             return self.attempts_set_aside(episode_id)
         result = read_result(directory)
-        if result.end_reason != "infrastructure":
+        if result.end_reason not in RERUN_END_REASONS:
             raise FileExistsError(f"episode {episode_id} is already finished in {self.root}")
         attempt = max(result.attempts, self.attempts_set_aside(episode_id) + 1)
         self.keep_failed_attempt(episode_id, attempt)
         return attempt
+
+    def set_aside_unreadable_results(self) -> list[str]:
+        """Move aside every episode whose result.json cannot be read, so that it is played again.
+
+        A result file damaged on disk (a full disk, a hand edit, a copy cut short) would
+        otherwise stop every resume. Nothing is deleted: the episode directory becomes its
+        own last attempt (``<id>.attempt-N``, as an infrastructure failure set aside) with the
+        damaged file renamed ``result.json.corrupt``, where no reader takes it for a result.
+
+        Returns:
+            One line per episode set aside, naming the file and what is wrong with it.
+
+        """
+        notes = []
+        if not self.episodes_dir.is_dir():
+            return notes
+        for result_file in sorted(self.episodes_dir.glob(f"*/{RESULT}")):
+            directory = result_file.parent
+            if ".attempt-" in directory.name:
+                continue
+            try:
+                read_result(directory)
+            except SchemaError as error:
+                attempt = self.attempts_set_aside(directory.name) + 1
+                result_file.rename(directory / f"{RESULT}.corrupt")
+                target = self.keep_failed_attempt(directory.name, attempt)
+                notes.append(f"{error}; set aside as {target} (its {RESULT} renamed "
+                             f"{RESULT}.corrupt) and played again")
+        return notes
 
     def write_summary(self) -> Path:
         """Rewrite summary.csv from the sealed episodes (atomic; rows sorted by episode id)."""
@@ -319,5 +351,5 @@ def read_result(episode_dir: Path) -> EpisodeResult:
     path = Path(episode_dir) / RESULT
     try:
         return result_from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, TypeError, SchemaError) as error:
+    except (ValueError, TypeError) as error:  # bad JSON or UTF-8; SchemaError: bad fields
         raise SchemaError(f"{path}: {error}") from error

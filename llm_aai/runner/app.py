@@ -38,10 +38,12 @@ from llm_aai.arena import (
 from llm_aai.env import AnimalAIEnv
 from llm_aai.env.backends.unity import UnityUnavailable
 from llm_aai.llm.errors import LLMError, LLMRequestError
+from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
 from llm_aai.prompts import Prompt, load_prompt_set
 from llm_aai.prompts.examples import ExampleError
+from llm_aai.runner.budget import BUDGET
 from llm_aai.runner.config import (
     ResumeOverrides,
     RunConfig,
@@ -88,6 +90,8 @@ class _Plan:
     agent: AgentSpec
     prompt: Prompt
     arena_paths: dict[str, Path]
+    prices: Prices | None = None
+    """What the model's tokens cost; None for a built-in agent or a model without a price."""
 
 
 def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str | None = None,
@@ -102,13 +106,18 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     """
     if config.arenas_dir is not None:  # the manifest must name the folder from anywhere
         config = dataclasses.replace(config, arenas_dir=Path(config.arenas_dir).resolve())
+    out = Path(out)
+    _check_run_location(out, run_id)
     tasks, arena_paths, agent, prompt = _resolve(config)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
-    out = Path(out)
     run_dir = out / run_id if run_id else _unused_run_dir(out, default_run_id(config.model))
     store = RunStore(run_dir, config.frames)
     if run_dir.exists() and any(run_dir.iterdir()):
         raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
     with _locked(store):
         store.write_manifest(_manifest(run_dir.name, plan))
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
@@ -136,6 +145,8 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     _check_prompt_unchanged(run_dir, manifest, prompt)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     with _locked(RunStore(run_dir, config.frames)) as store:
+        for note in store.set_aside_unreadable_results():
+            print(f"warning: {note}", file=sys.stderr)
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
 
 
@@ -163,6 +174,27 @@ def _config_of(manifest: RunManifest, run_dir: Path) -> RunConfig:
         raise RunError(f"{run_dir / 'manifest.json'}: {error}") from error
 
 
+def _check_run_location(out: Path, run_id: str | None) -> None:
+    """Refuse a run id that is not one folder name, and an ``out`` no run can be written in.
+
+    Checked before anything else, so that nothing is written (not even ``out`` itself) for a
+    run that could not be stored: ``--run-id ../x`` would land outside ``out``, and an ``out``
+    below a file or in a read-only folder would fail only after the checks had run.
+    """
+    if run_id is not None and (run_id in ("", ".", "..") or "/" in run_id or "\\" in run_id
+                               or "\0" in run_id):
+        raise RunError(f"run id {run_id!r} must be a single folder name (no '/', not '..')")
+    existing = out
+    while not existing.exists():
+        if existing.is_symlink() or existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise RunError(f"cannot write runs in {out}: {existing} is a file, not a folder")
+    if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
+        raise RunError(f"cannot write runs in {out}: {existing} is not writable")
+
+
 def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec, Prompt]:
     """The tasks, their arena files (each one loaded), the agent and the prompt.
 
@@ -184,6 +216,9 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
           agent: AgentSpec, prompt: Prompt) -> _Plan:
     """Check the replay source and the backend, and resolve the suite's config."""
     replay_seed = None
+    if config.model == "replay" and config.replay_from and not Path(config.replay_from).exists():
+        raise RunError(f"--replay-from {config.replay_from}: no such episode directory or "
+                       "scripts file")
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
     _check_backend(config)
@@ -198,7 +233,34 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         protocol=config.protocol, agent_options=agent.describe()["options"],
         replay_seed=replay_seed,
     )
-    return _Plan(config, suite, agent, prompt, arena_paths)
+    return _Plan(config, suite, agent, prompt, arena_paths, _prices(config, agent))
+
+
+def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
+    """The model's prices: the user's, else litellm's; an unknown price is said out loud.
+
+    Without a price a run's cost cannot be counted, so a budget could never stop it: that is
+    refused, and otherwise the user is warned once that costs will show as unknown.
+
+    Raises:
+        RunError: a budget for a model without a price.
+
+    """
+    if agent.kind != "model":
+        return None
+    given = config.model_options.price_per_mtok
+    if given is not None:
+        return Prices(*given)
+    model = agent.describe()["litellm_model"]
+    prices = litellm_prices(model)
+    if prices is None and config.budget_usd is not None:
+        raise RunError(f"litellm has no price for {model}, so --budget-usd could not be kept; "
+                       "give its prices with --price-per-mtok INPUT,OUTPUT (dollars per "
+                       "million tokens)")
+    if prices is None:
+        print(f"warning: litellm has no price for {model}: its cost shows as unknown; give "
+              "--price-per-mtok INPUT,OUTPUT to count it", file=sys.stderr)
+    return prices
 
 
 @contextmanager
@@ -226,11 +288,13 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
         prompt=plan.prompt,
         arena_path=plan.arena_paths.__getitem__,
         on_result=None,
+        prices=plan.prices,
     )
     pending = suite.pending()
     bar = tqdm(total=len(pending), unit="episode", desc="episodes", disable=not show_progress,
                dynamic_ncols=True)
-    suite.on_result = lambda result, progress: _update_bar(bar, progress)
+    cost_known = plan.prices is not None or plan.agent.kind != "model"
+    suite.on_result = lambda result, progress: _update_bar(bar, progress, cost_known)
     try:
         results = suite.run()
     except LLMRequestError as error:  # every later call would be refused the same way
@@ -256,10 +320,13 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
               f"errors (last: {results[-1].infra_error}); {not_started} episodes were not "
               f"started. Once the model is reachable, continue with --resume {run_dir}",
               file=sys.stderr)
-    if suite.stopped_by_budget and not_started:
+    stopped = sum(r.end_reason == BUDGET for r in results)
+    if suite.stopped_by_budget and (not_started or stopped):
+        halted = (f", and {stopped} were stopped before a model call that could pass it"
+                  if stopped else "")
         print(f"budget reached: the run has cost ${suite.progress.cost_usd:.2f} of "
-              f"${plan.suite.budget_usd:.2f}; {not_started} episodes were not "
-              f"started. Continue with --resume {run_dir} --budget-usd <more>", file=sys.stderr)
+              f"${plan.suite.budget_usd:.2f}; {not_started} episodes were not started{halted}. "
+              f"Continue with --resume {run_dir} --budget-usd <more>", file=sys.stderr)
     return results
 
 
@@ -272,7 +339,7 @@ def _agent_options(config: RunConfig) -> dict[str, Any]:
         "max_retries": options.max_retries,
         "max_concurrent": options.provider_concurrency or config.concurrency,
         "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
-        "replay_from": config.replay_from,
+        "replay_from": config.replay_from, "price_per_mtok": options.price_per_mtok,
         "budget": config.oracle_budget,
     }
 
@@ -426,9 +493,10 @@ def _git_revision() -> dict[str, Any] | None:
     return {"revision": revision.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
-def _update_bar(bar, progress: Progress) -> None:
+def _update_bar(bar, progress: Progress, cost_known: bool = True) -> None:
     rate = progress.passed / progress.done if progress.done else 0.0
+    cost = f"${progress.cost_usd:.2f}" if cost_known else "$? (no price)"
     bar.set_postfix_str(  # before update(), which draws it: the shown rate is never a step late
         f"pass {rate:.0%} infra {progress.infra_failures} "
-        f"tok {progress.tokens:,} ${progress.cost_usd:.2f}", refresh=False)
+        f"tok {progress.tokens:,} {cost}", refresh=False)
     bar.update(1)

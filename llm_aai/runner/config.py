@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -29,8 +31,29 @@ from llm_aai.llm.client import (
 from llm_aai.logs.schema import RunManifest, SchemaError
 from llm_aai.protocol import PaperProtocol
 
-__all__ = ["FLAG_FIELDS", "ModelOptions", "ResumeOverrides", "RunConfig",
-           "config_from_manifest", "default_run_id"]
+__all__ = ["FLAG_FIELDS", "MAX_RESOLUTION", "MIN_RESOLUTION", "ConfigError", "ModelOptions",
+           "ResumeOverrides", "RunConfig", "config_from_manifest", "default_run_id"]
+
+MIN_RESOLUTION = 64
+"""The smallest square frame the agent is sent, in pixels."""
+MAX_RESOLUTION = 1024
+"""The largest square frame: Animal-AI's own limit for its cameras."""
+
+
+class ConfigError(ValueError):
+    """A setting outside what a run can use; the message names the setting and its range.
+
+    Attributes:
+        setting: the config field refused (``"timeout_s"``), for a caller that spells it
+            otherwise (the command line's ``--timeout``).
+        problem: what is wrong with it, without the field's name.
+
+    """
+
+    def __init__(self, setting: str, problem: str):
+        super().__init__(f"{setting} {problem}")
+        self.setting = setting
+        self.problem = problem
 
 
 @dataclass(frozen=True)
@@ -48,6 +71,8 @@ class ModelOptions:
         keep_last_images: send only the last K images (older ones become a text placeholder);
             None sends them all.
         prompt_caching: add Anthropic prompt-caching breakpoints.
+        price_per_mtok: dollars per million input and output tokens, for a model litellm
+            has no price for (or to override its price); None: litellm's prices.
 
     """
 
@@ -59,6 +84,19 @@ class ModelOptions:
     provider_concurrency: int | None = None
     keep_last_images: int | None = None
     prompt_caching: bool = False
+    price_per_mtok: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse values no provider call can use, before any run directory exists."""
+        _check_url("api_base", self.api_base)
+        _check_number("temperature", self.temperature, low=0.0)
+        _check_number("max_tokens", self.max_tokens, low=1)
+        _check_number("timeout_s", self.timeout_s, low=0.0, low_open=True)
+        _check_number("max_retries", self.max_retries, low=0)
+        _check_number("provider_concurrency", self.provider_concurrency, low=1)
+        _check_number("keep_last_images", self.keep_last_images, low=1)
+        for price in self.price_per_mtok or ():
+            _check_number("price_per_mtok", price, low=0.0)
 
 
 @dataclass(frozen=True)
@@ -121,6 +159,21 @@ class RunConfig:
     oracle_budget: int | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
 
+    def __post_init__(self) -> None:
+        """Refuse values a run cannot use, so a library call fails as early as the CLI does.
+
+        Raises:
+            ConfigError: the first setting out of range, named with its range.
+
+        """
+        _check_number("trials", self.trials, low=1)
+        _check_number("resolution", self.resolution, low=MIN_RESOLUTION, high=MAX_RESOLUTION)
+        _check_number("concurrency", self.concurrency, low=1)
+        _check_number("max_relaunches", self.max_relaunches, low=0)
+        _check_number("relaunch_delay_s", self.relaunch_delay_s, low=0.0)
+        _check_number("stop_after_failed_episodes", self.stop_after_failed_episodes, low=1)
+        _check_number("budget_usd", self.budget_usd, low=0.0, low_open=True)
+
     def to_record(self) -> dict[str, Any]:
         """The config as JSON data: the manifest's ``run_config`` (paths as text)."""
         return _RECORD.dump_python(self, mode="json")
@@ -161,18 +214,22 @@ class ResumeOverrides:
     budget_usd: float | None = None
     stop_after_failed_episodes: int | None = None
     unity_build: Path | None = None
+    price_per_mtok: tuple[float, float] | None = None
 
     def apply(self, config: RunConfig) -> RunConfig:
         """The run's config with the given overrides (an arenas folder made absolute)."""
+        model_fields = ("api_base", "price_per_mtok")
         changes: dict[str, Any] = {name: value for name, value in dataclasses.asdict(self).items()
-                                   if value is not None and name != "api_base"}
+                                   if value is not None and name not in model_fields}
         if self.arenas_dir is not None:
             changes["arenas_dir"] = Path(self.arenas_dir).resolve()
         if self.unity_build is not None:
             changes["unity_build"] = Path(self.unity_build).absolute()
-        if self.api_base is not None:
+        model_changes = {name: getattr(self, name) for name in model_fields
+                         if getattr(self, name) is not None}
+        if model_changes:
             changes["model_options"] = dataclasses.replace(config.model_options,
-                                                           api_base=self.api_base)
+                                                           **model_changes)
         return dataclasses.replace(config, **changes)
 
 
@@ -218,6 +275,7 @@ FLAG_FIELDS = {
     "provider_concurrency": "model_options.provider_concurrency",
     "keep_last_images": "model_options.keep_last_images",
     "prompt_caching": "model_options.prompt_caching",
+    "price_per_mtok": "model_options.price_per_mtok",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
 
@@ -245,6 +303,35 @@ def _record_of_cli_args(cli_args: Mapping[str, Any]) -> dict[str, Any]:
                 target = target.setdefault(parent, {})
             target[leaf] = cli_args[name]
     return record
+
+
+def _check_number(name: str, value: float | None, *, low: float, high: float | None = None,
+                  low_open: bool = False) -> None:
+    """Refuse a number that is not finite or lies outside [low, high] (or (low, high])."""
+    if value is None or isinstance(value, bool):
+        return
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(name, f"must be a finite number, not {value!r}")
+    below = value <= low if low_open else value < low
+    if below or (high is not None and value > high):
+        bound = f"greater than {low:g}" if low_open else f"at least {low:g}"
+        if high is not None:
+            bound += f" and at most {high:g}"
+        raise ConfigError(name, f"must be {bound}, not {value:g}")
+
+
+def _check_url(name: str, value: str | None) -> None:
+    """Refuse a base URL that is not http(s)://host[:port][/path]."""
+    if value is None:
+        return
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(name, f"must be an http:// or https:// URL with a host, "
+                                f"not {value!r}")
 
 
 def _refuse_unknown_fields(kind: type, record: Any, where: str) -> None:

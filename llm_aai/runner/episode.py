@@ -30,6 +30,7 @@ from llm_aai.protocol import (
     StepOutcome,
     Turn,
 )
+from llm_aai.runner.budget import BUDGET, BudgetReached
 from llm_aai.script import NOOP, Script
 
 
@@ -117,6 +118,8 @@ class EpisodeRunner:
         except LLMUnavailable as error:
             return self._result(spec, episode, usage, started, "infrastructure",
                                 infra_error=str(error))
+        except BudgetReached as error:  # no result about the model either; resume continues it
+            return self._result(spec, episode, usage, started, BUDGET, infra_error=str(error))
         return self._result(spec, episode, usage, started,
                             episode.totals.end_reason or "script_cap")
 
@@ -190,7 +193,7 @@ class EpisodeRunner:
 
     def _result(self, spec, episode: Episode, usage: list[Usage], started: float,
                 end_reason: str, infra_error: str | None = None) -> EpisodeResult:
-        infrastructure = end_reason == "infrastructure"
+        infrastructure = end_reason in ("infrastructure", BUDGET)
         totals = episode.totals
         return EpisodeResult(
             episode_id=spec.episode_id, task_id=spec.task_id, level=spec.level, trial=spec.trial,

@@ -14,9 +14,11 @@ from typing import Any
 from llm_aai.arena import Task, load_config
 from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.frames import FrameFormat
+from llm_aai.llm.pricing import Prices, image_token_estimate
 from llm_aai.logs.schema import EpisodeResult
-from llm_aai.logs.store import RunStore
+from llm_aai.logs.store import RERUN_END_REASONS, RunStore
 from llm_aai.protocol import PaperProtocol
+from llm_aai.runner.budget import BUDGET, BudgetedClient, BudgetGate
 from llm_aai.runner.config import RunConfig
 from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
 from llm_aai.runner.thread_pool import Executor, ThreadExecutor
@@ -116,6 +118,7 @@ class Suite:
         arena_path: Callable[[str], Path],
         executor: Executor | None = None,
         on_result: Callable[[EpisodeResult, Progress], None] | None = None,
+        prices: Prices | None = None,
     ):
         self.config = config
         self.store = store
@@ -126,7 +129,13 @@ class Suite:
         self.executor = executor or ThreadExecutor(config.concurrency)
         self.on_result = on_result
         self.progress = Progress()
+        self.prices = prices
+        """What the model's tokens cost; with a budget, every call reserves its estimate."""
+        self.budget: BudgetGate | None = None
         self.failed_in_a_row = 0
+        self._failing: set[str] = set()
+        """Episodes in flight whose last attempt was lost to infrastructure (waiting to be
+        relaunched, or sealed but not yet counted in ``failed_in_a_row``)."""
         self.cancel = threading.Event()
         """Set to stop the episodes in flight at their next turn (Ctrl-C sets it)."""
         self._lock = threading.Lock()
@@ -143,7 +152,7 @@ class Suite:
         about the model, and a resumed run is how a user retries it after an outage.
         """
         finished = {eid: result for eid, result in self.store.finished_results().items()
-                    if result.end_reason != "infrastructure"}
+                    if result.end_reason not in RERUN_END_REASONS}
         specs = []
         for task in self.config.tasks:
             path = self.arena_path(task.task_id)
@@ -164,7 +173,10 @@ class Suite:
         unfinished, to be rerun on resume; the summary is brought up to date either way.
         """
         self.progress.tokens, self.progress.cost_usd = self.store.spent()
+        if self.config.budget_usd is not None:
+            self.budget = BudgetGate(self.config.budget_usd, self.progress.cost_usd)
         self.failed_in_a_row = 0
+        self._failing.clear()
         self.cancel.clear()
         results = []
         try:
@@ -173,8 +185,9 @@ class Suite:
                                                       on_abort=self.cancel.set):
                 results.append(result)
                 failed = result.end_reason == "infrastructure"
-                self.failed_in_a_row = self.failed_in_a_row + 1 if failed else 0
-                with self._lock:
+                with self._lock:  # from failing in flight to lost, in one step
+                    self._failing.discard(result.episode_id)
+                    self.failed_in_a_row = self.failed_in_a_row + 1 if failed else 0
                     self.progress.add(result)
                 self.store.write_summary()
                 if self.on_result:
@@ -198,15 +211,32 @@ class Suite:
 
     @property
     def stopped_by_failures(self) -> bool:
-        """True when too many episodes in a row were lost to infrastructure."""
-        return self.failed_in_a_row >= self.config.stop_after_failed_episodes
+        """True when too many episodes in a row were lost to infrastructure.
+
+        Episodes in flight whose last attempt failed count already: at concurrency 4 and a
+        threshold of 3, four episodes failing together stop the run at once, rather than
+        after three of them have used up their relaunches while new ones kept starting.
+        """
+        with self._lock:
+            failures = self.failed_in_a_row + len(self._failing)
+        return failures >= self.config.stop_after_failed_episodes
 
     def _should_stop_scheduling(self) -> bool:
         return self._over_budget() or self.stopped_by_failures
 
     def _over_budget(self) -> bool:
         budget = self.config.budget_usd
-        return budget is not None and self.progress.cost_usd >= budget
+        refused = self.budget is not None and self.budget.refused
+        return refused or (budget is not None and self.progress.cost_usd >= budget)
+
+    def _agent(self):
+        """A fresh agent; with a budget and known prices its model calls go through the gate."""
+        agent = self.make_agent()
+        client = getattr(agent, "client", None)
+        if self.budget is not None and self.prices is not None and client is not None:
+            agent.client = BudgetedClient(client, self.budget, self.prices,
+                                          image_token_estimate(self.config.resolution))
+        return agent
 
     def _env(self):
         """One env per worker thread, reused across its episodes (switching arena on reset)."""
@@ -238,7 +268,7 @@ class Suite:
         while True:
             writer = self.store.start_episode(spec.episode_id)
             env = self._env()
-            runner = EpisodeRunner(env, self.make_agent(), self.prompt, self.config.protocol,
+            runner = EpisodeRunner(env, self._agent(), self.prompt, self.config.protocol,
                                    self.config.script_mode, setup_gate=self._setup_gate(env),
                                    should_stop=self.cancel.is_set)
             try:
@@ -249,8 +279,16 @@ class Suite:
             result = dataclasses.replace(result, attempts=attempt)
             writer.finish(result)
             relaunches = attempt - first_attempt
-            if result.end_reason != "infrastructure" or relaunches >= self.config.max_relaunches:
+            if result.end_reason == BUDGET:
+                return result  # a resumed run with a larger budget plays it again
+            if result.end_reason != "infrastructure":
+                with self._lock:
+                    self._failing.discard(spec.episode_id)
                 return result
+            with self._lock:
+                self._failing.add(spec.episode_id)
+            if relaunches >= self.config.max_relaunches or self.stopped_by_failures:
+                return result  # the run is stopping: resume retries it
             # the failed attempt keeps its result (and what it cost) beside the retry
             self.store.keep_failed_attempt(spec.episode_id, attempt)
             with self._lock:

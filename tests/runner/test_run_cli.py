@@ -343,7 +343,7 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--level", ""], "--level is empty"),
     (["--trials", "0"], "--trials: 0 is out of range: must be at least 1"),
     (["--concurrency", "0"], "--concurrency: 0 is out of range"),
-    (["--resolution", "7"], "--resolution: 7 is out of range: must be at least 64"),
+    (["--resolution", "7"], "--resolution must be at least 64 and at most 1024, not 7"),
     (["--budget-usd", "-1"], "--budget-usd: -1 must be greater than 0"),
     (["--initial-observations", "0"], "--initial-observations: 0 is out of range"),
     (["--model", "replay"], "--model replay needs --replay-from"),

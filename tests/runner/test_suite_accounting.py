@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -136,3 +137,23 @@ def test_episodes_lost_in_a_row_stop_the_run(tmp_path, make_arena):
     results = suite.run()
     assert [r.end_reason for r in results] == ["infrastructure"] * 2
     assert suite.stopped_by_failures and len(suite.pending()) == 5
+
+
+class AlwaysDown(Costly):
+    """The provider is down from the first call."""
+
+    def act(self, turn):
+        raise LLMUnavailable("503 from the provider", attempts=1)
+
+
+def test_failures_in_flight_stop_the_run_before_more_episodes_start(tmp_path, make_arena):
+    suite = make_suite(tmp_path / "run", make_arena(), AlwaysDown, trials=12, concurrency=4,
+                       max_relaunches=2, stop_after_failed_episodes=3)
+    suite.config = dataclasses.replace(suite.config, relaunch_delay_s=1.0)
+    results = suite.run()
+    started = {p.name.split(".")[0] for p in suite.store.episodes_dir.iterdir()}
+    assert len(started) == 4, started  # only those in flight when the failures began
+    assert len(results) == 4 and all(r.end_reason == "infrastructure" for r in results)
+    assert suite.stopped_by_failures and len(suite.pending()) == 12
+    # once the threshold is reached, no episode in flight is relaunched again
+    assert sum(r.attempts for r in results) < 4 * 3

@@ -1,0 +1,113 @@
+"""A hard spending cap: no model call starts unless the budget can pay for it.
+
+Each call reserves an upper estimate of its cost (its input tokens from the request's text
+and images, its output at the reply limit) before it is sent; the reservation becomes the
+call's real cost when the reply arrives. A call is refused when what the run has spent, plus
+what the calls in flight have reserved, plus its own estimate would pass the budget: the run
+then overshoots by at most what the estimates understate, whatever the concurrency.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from llm_aai.llm.pricing import Prices, estimate_input_tokens
+from llm_aai.llm.types import LLMResponse, Message
+
+__all__ = ["BUDGET", "BudgetGate", "BudgetReached", "BudgetedClient"]
+
+BUDGET = "budget"
+"""The end reason of an episode stopped because its next call could pass the budget; like an
+infrastructure failure it says nothing about the model, and a resumed run plays it again."""
+
+
+class BudgetReached(Exception):
+    """A model call was not started: it could have taken the run past its budget."""
+
+
+class BudgetGate:
+    """The run's spending, shared by every episode's client (thread-safe).
+
+    Args:
+        limit_usd: the budget.
+        spent_usd: what the run had spent before (earlier invocations, sealed attempts).
+
+    """
+
+    def __init__(self, limit_usd: float, spent_usd: float = 0.0):
+        self.limit_usd = limit_usd
+        self.spent_usd = spent_usd
+        self.reserved_usd = 0.0
+        self.refused = False
+        """True once a call was refused: the run starts no more episodes."""
+        self._lock = threading.Lock()
+
+    def reserve(self, estimate_usd: float) -> None:
+        """Hold ``estimate_usd`` for a call about to start.
+
+        Raises:
+            BudgetReached: the call could take the run past its budget.
+
+        """
+        with self._lock:
+            committed = self.spent_usd + self.reserved_usd
+            if committed + estimate_usd > self.limit_usd:
+                self.refused = True
+                raise BudgetReached(
+                    f"budget reached: ${self.spent_usd:.4f} spent and ${self.reserved_usd:.4f} "
+                    f"held by calls in flight; the next call (up to ${estimate_usd:.4f}) "
+                    f"could pass ${self.limit_usd:.2f}")
+            self.reserved_usd += estimate_usd
+
+    def settle(self, estimate_usd: float, cost_usd: float) -> None:
+        """Replace a reservation by what the call cost (0 for a call that failed)."""
+        with self._lock:
+            self.reserved_usd -= estimate_usd
+            self.spent_usd += cost_usd
+
+
+class BudgetedClient:
+    """A model client whose every call first reserves its estimated cost with the gate.
+
+    Args:
+        inner: the client that makes the calls (``LiteLLMClient``).
+        gate: the run's budget.
+        prices: what a token costs for this model.
+        image_tokens: an upper estimate of one image's input tokens.
+
+    """
+
+    def __init__(self, inner: Any, gate: BudgetGate, prices: Prices, image_tokens: int):
+        self.inner = inner
+        self.gate = gate
+        self.prices = prices
+        self.image_tokens = image_tokens
+
+    @property
+    def model(self) -> str:
+        """The model the inner client calls."""
+        return self.inner.model
+
+    def estimate_usd(self, messages: Sequence[Message]) -> float:
+        """An upper estimate of one call's cost: every reply token at the reply limit."""
+        return self.prices.cost(estimate_input_tokens(messages, self.image_tokens),
+                                self.inner.max_tokens)
+
+    def complete(self, messages: Sequence[Message]) -> LLMResponse:
+        """Reserve, call, settle; a refused reservation sends nothing.
+
+        Raises:
+            BudgetReached: the call was not started.
+
+        """
+        estimate = self.estimate_usd(messages)
+        self.gate.reserve(estimate)
+        cost = 0.0
+        try:
+            response = self.inner.complete(messages)
+            cost = response.cost_usd
+        finally:
+            self.gate.settle(estimate, cost)
+        return response

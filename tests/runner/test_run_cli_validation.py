@@ -1,0 +1,112 @@
+"""Bad command lines: each is a one-line error with exit 2, and nothing is written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from llm_aai.cli import run as run_cli
+from llm_aai.runner import RunConfig, start_run
+from llm_aai.runner.app import RunError
+from llm_aai.runner.config import ConfigError, ModelOptions
+
+
+def files_under(root: Path) -> list[Path]:
+    return sorted(root.rglob("*")) if root.exists() else []
+
+
+def run_main(argv, capsys) -> tuple[int, str]:
+    code = run_cli.main([str(a) for a in argv])
+    return code, capsys.readouterr().err
+
+
+def heuristic(testbed_dir, out):
+    return ["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir", testbed_dir,
+            "--out", out, "--resolution", 64, "--max-scripts", 1, "--no-progress"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--resolution", 2000], "--resolution must be at least 64 and at most 1024, not 2000"),
+    (["--timeout", "inf"], "--timeout must be a finite number, not inf"),
+    (["--relaunch-delay", -5], "--relaunch-delay must be at least 0, not -5"),
+    (["--relaunch-delay", "nan"], "--relaunch-delay must be a finite number, not nan"),
+    (["--max-tokens", -1], "--max-tokens must be at least 1, not -1"),
+    (["--temperature", "nan"], "--temperature must be a finite number"),
+    (["--budget-usd", "inf"], "--budget-usd must be a finite number"),
+    (["--api-base", "not a url"], "--api-base must be an http:// or https:// URL with a host"),
+    (["--api-base", "http://"], "--api-base must be an http:// or https:// URL"),
+    (["--api-base", "http://localhost:port"], "--api-base must be an http:// or https:// URL"),
+    (["--run-id", "../x"], "run id '../x' must be a single folder name"),
+    (["--run-id", "a/b"], "run id 'a/b' must be a single folder name"),
+])
+def test_a_bad_value_is_one_line_and_writes_nothing(testbed_dir, tmp_path, capsys, extra,
+                                                    message):
+    out = tmp_path / "out"
+    code, err = run_main(heuristic(testbed_dir, out) + extra, capsys)
+    assert code == 2
+    assert message in err and err.count("\n") == 1, err
+    assert files_under(tmp_path) == []  # not even the --out folder, nor ../x beside it
+
+
+def test_out_below_a_file_is_refused(testbed_dir, tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text("notes")
+    code, err = run_main(heuristic(testbed_dir, readme / "sub"), capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{readme} is a file, not a folder" in err
+    assert files_under(tmp_path) == [readme] and readme.read_text() == "notes"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_out_in_a_read_only_folder_is_refused(testbed_dir, tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        code, err = run_main(heuristic(testbed_dir, locked / "runs"), capsys)
+    finally:
+        locked.chmod(0o700)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{locked} is not writable" in err
+    assert files_under(locked) == []
+
+
+def test_replay_from_a_missing_directory_is_refused_before_a_run_exists(testbed_dir, tmp_path,
+                                                                       capsys):
+    out = tmp_path / "out"
+    argv = heuristic(testbed_dir, out)
+    argv[1] = "replay"
+    code, err = run_main(argv + ["--replay-from", tmp_path / "nowhere"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"--replay-from {tmp_path / 'nowhere'}: no such episode directory" in err
+    assert files_under(tmp_path) == []
+
+
+def test_the_library_refuses_the_same_values_naming_the_field(tmp_path):
+    with pytest.raises(ConfigError, match="timeout_s must be a finite number"):
+        ModelOptions(timeout_s=float("inf"))
+    with pytest.raises(ConfigError, match="resolution must be at least 64 and at most 1024"):
+        RunConfig(model="heuristic", resolution=2000)
+    with pytest.raises(RunError, match="must be a single folder name"):
+        start_run(RunConfig(model="heuristic"), out=tmp_path, run_id="..")
+    assert files_under(tmp_path) == []
+
+
+def test_argparse_errors_are_one_line_too(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "llm_aai.run", "--model", "heuristic",
+                             "--trials", "zero", "--out", tmp_path],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "--trials: 'zero' is not an integer" in result.stderr
+    assert files_under(tmp_path) == []
+
+
+def test_out_where_no_folder_can_be_made_is_refused(testbed_dir, capsys):
+    code, err = run_main(heuristic(testbed_dir, "/proc/llm-aai-runs"), capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "cannot" in err and "/proc" in err
+    assert not Path("/proc/llm-aai-runs").exists()

@@ -1,0 +1,49 @@
+"""SIGTERM (a cluster scheduler's preemption) stops a run as Ctrl-C does: cleanly, resumably."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs import RunStore
+
+
+def test_sigterm_stops_at_the_next_turn_and_prints_the_resume_command(testbed_dir, tmp_path):
+    tasks = "01-04-03,01-06-02,02-02-01"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    run_dir = tmp_path / "r"
+    with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
+        args = ["--model", "openai/fake", "--api-base", server.url, "--tasks", tasks,
+                "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r",
+                "--resolution", 64, "--max-scripts", 30, "--concurrency", 2, "--no-progress"]
+        process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        turns = run_dir / "episodes" / "01-06-02_t1" / "turns.jsonl"
+        deadline = time.monotonic() + 120
+        while not (turns.exists() and turns.read_text().count("\n") >= 2):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        assert time.monotonic() - sent < 5  # the next turn, not the rest of the episodes
+        assert process.returncode == 143, stderr
+        assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr
+        assert f"continue with --resume {run_dir}" in stderr
+        store = RunStore(run_dir)
+        sealed = set(store.finished_results())
+        assert len(sealed) < 3
+        rows = (run_dir / "summary.csv").read_text().splitlines()[1:]
+        assert sorted(row.split(",")[0] for row in rows) == sorted(sealed)
+        for turn_log in run_dir.glob("episodes/*/turns.jsonl"):  # every line whole
+            assert turn_log.read_text().endswith("\n") or not turn_log.read_text()
+        resumed = subprocess.run([sys.executable, "-m", "llm_aai.run", "--resume", run_dir,
+                                  "--api-base", server.url, "--no-progress"],
+                                 env=env, capture_output=True, text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(store.finished_results()) == {"01-04-03_t1", "01-06-02_t1", "02-02-01_t1"}
