@@ -147,6 +147,7 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "agent_name": manifest.agent_name,
         "litellm_model": manifest.agent.get("litellm_model"),
         "settings": json.dumps(_settings(manifest), sort_keys=True),
+        "cost_known": bool(manifest.config.get("cost_known", True)),  # False: no price
     }
 
 
@@ -259,7 +260,7 @@ def _turn_rows(directory: Path, run_id: str) -> list[dict[str, Any]]:
 
 
 def _episodes_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    columns = [*RUN_COLUMNS, *SUMMARY_COLUMNS, "infra_failure", "episode_dir"]
+    columns = [*RUN_COLUMNS, *SUMMARY_COLUMNS, "infra_failure", "episode_dir", "cost_known"]
     frame = pd.DataFrame(rows, columns=columns)
     frame["level"] = frame["level"].astype(int)
     frame["passed"] = frame["passed"].astype(bool)

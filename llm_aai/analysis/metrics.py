@@ -70,6 +70,7 @@ def model_summary(episodes: pd.DataFrame) -> pd.DataFrame:
             "input_tokens": int(group["input_tokens"].sum()),
             "output_tokens": int(group["output_tokens"].sum()),
             "cost_usd": float(group["cost_usd"].sum()),
+            "cost_known": bool(group["cost_known"].all()) if "cost_known" in group else True,
         })
     return pd.DataFrame(rows)
 

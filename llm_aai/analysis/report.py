@@ -88,7 +88,9 @@ def summary_report(overall: pd.DataFrame) -> pd.DataFrame:
                                 strict=True)],
         "mean reward": [f"{v:.2f}" for v in overall["mean_reward"]],
         "final health": [f"{v:.1f}" for v in overall["mean_final_health"]],
-        "cost $": [f"{v:.2f}" for v in overall["cost_usd"]],
+        "cost $": [f"{v:.2f}" if known else "unknown (no price)" for v, known in
+                   zip(overall["cost_usd"], overall.get("cost_known", [True] * len(overall)),
+                       strict=True)],
     })
 
 

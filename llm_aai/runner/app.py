@@ -222,6 +222,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
     _check_backend(config)
+    prices = _prices(config, agent)
     suite = SuiteConfig(
         model=config.model, tasks=tuple(tasks), trials=config.trials, seed=config.seed,
         backend=config.backend, resolution=config.resolution, prompt=config.prompt,
@@ -232,8 +233,10 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         stop_after_failed_episodes=config.stop_after_failed_episodes,
         protocol=config.protocol, agent_options=agent.describe()["options"],
         replay_seed=replay_seed,
+        price_per_mtok=(prices.input_per_mtok, prices.output_per_mtok) if prices else None,
+        cost_known=prices is not None or agent.kind != "model",
     )
-    return _Plan(config, suite, agent, prompt, arena_paths, _prices(config, agent))
+    return _Plan(config, suite, agent, prompt, arena_paths, prices)
 
 
 def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
@@ -293,8 +296,8 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
     pending = suite.pending()
     bar = tqdm(total=len(pending), unit="episode", desc="episodes", disable=not show_progress,
                dynamic_ncols=True)
-    cost_known = plan.prices is not None or plan.agent.kind != "model"
-    suite.on_result = lambda result, progress: _update_bar(bar, progress, cost_known)
+    suite.on_result = lambda result, progress: _update_bar(bar, progress,
+                                                           plan.suite.cost_known)
     try:
         results = suite.run()
     except LLMRequestError as error:  # every later call would be refused the same way

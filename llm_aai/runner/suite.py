@@ -56,6 +56,10 @@ class SuiteConfig:
     replay_seed: int | None = None
     """The seed every episode plays with when the run replays one logged episode: its
     scripts mean the same thing only in the world that episode saw."""
+    price_per_mtok: tuple[float, float] | None = None
+    """The model's prices used for its costs (the user's, else litellm's); None: unknown."""
+    cost_known: bool = True
+    """False for a model without a price: its costs are recorded as 0 but are not zero."""
 
     def seed_of(self, task_id: str, trial: int) -> int:
         """The seed of one episode of this run."""

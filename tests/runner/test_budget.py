@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from llm_aai.cli import analyze
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore
 from llm_aai.protocol import PAPER_PROTOCOL
@@ -83,8 +84,15 @@ def test_an_unknown_price_is_a_warning_and_given_prices_are_recorded(testbed_dir
         start_run(dataclasses.replace(priced, trials=1, tasks="01-04-03"), out=tmp_path,
                   run_id="priced", show_progress=False)
         assert "warning" not in capsys.readouterr().err
+    unknown_run = json.loads((tmp_path / "unknown" / "manifest.json").read_text())
+    assert unknown_run["config"]["cost_known"] is False
+    assert analyze.main([str(tmp_path / "unknown")]) == 0
+    assert "unknown (no price)" in capsys.readouterr().out
+    assert analyze.main([str(tmp_path / "priced")]) == 0
+    assert "unknown" not in capsys.readouterr().out
     manifest = json.loads((tmp_path / "priced" / "manifest.json").read_text())
     assert manifest["run_config"]["model_options"]["price_per_mtok"] == list(PRICES)
     result = RunStore(tmp_path / "priced").finished_results()["01-04-03_t1"]
+    assert manifest["config"]["price_per_mtok"] == list(PRICES)
     assert result.cost_usd == pytest.approx(
         (result.input_tokens + result.output_tokens) * 100 / 1e6)
