@@ -30,6 +30,7 @@ from llm_aai.runner import (
     RunInterrupted,
     RunOutcome,
     default_run_id,
+    estimate_run,
     resume_run,
     run_config_of,
     start_run,
@@ -171,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --model oracle: search budget per episode in simulated "
                              "steps (default 20000)")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan and an estimate of requests, tokens and dollars; "
+                             "call nothing, write nothing")
     return parser
 
 
@@ -273,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--unity-build needs --backend unity")
     if args.model == "replay" and not args.replay_from and not args.resume:
         parser.error("--model replay needs --replay-from EPISODE_DIR (the scripts to re-issue)")
+    if args.dry_run and args.resume:
+        parser.error("--dry-run plans a new run; it does not combine with --resume")
     for flag in ("level", "tasks"):
         if getattr(args, flag) is not None and not getattr(args, flag).strip():
             parser.error(f"--{flag} is empty; leave it out to run every task")
@@ -283,6 +289,11 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, terminated: list[int]) -> int:
     """Start or resume the run; turn its errors and interruptions into messages and exit codes."""
     try:
+        if args.dry_run:
+            plan, estimate = estimate_run(config_from_args(args))
+            print("\n".join(["dry run: nothing is called or written", *plan,
+                              *estimate.lines()]))
+            return 0
         if args.resume:
             outcome = _resume(args, parser)
         else:

@@ -50,10 +50,11 @@ from llm_aai.runner.config import (
     config_from_manifest,
     default_run_id,
 )
+from llm_aai.runner.estimate import RunEstimate, estimate_episodes, image_tokens_for
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id
 
-__all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "resume_run",
-           "run_config_of", "start_run"]
+__all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
+           "resume_run", "run_config_of", "start_run"]
 
 RESULTS_DIR = Path("results")
 """Where ``start_run`` makes run directories unless told otherwise."""
@@ -121,6 +122,36 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     with _locked(store):
         store.write_manifest(_manifest(run_dir.name, plan))
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
+
+
+def estimate_run(config: RunConfig) -> tuple[list[str], RunEstimate]:
+    """The plan of a run and what it will ask of its model, without calling or writing anything.
+
+    Checks the config as ``start_run`` does (tasks, arena files, the agent, the prompt).
+
+    Returns:
+        The plan's lines (tasks x trials, the model, the protocol) and the estimate.
+
+    Raises:
+        RunError: the config cannot run.
+
+    """
+    tasks, _, agent, prompt = _resolve(config)
+    prices = _prices(config, agent)
+    episodes = len(tasks) * config.trials
+    image_tokens = image_tokens_for(agent.describe().get("provider") or "", config.resolution,
+                                    own_server=config.model_options.api_base is not None)
+    estimate = estimate_episodes(
+        episodes if agent.kind == "model" else 0, prompt, config.protocol,
+        image_tokens=image_tokens,
+        keep_last_images=config.model_options.keep_last_images, prices=prices)
+    levels = sorted({task.level for task in tasks})
+    plan = [f"model: {config.model} ({agent.kind})",
+            f"tasks: {len(tasks)} (levels {', '.join(map(str, levels))}) x {config.trials} "
+            f"trials = {episodes} episodes, at most {config.protocol.max_scripts} scripts each",
+            f"prompt: {prompt.name}; frames {config.resolution} px "
+            f"({image_tokens} tokens an image assumed)"]
+    return plan, estimate
 
 
 def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,

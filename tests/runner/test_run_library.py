@@ -36,8 +36,9 @@ from llm_aai.runner import (
 from llm_aai.runner.config import FLAG_FIELDS, config_from_manifest
 
 V1_MANIFEST = Path(__file__).parents[1] / "logs" / "data" / "manifest-v1.json"
-COMMAND_ONLY = {"out", "run_id", "resume", "no_progress"}
-"""Flags that are not settings of a run: where it goes, which run to resume, the display."""
+COMMAND_ONLY = {"out", "run_id", "resume", "no_progress", "dry_run"}
+"""Flags that are not settings of a run: where it goes, which run to resume, the display, and
+the dry run (which plans one)."""
 
 
 def _at(config, path: str):
