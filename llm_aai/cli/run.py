@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from llm_aai.cli import analyze
 from llm_aai.frames import FRAME_KINDS
+from llm_aai.llm.cache import default_cache_dir
 from llm_aai.logs import RunStore
 from llm_aai.logs.store import RERUN_END_REASONS
 from llm_aai.runner import (
@@ -39,7 +40,7 @@ from llm_aai.runner.config import FLAG_FIELDS, MAX_RESOLUTION, MIN_RESOLUTION, C
 
 __all__ = ["build_parser", "config_from_args", "default_run_id", "main"]
 
-RESUME_FLAGS = {"concurrency": "concurrency", "arenas_dir": "arenas_dir",
+RESUME_FLAGS = {"cache": "cache_dir", "concurrency": "concurrency", "arenas_dir": "arenas_dir",
                 "api_base": "api_base", "budget_usd": "budget_usd",
                 "stop_after_failures": "stop_after_failed_episodes",
                 "unity_build": "unity_build",
@@ -172,6 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --model oracle: search budget per episode in simulated "
                              "steps (default 20000)")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
+    parser.add_argument("--cache", nargs="?", type=Path, const=default_cache_dir(),
+                        metavar="DIR",
+                        help="answer identical requests at temperature 0 from a response cache "
+                             f"(default folder: {default_cache_dir()}); a re-run costs nothing")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and an estimate of requests, tokens and dollars; "
                              "call nothing, write nothing")

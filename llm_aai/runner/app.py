@@ -11,6 +11,7 @@ a ``RunConfig`` and reports the errors raised here.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import platform
 import subprocess
@@ -37,10 +38,11 @@ from llm_aai.arena import (
 )
 from llm_aai.env import AnimalAIEnv
 from llm_aai.env.backends.unity import UnityUnavailable
+from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
-from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
+from llm_aai.logs.store import RESULT, RunStore, atomic_write_text, read_manifest, read_result
 from llm_aai.prompts import Prompt, load_prompt_set
 from llm_aai.prompts.examples import ExampleError
 from llm_aai.runner.budget import BUDGET
@@ -55,6 +57,9 @@ from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id
 
 __all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
            "resume_run", "run_config_of", "start_run"]
+
+CACHE_RECORD = "cache.json"
+"""A run's response-cache hits and misses, summed over its invocations."""
 
 RESULTS_DIR = Path("results")
 """Where ``start_run`` makes run directories unless told otherwise."""
@@ -323,12 +328,13 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
         arena_path=plan.arena_paths.__getitem__,
         on_result=None,
         prices=plan.prices,
+        cache=ResponseCache(plan.config.cache_dir) if plan.config.cache_dir else None,
     )
     pending = suite.pending()
     bar = tqdm(total=len(pending), unit="episode", desc="episodes", disable=not show_progress,
                dynamic_ncols=True)
     suite.on_result = lambda result, progress: _update_bar(bar, progress,
-                                                           plan.suite.cost_known)
+                                                           plan.suite.cost_known, suite.cache)
     try:
         results = suite.run()
     except LLMRequestError as error:  # every later call would be refused the same way
@@ -348,6 +354,8 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
             f"will be rerun; continue with --resume {run_dir}") from None
     finally:
         bar.close()
+        if suite.cache is not None:
+            _record_cache_use(store, suite.cache)
     not_started = len(pending) - len(results)
     if suite.stopped_by_failures and not_started:
         print(f"stopped: the last {suite.failed_in_a_row} episodes were lost to infrastructure "
@@ -527,10 +535,28 @@ def _git_revision() -> dict[str, Any] | None:
     return {"revision": revision.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
-def _update_bar(bar, progress: Progress, cost_known: bool = True) -> None:
+def _record_cache_use(store: RunStore, cache: ResponseCache) -> None:
+    """Add this invocation's cache hits and misses to the run's ``cache.json``.
+
+    The file sums every invocation's; it sits beside the manifest, which is written once.
+    """
+    path = store.root / CACHE_RECORD
+    try:
+        totals = json.loads(path.read_text(encoding="utf-8"))
+        hits, misses = int(totals["hits"]), int(totals["misses"])
+    except (OSError, ValueError, KeyError, TypeError):
+        hits, misses = 0, 0
+    atomic_write_text(path, json.dumps({"directory": str(cache.directory),
+                                        "hits": hits + cache.hits,
+                                        "misses": misses + cache.misses}, indent=2))
+
+
+def _update_bar(bar, progress: Progress, cost_known: bool = True,
+                cache: ResponseCache | None = None) -> None:
     rate = progress.passed / progress.done if progress.done else 0.0
     cost = f"${progress.cost_usd:.2f}" if cost_known else "$? (no price)"
+    cached = f" cache {cache.hits} hit/{cache.misses} miss" if cache is not None else ""
     bar.set_postfix_str(  # before update(), which draws it: the shown rate is never a step late
         f"pass {rate:.0%} infra {progress.infra_failures} "
-        f"tok {progress.tokens:,} {cost}", refresh=False)
+        f"tok {progress.tokens:,} {cost}{cached}", refresh=False)
     bar.update(1)

@@ -131,6 +131,8 @@ class RunConfig:
             scripts are re-issued.
         oracle_budget: with ``model="oracle"``, its search budget per episode in simulated
             steps; None: the oracle's default.
+        cache_dir: answer identical requests at temperature 0 from this response cache
+            (``llm_aai.llm.cache``); None: no cache.
         model_options: how a model agent calls its provider.
 
     """
@@ -158,6 +160,7 @@ class RunConfig:
     replay_from: Path | None = None
     oracle_budget: int | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
+    cache_dir: Path | None = None
 
     def __post_init__(self) -> None:
         """Refuse values a run cannot use, so a library call fails as early as the CLI does.
@@ -215,6 +218,7 @@ class ResumeOverrides:
     stop_after_failed_episodes: int | None = None
     unity_build: Path | None = None
     price_per_mtok: tuple[float, float] | None = None
+    cache_dir: Path | None = None
 
     def apply(self, config: RunConfig) -> RunConfig:
         """The run's config with the given overrides (an arenas folder made absolute)."""
@@ -276,6 +280,7 @@ FLAG_FIELDS = {
     "keep_last_images": "model_options.keep_last_images",
     "prompt_caching": "model_options.prompt_caching",
     "price_per_mtok": "model_options.price_per_mtok",
+    "cache": "cache_dir",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
 

@@ -14,6 +14,7 @@ from typing import Any
 from llm_aai.arena import Task, load_config
 from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.frames import FrameFormat
+from llm_aai.llm.cache import CachedClient, ResponseCache
 from llm_aai.llm.pricing import Prices, image_token_estimate
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
@@ -123,6 +124,7 @@ class Suite:
         executor: Executor | None = None,
         on_result: Callable[[EpisodeResult, Progress], None] | None = None,
         prices: Prices | None = None,
+        cache: ResponseCache | None = None,
     ):
         self.config = config
         self.store = store
@@ -136,6 +138,9 @@ class Suite:
         self.prices = prices
         """What the model's tokens cost; with a budget, every call reserves its estimate."""
         self.budget: BudgetGate | None = None
+        self.cache = cache
+        """Answers repeated requests at temperature 0 (checked before the budget: a hit is
+        free)."""
         self.failed_in_a_row = 0
         self._failing: set[str] = set()
         """Episodes in flight whose last attempt was lost to infrastructure (waiting to be
@@ -240,6 +245,9 @@ class Suite:
         if self.budget is not None and self.prices is not None and client is not None:
             agent.client = BudgetedClient(client, self.budget, self.prices,
                                           image_token_estimate(self.config.resolution))
+        if (self.cache is not None and client is not None
+                and getattr(client, "temperature", None) == 0):
+            agent.client = CachedClient(agent.client, self.cache)
         return agent
 
     def _env(self):

@@ -1,0 +1,76 @@
+"""``--cache``: a finished run played again is answered from the cache, for nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from llm_aai.cli import run as run_cli
+from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs import RunStore, read_turns
+
+SENTINEL_KEY = "sk-test-SENTINEL-cache-0123456789"
+
+
+def test_a_rerun_from_the_cache_costs_nothing_and_repeats_the_run(testbed_dir, tmp_path,
+                                                                  capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
+    cache = tmp_path / "cache"
+    reply = 'Think("turning");Turn(6);'
+
+    def argv(run_id, url):
+        return ["--model", "openai/fake", "--api-base", url, "--tasks", "01-04-03,01-06-02",
+                "--trials", "4", "--arenas-dir", str(testbed_dir), "--out", str(tmp_path),
+                "--run-id", run_id, "--resolution", "64", "--max-scripts", "4",
+                "--concurrency", "2", "--no-progress", "--price-per-mtok", "3,15",
+                "--cache", str(cache)]
+
+    with FakeChatServer(default=reply, latency_s=1.0) as server:  # a fast real model
+        started = time.monotonic()
+        assert run_cli.main(argv("first", server.url)) == 0
+        first_s = time.monotonic() - started
+        first_calls = len(server.requests)
+        started = time.monotonic()
+        assert run_cli.main(argv("again", server.url)) == 0
+        again_s = time.monotonic() - started
+        again_calls = len(server.requests) - first_calls
+    capsys.readouterr()
+    first, again = (RunStore(tmp_path / name).finished_results() for name in ("first", "again"))
+    cost_first = sum(r.cost_usd for r in first.values())
+    cost_again = sum(r.cost_usd for r in again.values())
+    with capsys.disabled():
+        print(f"\ncache: first run {first_calls} calls ${cost_first:.4f} {first_s:.1f} s; "
+              f"again {again_calls} calls ${cost_again:.4f} {again_s:.1f} s "
+              f"({again_s / first_s:.0%})")
+    assert len(first) == len(again) == 8 and first_calls >= 8
+    assert again_calls == 0 and cost_again == 0.0 < cost_first
+    assert again_s < 0.5 * first_s
+    for episode_id in first:  # the same replies and actions, turn by turn
+        a = read_turns(tmp_path / "first" / "episodes" / episode_id)
+        b = read_turns(tmp_path / "again" / "episodes" / episode_id)
+        assert [(t.reply, t.actions) for t in a] == [(t.reply, t.actions) for t in b]
+    # trials whose observations coincide send identical requests: the first run hits too
+    before = json.loads((tmp_path / "first" / "cache.json").read_text())
+    assert before["misses"] == first_calls
+    record = json.loads((tmp_path / "again" / "cache.json").read_text())
+    assert record["hits"] == before["hits"] + before["misses"] and record["misses"] == 0
+    stored = "".join(p.read_text() for p in cache.rglob("*.json"))
+    assert SENTINEL_KEY not in stored and "data:image" not in stored
+
+
+def test_a_corrupt_entry_is_a_miss(testbed_dir, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--resolution", "64", "--max-scripts", "2",
+            "--no-progress", "--cache", str(cache)]
+    with FakeChatServer(default="Go(3);") as server:
+        assert run_cli.main([*argv, "--api-base", server.url, "--run-id", "a"]) == 0
+        for entry in cache.rglob("*.json"):
+            entry.write_bytes(b"\x00{not json")
+        assert run_cli.main([*argv, "--api-base", server.url, "--run-id", "b"]) == 0
+        assert len(server.requests) == 4  # every corrupt entry missed and was asked again
+    capsys.readouterr()
+    assert json.loads((tmp_path / "b" / "cache.json").read_text())["misses"] == 2
+    assert all(json.loads(p.read_text())["text"] for p in cache.rglob("*.json"))
+    assert os.listdir(tmp_path / "b" / "episodes") == ["01-04-03_t1"]
