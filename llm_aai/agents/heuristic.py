@@ -4,6 +4,11 @@ It needs no model and shows what plain colour segmentation achieves on the testb
 which puts the LLM scores in context. It writes Think/Go/Turn script text like a model
 does, so its replies go through the same parser and logs. Everything it does is a
 function of the current frame and a ``random.Random(seed)``, so a run is reproducible.
+
+With frame-by-frame control (``control="frame"``) it acts per frame: each reply is the first
+action of its plan, repeated as long as the plan repeats it (up to the control's bound). A
+ball in view is planned for afresh on every frame; while it searches, it carries on with the
+search plan it made, so a full turn is still a full turn before it moves elsewhere.
 """
 
 from __future__ import annotations
@@ -24,7 +29,18 @@ from llm_aai.agents.vision import (
     go_steps_for_distance,
     hsv,
 )
-from llm_aai.script import DEGREES_PER_STEP, Command, Go, Script, Think, Turn, format_script
+from llm_aai.protocol.frame_control import MAX_REPEAT, frame_reply
+from llm_aai.script import (
+    DEGREES_PER_STEP,
+    NOOP,
+    Action,
+    Command,
+    Go,
+    Script,
+    Think,
+    Turn,
+    format_script,
+)
 
 __all__ = ["HeuristicAgent", "HeuristicSettings"]
 
@@ -79,12 +95,19 @@ class HeuristicAgent:
     Args:
         settings: thresholds and step sizes.
         name: agent name in logs.
+        control: ``"script"`` (a script per reply) or ``"frame"`` (one action per reply).
 
     """
 
-    def __init__(self, settings: HeuristicSettings | None = None, name: str = "heuristic"):
+    def __init__(self, settings: HeuristicSettings | None = None, name: str = "heuristic",
+                 control: str = "script"):
+        if control not in ("script", "frame"):
+            raise ValueError(f"control must be script or frame, got {control!r}")
         self.settings = settings or HeuristicSettings()
         self.name = name
+        self.control = control
+        self._queued: list[Action] = []
+        self._queued_thought = ""
         self._rng = random.Random(0)
         self._searched_deg = 0
         self._turn_sign = 1
@@ -99,13 +122,36 @@ class HeuristicAgent:
         self._rng = random.Random(seed)
         self._searched_deg = 0
         self._turn_sign = self._rng.choice((-1, 1))
+        self._queued = []
 
     def act(self, turn: TurnInput) -> AgentReply:
         """Plan from the newest frame and return the script text."""
         if not turn.images:
             raise ValueError("the heuristic agent needs at least one image per turn")
+        if self.control == "frame":
+            return AgentReply(text=self._next_frame_reply(np.asarray(turn.images[-1])),
+                              model=self.name)
         commands = self.plan(np.asarray(turn.images[-1]))
         return AgentReply(text=format_script(Script(tuple(commands))), model=self.name)
+
+    def _next_frame_reply(self, frame: np.ndarray) -> str:
+        """The next action of the current plan, replanning unless a search is under way."""
+        if not self._queued or self._sees_food(frame):
+            script = Script(tuple(self.plan(frame)))
+            self._queued = list(script.actions()) or [NOOP]
+            self._queued_thought = script.thoughts[0] if script.thoughts else ""
+        action = self._queued[0]
+        repeat = 1
+        while repeat < min(MAX_REPEAT, len(self._queued)) and self._queued[repeat] == action:
+            repeat += 1
+        del self._queued[:repeat]
+        return frame_reply(action, repeat, self._queued_thought or None)
+
+    def _sees_food(self, frame: np.ndarray) -> bool:
+        if float(frame[..., :3].mean()) < 8.0:
+            return False
+        masks = classify_hsv(*hsv(frame))
+        return self._pick_target(Camera(frame.shape[0], frame.shape[1]), masks) is not None
 
     # -- policy ----------------------------------------------------------------------
     def plan(self, frame: np.ndarray) -> list[Command]:

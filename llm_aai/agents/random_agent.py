@@ -6,6 +6,7 @@ import random
 from collections.abc import Sequence
 
 from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
+from llm_aai.protocol.frame_control import ACTION_NAMES, MAX_REPEAT, frame_reply
 from llm_aai.script import DEGREES_PER_STEP, Command, Go, Script, Turn, format_script
 
 __all__ = ["RandomAgent"]
@@ -18,12 +19,18 @@ class RandomAgent:
         max_go: largest |n| in Go(n).
         max_commands: most commands per script.
         name: agent name in logs.
+        control: ``"script"`` (random scripts) or ``"frame"`` (a random action, repeated 1 to
+            ``MAX_REPEAT`` steps, per reply).
 
     """
 
-    def __init__(self, max_go: int = 20, max_commands: int = 3, name: str = "random") -> None:
+    def __init__(self, max_go: int = 20, max_commands: int = 3, name: str = "random",
+                 control: str = "script") -> None:
         if max_go < 1 or max_commands < 1:
             raise ValueError("max_go and max_commands must be >= 1")
+        if control not in ("script", "frame"):
+            raise ValueError(f"control must be script or frame, got {control!r}")
+        self.control = control
         self.max_go = max_go
         self.max_commands = max_commands
         self.name = name
@@ -38,7 +45,11 @@ class RandomAgent:
         self._rng = random.Random(seed)
 
     def act(self, turn: TurnInput) -> AgentReply:
-        """Return a random script; the observation is ignored."""
+        """Return a random script (or action); the observation is ignored."""
+        if self.control == "frame":
+            action = self._rng.choice(list(ACTION_NAMES.values()))
+            return AgentReply(text=frame_reply(action, self._rng.randint(1, MAX_REPEAT)),
+                              model=self.name)
         commands: list[Command] = []
         for _ in range(self._rng.randint(1, self.max_commands)):
             if self._rng.random() < 0.5:

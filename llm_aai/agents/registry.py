@@ -45,8 +45,8 @@ class AgentEntry:
     description: str
 
 
-def _heuristic(**options: Any) -> Agent:
-    return HeuristicAgent(HeuristicSettings(**options))
+def _heuristic(control: str = "script", **options: Any) -> Agent:
+    return HeuristicAgent(HeuristicSettings(**options), control=control)
 
 
 def _oracle(**options: Any) -> Agent:
@@ -81,7 +81,7 @@ def load_replay_scripts(source: Path) -> list[str]:
 
 
 def _heuristic_options() -> frozenset[str]:
-    return frozenset(f.name for f in fields(HeuristicSettings))
+    return frozenset(f.name for f in fields(HeuristicSettings)) | {"control"}
 
 
 #: name -> built-in agent. Extend with :func:`register_agent`.
@@ -91,7 +91,7 @@ AGENTS: dict[str, AgentEntry] = {
     "oracle": AgentEntry(_oracle, frozenset({"budget"}),
                          "privileged search in the simulator (a ceiling): plans by simulating "
                          "from exact snapshots"),
-    "random": AgentEntry(_random, frozenset({"max_go", "max_commands"}),
+    "random": AgentEntry(_random, frozenset({"max_go", "max_commands", "control"}),
                          "seeded random Go/Turn scripts"),
     "human": AgentEntry(_human, frozenset({"input_stream", "output_stream", "frame_dir"}),
                         "type scripts at the terminal after looking at the saved frame"),

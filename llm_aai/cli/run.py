@@ -110,9 +110,27 @@ def build_parser() -> argparse.ArgumentParser:
                         choices=("strict", "lenient"),
                         help="strict: the paper's grammar (default); lenient: also repair code "
                              "fences, prose, lowercase and a missing final ';', logging each")
-    parser.add_argument("--max-scripts", type=_at_least(1),
+    parser.add_argument("--max-scripts", type=_at_least(0),
                         default=_default("protocol.max_scripts"),
-                        help="scripts per episode (the paper: %(default)s)")
+                        help="scripts per episode (the paper: %(default)s); 0: no cap, play "
+                             "to the arena's time limit (needs --max-replies)")
+    modes = parser.add_argument_group("control and sensing modes (beyond the paper)")
+    modes.add_argument("--control", default=_default("modes.control"),
+                       choices=("script", "frame"),
+                       help="script: a Think/Go/Turn script per reply (the paper, default); "
+                            "frame: one of AAI's 9 actions per reply, repeated up to x4, "
+                            "then a new observation (needs --max-replies)")
+    modes.add_argument("--max-replies", type=_at_least(1), metavar="N",
+                       default=_default("protocol.max_replies"),
+                       help="cost guard: replies per episode, for --control frame and "
+                            "--max-scripts 0")
+    modes.add_argument("--observe-every", type=_at_least(1), metavar="N",
+                       default=_default("modes.observe_every"),
+                       help="also show a frame every N steps of a reply, sent in order with "
+                            "the next observation")
+    modes.add_argument("--filmstrip", action="store_true", default=_default("modes.filmstrip"),
+                       help="with --observe-every: join the frames taken during a reply into "
+                            "one labelled image (two images per turn)")
     parser.add_argument("--initial-observations", type=_at_least(1),
                         default=_default("protocol.initial_observations"),
                         help="observations before the first script (the paper: %(default)s); "
@@ -230,8 +248,20 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run config the parsed flags describe."""
     config = RunConfig(model=args.model)
     for dest, path in FLAG_FIELDS.items():
-        config = _with_field(config, path, getattr(args, dest))
+        config = _with_field(config, path, _config_value(args, dest))
     return config
+
+
+def _config_value(args: argparse.Namespace, dest: str) -> Any:
+    """A flag's value as the config holds it.
+
+    ``--max-scripts 0``, and any script cap under ``--control frame`` (whose replies are not
+    scripts), is no cap (None).
+    """
+    value = getattr(args, dest)
+    if dest == "max_scripts" and (value == 0 or getattr(args, "control", None) == "frame"):
+        return None
+    return value
 
 
 def _given(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
@@ -258,6 +288,8 @@ def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOut
             overrides[RESUME_FLAGS[dest]] = value
             continue
         then = _field(run, FLAG_FIELDS[dest]) if dest in FLAG_FIELDS else where[dest]
+        if dest in FLAG_FIELDS:
+            value = _config_value(args, dest)
         if _as_saved(value) != _as_saved(then):
             conflicts.append(f"--{dest.replace('_', '-')} {_as_saved(value)} "
                              f"(the run has {_as_saved(then)})")
@@ -284,6 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--model replay needs --replay-from EPISODE_DIR (the scripts to re-issue)")
     if args.dry_run and args.resume:
         parser.error("--dry-run plans a new run; it does not combine with --resume")
+    if args.filmstrip and args.observe_every is None:
+        parser.error("--filmstrip joins the frames of --observe-every N: give --observe-every")
+    if args.control == "frame" and args.max_scripts not in (0, _default("protocol.max_scripts")):
+        parser.error("--max-scripts caps scripts; --control frame counts replies: use "
+                     "--max-replies")
     for flag in ("level", "tasks"):
         if getattr(args, flag) is not None and not getattr(args, flag).strip():
             parser.error(f"--{flag} is empty; leave it out to run every task")

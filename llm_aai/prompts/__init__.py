@@ -75,6 +75,9 @@ PROMPTS: dict[str, PromptSpec] = {
                       "experiment 2: the ReAct prompt plus a worked example played before the "
                       "episode (supervised in-context learning)",
                       intro="icl_intro.md", example=DEFAULT_EXAMPLE),
+    "react-frame": PromptSpec("frame_system.md", "frame_turns.yaml",
+                              "frame-by-frame control (--control frame): the same background, "
+                              "one named action per reply"),
 }
 
 #: turn message -> the fields its template may use.

@@ -19,18 +19,19 @@ Public API:
 * Stepping primitives (``stepping``): ``start_episode``, ``run_initial_observations``,
   ``execute_actions``, ``execute_script``, ``StepOutcome``, ``InitialObservations``.
 
-Where a new mode plugs in (one new piece each, none of them implemented yet):
+Where a mode plugs in (one piece each):
 
-* frame-by-frame control (a reply picks one of AAI's 9 actions, repeated a few steps): a
-  ``Control`` whose ``decide`` returns those actions;
-* plan-then-act (one reply executed open-loop): a ``Control`` accepting a long plan, with
-  ``max_scripts=1``;
-* no script cap: ``max_scripts=None``, with a guard on replies in ``Episode.wants_reply``;
-* frames during a script (``--observe-every N``): an ``ObservationPolicy`` cutting every N
-  actions;
-* text observations: an ``ObservationPolicy`` is where a turn's observations are chosen;
-  describing them in words instead of images is the message builder's (``llm_aai.prompts``
-  and the agents), the protocol passes observations through untouched.
+* frame-by-frame control (``frame_control.FrameControl``): a reply picks one of AAI's 9
+  actions, repeated up to ``MAX_REPEAT`` steps;
+* frames during a script (``observe_every.EveryNSteps``): an ``ObservationPolicy`` cutting
+  every N actions;
+* no script cap: ``max_scripts=None``, with the ``max_replies`` guard in
+  ``Episode.wants_reply``;
+* ``modes.ModeSettings`` names a run's control and observation policy (what the runner and
+  re-simulation build); ``modes.mode_label`` names it for analysis;
+* not yet: plan-then-act (a ``Control`` accepting a long plan, with ``max_scripts=1``) and
+  text observations (the message builder's, ``llm_aai.prompts`` and the agents; the protocol
+  passes observations through untouched).
 
 The env is anything gymnasium-shaped (``StepEnv``); this package knows no agent, log or
 backend.

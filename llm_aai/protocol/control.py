@@ -29,6 +29,9 @@ class Decision:
         script: the parsed script, for the log (None if refused, or for a control that does
             not use the script language).
         notes: repairs made to accept the reply (``lenient`` script mode), for the log.
+        commands: what a control that does not use the script language read, as log records
+            (``[{"op": "Act", "arg": "forward", "repeat": 3}]``); None for scripts, whose
+            commands the log takes from ``script``.
 
     """
 
@@ -36,6 +39,7 @@ class Decision:
     error: str | None = None
     script: Script | None = None
     notes: tuple[str, ...] = ()
+    commands: tuple[dict, ...] | None = None
 
     @property
     def refused(self) -> bool:

@@ -138,9 +138,11 @@ class Episode:
 
     @property
     def wants_reply(self) -> bool:
-        """The episode runs and the protocol's reply cap (if any) is not reached."""
-        cap = self.protocol.max_scripts
-        return not self.totals.over and (cap is None or self.totals.replies < cap)
+        """The episode runs and neither the script cap nor the reply guard (if any) is reached."""
+        replies = self.totals.replies
+        return not self.totals.over and all(
+            cap is None or replies < cap
+            for cap in (self.protocol.max_scripts, self.protocol.max_replies))
 
     def play(self, reply: str) -> Turn:
         """Read ``reply`` with the control and take its actions (or the protocol's no-ops).
@@ -151,7 +153,8 @@ class Episode:
         """
         if not self.wants_reply:
             raise RuntimeError("the episode takes no more replies: it ended or reached "
-                               f"its cap of {self.protocol.max_scripts}")
+                               f"its cap of {self.protocol.max_scripts} scripts or "
+                               f"{self.protocol.max_replies} replies")
         decision = self.control.decide(reply)
         actions = decision.actions
         if decision.refused:

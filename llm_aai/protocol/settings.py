@@ -30,6 +30,8 @@ class PaperProtocol:
         noops_after_invalid_script: no-op steps taken when a reply is refused (does not parse).
         run_out_clock: after the last reply, step no-ops until the episode ends.
         run_out_max_steps: bound on that run-out (an arena with t=0 never ends by itself).
+        max_replies: a cost guard on replies for modes without the script cap (``--control
+            frame``, ``--max-scripts 0``); None: no guard (the paper's cap is the bound).
 
     """
 
@@ -40,6 +42,7 @@ class PaperProtocol:
     noops_after_invalid_script: int = 1
     run_out_clock: bool = True
     run_out_max_steps: int = 5000
+    max_replies: int | None = None
 
 
 PAPER_PROTOCOL = PaperProtocol()

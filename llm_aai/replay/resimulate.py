@@ -27,10 +27,13 @@ import numpy as np
 from llm_aai.arena import ArenaError, resolve_arena_path
 from llm_aai.arena.checksum import file_sha256
 from llm_aai.env import AnimalAIEnv
+from llm_aai.filmstrip import filmstrip
 from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import RunManifest, TurnRecord
-from llm_aai.protocol import PaperProtocol, execute_actions, start_episode
+from llm_aai.protocol import PaperProtocol, combine, execute_actions, start_episode
+from llm_aai.protocol.modes import ModeSettings
+from llm_aai.protocol.observe_every import frame_steps
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 
 HEALTH_DECIMALS = 4
@@ -220,7 +223,7 @@ def resimulate(
         overviews: dict[FrameKey, np.ndarray] = {}
         rows = [_check_start(episode, start, tap, overviews)]
         walk = _Walk(env, episode, start.outcome.observation, start.outcome.done, overview_size,
-                     overviews)
+                     overviews, setup["modes"])
         for index, record in enumerate(episode.turns):
             row = walk.turn(index, record)
             rows.append(row)
@@ -247,11 +250,13 @@ def _setup(episode: LoggedEpisode) -> dict[str, Any]:
     try:
         resolution = int(config["resolution"])
         protocol = PaperProtocol(**config["protocol"])
+        modes = ModeSettings(**config.get("modes", {}))  # runs before modes played the paper's
     except (KeyError, TypeError, ValueError) as error:
-        raise ReplayInputError(f"{where}: config.resolution/config.protocol: {error}") from error
+        raise ReplayInputError(f"{where}: config.resolution/config.protocol/config.modes: "
+                               f"{error}") from error
     if episode.seed is None:
         raise ReplayInputError(f"{where}: seeds.episodes.{episode.base_id}: no seed recorded")
-    return {"resolution": resolution, "protocol": protocol, "seed": episode.seed}
+    return {"resolution": resolution, "protocol": protocol, "seed": episode.seed, "modes": modes}
 
 
 class _OverviewTap:
@@ -322,8 +327,11 @@ class _Walk:
     """Steps through the logged turns, keeping the simulated observation and totals."""
 
     def __init__(self, env, episode: LoggedEpisode, observation, done: bool,
-                 overview_size: int | None, overviews: dict[FrameKey, np.ndarray]):
+                 overview_size: int | None, overviews: dict[FrameKey, np.ndarray],
+                 modes: ModeSettings | None = None):
         self.env = env
+        self.modes = modes or ModeSettings()
+        self.policy = self.modes.make_observations()
         self.episode = episode
         self.observation = observation
         self.done = done
@@ -340,8 +348,14 @@ class _Walk:
             return TurnCheck(record.turn, kind, 0, (Check(
                 "actions", False, f"{len(record.actions)} more actions",
                 "the episode had already ended"),))
-        outcome = execute_actions(self.env, record.actions, observation=self.observation)
-        self.observation = outcome.observation
+        runs = self.policy.runs(record.actions) if record.reply is not None else [record.actions]
+        parts = []
+        for run in runs:  # cut where the run cut it, so the frames in between are drawn too
+            parts.append(execute_actions(self.env, run, observation=self.observation))
+            self.observation = parts[-1].observation
+            if parts[-1].done:
+                break
+        outcome = parts[0] if len(parts) == 1 else combine(parts)
         self.done = self.done or outcome.done
         self.steps += outcome.steps
         self.reward += outcome.reward
@@ -358,6 +372,7 @@ class _Walk:
             checks.extend(_state_checks(record.state, outcome))
         elif outcome.steps:
             notes.append("state not logged")
+        checks.extend(self._frames_during(index, runs, parts))
         frame_key, frame_path, why = self._logged_frame_after(index, record)
         if frame_path is not None:
             checks.append(_frame_check("frame", self.episode, frame_path,
@@ -383,7 +398,29 @@ class _Walk:
             return None, None, "no later frame logged (episode unfinished)"
         if not shown.sent_images:
             return None, None, f"turn {shown.turn} logged no image"
-        return (shown.turn, 0), self.episode.directory / shown.sent_images[0], ""
+        last = len(shown.sent_images) - 1  # the view now; frames taken during a reply precede it
+        return (shown.turn, last), self.episode.directory / shown.sent_images[last], ""
+
+
+    def _frames_during(self, index: int, runs, parts) -> list[Check]:
+        """The frames taken during the turn (``--observe-every``) against the next message's."""
+        turns = self.episode.turns
+        if len(parts) < 2 or index + 1 >= len(turns) or turns[index + 1].reply is None:
+            return []  # the episode's end message carries only the final view
+        sent = turns[index + 1].sent_images[:-1]
+        during = [part.observation["image"] for part in parts[:-1]]
+        directory = self.episode.directory
+        if self.modes.filmstrip:
+            steps = frame_steps([len(run) for run in runs][: len(during)])
+            if len(sent) != 1:
+                return [Check("filmstrip", False, f"{len(sent)} images", "1 strip")]
+            return [_frame_check("filmstrip", self.episode, directory / sent[0],
+                                 filmstrip(during, steps))]
+        checks = [Check("frames during", len(sent) == len(during), str(len(sent)),
+                        str(len(during)))]
+        checks += [_frame_check(f"frame during {i}", self.episode, directory / path, image)
+                   for i, (path, image) in enumerate(zip(sent, during, strict=False))]
+        return checks
 
 
 def _check_totals(episode: LoggedEpisode, start, walk: _Walk) -> TurnCheck:

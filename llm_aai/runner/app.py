@@ -43,8 +43,9 @@ from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RESULT, RunStore, atomic_write_text, read_manifest, read_result
-from llm_aai.prompts import Prompt, load_prompt_set
+from llm_aai.prompts import Prompt
 from llm_aai.prompts.examples import ExampleError
+from llm_aai.prompts.modes import load_prompt_for_mode
 from llm_aai.runner.budget import BUDGET
 from llm_aai.runner.config import (
     ResumeOverrides,
@@ -245,7 +246,8 @@ def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec,
         agent = resolve_agent(config.model, **_agent_options(config))
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
         raise RunError(_message(error)) from error
-    return tasks, arena_paths, agent, _load_prompt(config.prompt, config.example)
+    _check_modes(config)
+    return tasks, arena_paths, agent, _load_prompt(config)
 
 
 def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
@@ -270,7 +272,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         protocol=config.protocol, agent_options=agent.describe()["options"],
         replay_seed=replay_seed,
         price_per_mtok=(prices.input_per_mtok, prices.output_per_mtok) if prices else None,
-        cost_known=prices is not None or agent.kind != "model",
+        cost_known=prices is not None or agent.kind != "model", modes=config.modes,
     )
     return _Plan(config, suite, agent, prompt, arena_paths, prices)
 
@@ -383,6 +385,9 @@ def _agent_options(config: RunConfig) -> dict[str, Any]:
         "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
         "replay_from": config.replay_from, "price_per_mtok": options.price_per_mtok,
         "budget": config.oracle_budget,
+        # the built-in agents that write replies themselves write them for the control;
+        # left out for the paper's, so its manifests stay as they were
+        "control": None if config.modes.control == "script" else config.modes.control,
     }
 
 
@@ -431,10 +436,21 @@ def _check_backend(config: RunConfig) -> None:
         raise RunError(str(error)) from error
 
 
-def _load_prompt(name: str, example: Path | None) -> Prompt:
+def _check_modes(config: RunConfig) -> None:
+    """A mode without the script cap needs the reply guard, and frame control has no scripts."""
+    protocol, modes = config.protocol, config.modes
+    if modes.control == "frame" and protocol.max_scripts is not None:
+        raise RunError("frame control has no scripts to cap: set protocol.max_scripts to None "
+                       "and bound the episode with protocol.max_replies (--max-replies)")
+    if protocol.max_scripts is None and protocol.max_replies is None:
+        raise RunError("without the script cap an episode ends only at the arena's time limit: "
+                       "give --max-replies N as a cost guard")
+
+
+def _load_prompt(config: RunConfig) -> Prompt:
     try:
-        return load_prompt_set(name, example=example) if example else load_prompt_set(name)
-    except (KeyError, ExampleError, FileNotFoundError) as error:
+        return load_prompt_for_mode(config.prompt, config.modes, config.example)
+    except (KeyError, ValueError, ExampleError, FileNotFoundError) as error:
         raise RunError(_message(error)) from error
 
 

@@ -30,6 +30,7 @@ from llm_aai.llm.client import (
 )
 from llm_aai.logs.schema import RunManifest, SchemaError
 from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol.modes import ModeSettings
 
 __all__ = ["FLAG_FIELDS", "MAX_RESOLUTION", "MIN_RESOLUTION", "ConfigError", "ModelOptions",
            "ResumeOverrides", "RunConfig", "config_from_manifest", "default_run_id"]
@@ -118,6 +119,8 @@ class RunConfig:
         example: with ``icl``, an example folder instead of the built-in tutorial.
         script_mode: ``strict`` (the paper's grammar) or ``lenient`` (repairs, each logged).
         protocol: the episode protocol's numbers (the paper's by default).
+        modes: the control and observation modes (the paper's by default: scripts, one
+            frame per script).
         concurrency: episodes played at once.
         max_relaunches: relaunches of a trial whose model calls kept failing.
         relaunch_delay_s: seconds before the n-th relaunch, times n.
@@ -150,6 +153,7 @@ class RunConfig:
     example: Path | None = None
     script_mode: str = "strict"
     protocol: PaperProtocol = field(default_factory=PaperProtocol)
+    modes: ModeSettings = field(default_factory=ModeSettings)
     concurrency: int = 1
     max_relaunches: int = 2
     relaunch_delay_s: float = 5.0
@@ -281,6 +285,8 @@ FLAG_FIELDS = {
     "prompt_caching": "model_options.prompt_caching",
     "price_per_mtok": "model_options.price_per_mtok",
     "cache": "cache_dir",
+    "control": "modes.control", "observe_every": "modes.observe_every",
+    "filmstrip": "modes.filmstrip", "max_replies": "protocol.max_replies",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
 

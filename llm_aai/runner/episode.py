@@ -26,11 +26,12 @@ from llm_aai.protocol import (
     PAPER_PROTOCOL,
     Episode,
     PaperProtocol,
-    ScriptControl,
     StepOutcome,
     Turn,
 )
+from llm_aai.protocol.modes import PAPER_MODE, ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetReached
+from llm_aai.runner.shown_frames import frames_shown
 from llm_aai.script import NOOP, Script
 
 
@@ -87,6 +88,7 @@ class EpisodeRunner:
             so that episodes sharing a CPU can be made to set up one at a time.
         should_stop: asked before every turn; when it answers True the episode raises
             :class:`EpisodeCancelled` (an interrupted run stops within one turn).
+        modes: the control and observation modes (the paper's by default).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class EpisodeRunner:
         script_mode: str = "strict",
         setup_gate: AbstractContextManager | None = None,
         should_stop: Callable[[], bool] = lambda: False,
+        modes: ModeSettings = PAPER_MODE,
     ):
         self.env = env
         self.agent = agent
@@ -107,11 +110,14 @@ class EpisodeRunner:
         self.script_mode = script_mode
         self.setup_gate = setup_gate or nullcontext()
         self.should_stop = should_stop
+        self.modes = modes
 
     def run(self, spec: EpisodeSpec, writer: EpisodeWriter) -> EpisodeResult:
         """Play ``spec`` to its end; an unreachable model ends it as an infrastructure failure."""
         started = time.monotonic()
-        episode = Episode(self.env, self.protocol, control=ScriptControl(self.script_mode))
+        episode = Episode(self.env, self.protocol,
+                          control=self.modes.make_control(self.script_mode),
+                          observations=self.modes.make_observations())
         usage: list[Usage] = []
         try:
             self._play(spec, writer, episode, usage)
@@ -121,7 +127,7 @@ class EpisodeRunner:
         except BudgetReached as error:  # no result about the model either; resume continues it
             return self._result(spec, episode, usage, started, BUDGET, infra_error=str(error))
         return self._result(spec, episode, usage, started,
-                            episode.totals.end_reason or "script_cap")
+                            episode.totals.end_reason or self._cap_reason(episode))
 
     def _play(self, spec: EpisodeSpec, writer: EpisodeWriter, episode: Episode,
               usage: list[Usage]) -> None:
@@ -154,12 +160,15 @@ class EpisodeRunner:
             turn = episode.play(reply.text)
             writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
                                                 reply.notes))
-            images = [shown["image"] for shown in turn.observations]
+            shown = frames_shown(turn, episode.observations, self.modes, self.messages)
+            images = list(shown.images)
             preamble = self.messages.preamble
             if turn.decision.refused:
                 feedback = self.messages.invalid_reply(turn.decision.error)
                 preamble = f"{feedback}\n\n{preamble}"
             text = self.messages.observation(_health(episode))
+            if shown.line:
+                text = f"{shown.line}\n{text}"
         self._finish(writer, episode)
 
     @staticmethod
@@ -169,7 +178,8 @@ class EpisodeRunner:
         return TurnRecord(
             turn=turn.number, sent_text=text, sent_preamble=preamble, sent_images=sent,
             reply=turn.reply,
-            commands=None if decision.script is None else command_records(decision.script),
+            commands=(decision.commands if decision.script is None
+                      else command_records(decision.script)),
             parse_error=decision.error, normalizations=(*reply_notes, *decision.notes),
             actions=tuple(tuple(int(v) for v in a) for a in turn.actions[: outcome.steps]),
             steps=outcome.steps, health=_health(episode), reward=outcome.reward,
@@ -190,6 +200,12 @@ class EpisodeRunner:
             health=_health(episode), reward=outcome.reward, events=logged_events(outcome.infos),
             terminated=totals.terminated, truncated=totals.truncated, state=_state(outcome),
         ))
+
+    def _cap_reason(self, episode: Episode) -> str:
+        """Why an episode the env did not end stopped: the script cap or the reply guard."""
+        guard = self.protocol.max_replies
+        return "reply_guard" if guard is not None and episode.totals.replies >= guard \
+            else "script_cap"
 
     def _result(self, spec, episode: Episode, usage: list[Usage], started: float,
                 end_reason: str, infra_error: str | None = None) -> EpisodeResult:

@@ -19,6 +19,7 @@ from llm_aai.llm.pricing import Prices, image_token_estimate
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
 from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetedClient, BudgetGate
 from llm_aai.runner.config import RunConfig
 from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
@@ -54,6 +55,8 @@ class SuiteConfig:
     """Episodes in a row lost to infrastructure (after their relaunches) that stop the run: a
     model server that is down or misnamed would otherwise be retried episode after episode
     for hours before the run reported anything."""
+    modes: ModeSettings = field(default_factory=ModeSettings)
+    """The control and observation modes (the paper's by default)."""
     replay_seed: int | None = None
     """The seed every episode plays with when the run replays one logged episode: its
     scripts mean the same thing only in the world that episode saw."""
@@ -282,7 +285,7 @@ class Suite:
             env = self._env()
             runner = EpisodeRunner(env, self._agent(), self.prompt, self.config.protocol,
                                    self.config.script_mode, setup_gate=self._setup_gate(env),
-                                   should_stop=self.cancel.is_set)
+                                   should_stop=self.cancel.is_set, modes=self.config.modes)
             try:
                 result = runner.run(spec, writer)
             except BaseException:

@@ -1,0 +1,75 @@
+"""The prompt a run's mode is played with: the control's wording, and the frames' line.
+
+``--control frame`` plays ``react`` as ``react-frame`` (the same background, with the nine
+actions instead of the script language); the worked example of ``icl`` is a scripted
+demonstration, so it has no frame version and is refused rather than shown as scripts.
+``--observe-every`` appends a note on the extra pictures to the system prompt and adds the
+line that goes with them to the turn messages; both are hashed into the manifest's prompt
+record, as the prompt itself is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+
+import yaml
+
+from llm_aai.prompts import Prompt, TurnMessages, load_prompt_set
+from llm_aai.protocol.modes import ModeSettings
+
+__all__ = ["FRAME_PROMPTS", "frames_line", "load_prompt_for_mode", "prompt_name_for_mode"]
+
+FRAME_PROMPTS = {"react": "react-frame"}
+"""Prompt name -> its frame-control version."""
+_SCRIPT_ONLY = {"icl": "its worked example is a scripted demonstration"}
+_OBSERVE_EVERY = "observe_every.yaml"
+
+
+def prompt_name_for_mode(name: str, modes: ModeSettings) -> str:
+    """The prompt to load for ``name`` under ``modes``.
+
+    Raises:
+        ValueError: the prompt has no version for the mode's control.
+
+    """
+    if modes.control == "frame":
+        if name in _SCRIPT_ONLY:
+            raise ValueError(f"--prompt {name} cannot be played with --control frame: "
+                             f"{_SCRIPT_ONLY[name]}; use --prompt react or a prompt file")
+        return FRAME_PROMPTS.get(name, name)
+    if name in FRAME_PROMPTS.values():
+        raise ValueError(f"--prompt {name} describes frame-by-frame control; add "
+                         "--control frame")
+    return name
+
+
+def load_prompt_for_mode(name: str, modes: ModeSettings, example: Path | None = None) -> Prompt:
+    """Load the prompt ``name`` as played under ``modes`` (see the module docstring)."""
+    chosen = prompt_name_for_mode(name, modes)
+    prompt = load_prompt_set(chosen, example=example) if example else load_prompt_set(chosen)
+    if modes.observe_every is None:
+        return prompt
+    source = resources.files(__package__).joinpath(_OBSERVE_EVERY).read_text(encoding="utf-8")
+    extra = yaml.safe_load(source)
+    text = (prompt.text.rstrip("\n") + "\n\n"
+            + extra["system_note"].format(every=modes.observe_every) + "\n")
+    templates = {**prompt.messages.templates, "frames_during": extra["frames"],
+                 "filmstrip": extra["filmstrip"]}
+    messages = TurnMessages(MappingProxyType(templates),
+                            _sha256(prompt.messages.sha256 + source))
+    return dataclasses.replace(prompt, text=text, sha256=_sha256(text), messages=messages)
+
+
+def frames_line(messages: TurnMessages, steps: tuple[int, ...], *, filmstrip: bool) -> str:
+    """The line that says after which steps the frames of a reply were taken."""
+    listed = (f"step {steps[0]}" if len(steps) == 1 else
+              "steps " + ", ".join(str(step) for step in steps[:-1]) + f" and {steps[-1]}")
+    return messages.templates["filmstrip" if filmstrip else "frames_during"].format(steps=listed)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,87 @@
+"""The control and sensing modes of a run: which ``Control`` and ``ObservationPolicy`` play.
+
+The paper's mode is the default (``ModeSettings()``): scripts, one frame per script. The
+others answer the questions the paper leaves open: frame-by-frame control (``control=
+"frame"``), frames during a script (``observe_every``, optionally joined into one
+``filmstrip`` image). The script cap and the reply guard are protocol numbers
+(``PaperProtocol.max_scripts`` / ``max_replies``). A run's manifest records these settings and
+``mode_label`` names them for analysis, which never pools runs of different modes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from llm_aai.protocol.control import Control, ScriptControl
+from llm_aai.protocol.frame_control import FrameControl
+from llm_aai.protocol.observation import LAST_FRAME, ObservationPolicy
+from llm_aai.protocol.observe_every import EveryNSteps
+
+__all__ = ["CONTROLS", "ModeSettings", "PAPER_MODE", "mode_label"]
+
+CONTROLS = ("script", "frame")
+
+
+@dataclass(frozen=True)
+class ModeSettings:
+    """How replies become actions and which frames the model sees.
+
+    Attributes:
+        control: ``"script"`` (the paper's Think/Go/Turn scripts) or ``"frame"`` (one of
+            AAI's 9 actions per reply, repeated up to ``frame_control.MAX_REPEAT`` steps).
+        observe_every: show a frame every N steps of a reply as well as the last one; None
+            shows only the last (the paper).
+        filmstrip: with ``observe_every``, join the frames taken during a reply into one
+            labelled image, sent before the current view (bounds the image count to two).
+
+    """
+
+    control: str = "script"
+    observe_every: int | None = None
+    filmstrip: bool = False
+
+    def __post_init__(self) -> None:
+        if self.control not in CONTROLS:
+            raise ValueError(f"control must be one of {', '.join(CONTROLS)}, "
+                             f"got {self.control!r}")
+        if self.observe_every is not None and self.observe_every < 1:
+            raise ValueError(f"observe_every must be >= 1, got {self.observe_every}")
+        if self.filmstrip and self.observe_every is None:
+            raise ValueError("filmstrip joins the frames of observe_every: set observe_every")
+
+    def make_control(self, script_mode: str = "strict") -> Control:
+        """The ``Control`` of this mode (``script_mode`` is strict or lenient reading)."""
+        if self.control == "frame":
+            return FrameControl(script_mode)
+        return ScriptControl(script_mode)
+
+    def make_observations(self) -> ObservationPolicy:
+        """The ``ObservationPolicy`` of this mode."""
+        return LAST_FRAME if self.observe_every is None else EveryNSteps(self.observe_every)
+
+
+PAPER_MODE = ModeSettings()
+
+
+def mode_label(modes: Mapping[str, Any] | None, protocol: Mapping[str, Any] | None) -> str:
+    """A short name of a run's mode from its manifest's ``config.modes`` and ``config.protocol``.
+
+    ``"paper"`` for the paper's, else its parts joined by ``+``.
+
+    Runs written before modes existed have no ``modes`` record: they played the paper's.
+    """
+    modes = dict(modes or {})
+    protocol = dict(protocol or {})
+    parts = []
+    if modes.get("control", "script") != "script":
+        parts.append(f"{modes['control']} control")
+    if modes.get("observe_every") is not None:
+        parts.append(f"observe every {modes['observe_every']}"
+                     + (" filmstrip" if modes.get("filmstrip") else ""))
+    if "max_scripts" in protocol and protocol["max_scripts"] is None:
+        parts.append("no script cap")
+    if modes.get("context", "per-task") != "per-task":
+        parts.append(f"context {modes['context']}")
+    return " + ".join(parts) if parts else "paper"
