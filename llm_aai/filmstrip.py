@@ -2,7 +2,8 @@
 
 Frames every N steps multiply the images a model is sent (and paid for); a filmstrip keeps it
 to two per turn: the strip, then the current view. Each cell is a frame scaled to half size
-with the step it was taken after written in its corner, left to right, then top to bottom.
+under a band naming the step it was taken after (the label never covers the picture), left
+to right, then top to bottom.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ __all__ = ["MAX_COLUMNS", "filmstrip"]
 
 MAX_COLUMNS = 4
 """Cells per row; more frames wrap onto further rows."""
+LABEL_HEIGHT = 12
+"""Pixels of the band above each frame that holds its label."""
 
 
 def filmstrip(frames: Sequence[np.ndarray], steps: Sequence[int]) -> np.ndarray:
@@ -33,15 +36,14 @@ def filmstrip(frames: Sequence[np.ndarray], steps: Sequence[int]) -> np.ndarray:
     cell_w, cell_h = max(1, width // 2), max(1, height // 2)
     columns = min(MAX_COLUMNS, len(frames))
     rows = math.ceil(len(frames) / columns)
-    sheet = Image.new("RGB", (columns * cell_w, rows * cell_h), (0, 0, 0))
+    row_h = LABEL_HEIGHT + cell_h
+    sheet = Image.new("RGB", (columns * cell_w, rows * row_h), (0, 0, 0))
     draw = ImageDraw.Draw(sheet)
     for index, (frame, step) in enumerate(zip(frames, steps, strict=True)):
         cell = Image.fromarray(np.asarray(frame, dtype=np.uint8)[..., :3]).resize(
             (cell_w, cell_h), Image.Resampling.BILINEAR)
-        left, top = (index % columns) * cell_w, (index // columns) * cell_h
-        sheet.paste(cell, (left, top))
-        label = f"step {step}"
-        box = draw.textbbox((left + 2, top + 2), label)
-        draw.rectangle((box[0] - 2, box[1] - 2, box[2] + 2, box[3] + 2), fill=(0, 0, 0))
-        draw.text((left + 2, top + 2), label, fill=(255, 255, 255))
+        left, top = (index % columns) * cell_w, (index // columns) * row_h
+        sheet.paste(cell, (left, top + LABEL_HEIGHT))
+        draw.text((left + 2, top), f"{step}" if cell_w < 60 else f"step {step}",
+                  fill=(255, 255, 255))
     return np.asarray(sheet)
