@@ -23,11 +23,12 @@ import pandas as pd
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.logs.schema import SUMMARY_COLUMNS, RunManifest, SchemaError, to_dict
 from llm_aai.logs.store import EPISODES, RESULT, read_manifest, read_result, read_turns
+from llm_aai.protocol.modes import mode_label
 
 INFRASTRUCTURE = "infrastructure"
 """The ``end_reason`` of an episode lost to the model provider, not to the agent."""
 
-RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model")
+RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model", "mode")
 
 
 class RunDirectoryError(ValueError):
@@ -58,8 +59,10 @@ class Runs:
 def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
     """Read run directories into tidy DataFrames.
 
-    Runs with the same model and prompt are pooled under one label (e.g. a run split in two);
-    when one model appears with several prompts, the label names the prompt too.
+    Runs with the same model, prompt and mode are pooled under one label (e.g. a run split in
+    two); when one model appears with several prompts, the label names the prompt too, and a
+    run in a mode other than the paper's (``--control frame``, ``--observe-every``...) names
+    its mode, so runs of different modes are never pooled.
 
     Args:
         paths: run directories (each with a ``manifest.json``).
@@ -95,9 +98,10 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
     episodes = _episodes_frame(episode_rows)
     runs = pd.DataFrame(run_rows)
     labels = _labels(runs)
-    runs["label"] = [labels[(m, p)] for m, p in zip(runs["model"], runs["prompt"], strict=True)]
-    episodes["label"] = [labels[(m, p)] for m, p in
-                         zip(episodes["model"], episodes["prompt"], strict=True)]
+    runs["label"] = [labels[key] for key in
+                     zip(runs["model"], runs["prompt"], runs["mode"], strict=True)]
+    episodes["label"] = [labels[key] for key in
+                         zip(episodes["model"], episodes["prompt"], episodes["mode"], strict=True)]
     return Runs(episodes=episodes, turns=_turns_frame(turn_rows), runs=runs)
 
 
@@ -148,6 +152,7 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "litellm_model": manifest.agent.get("litellm_model"),
         "settings": json.dumps(_settings(manifest), sort_keys=True),
         "cost_known": bool(manifest.config.get("cost_known", True)),  # False: no price
+        "mode": mode_label(manifest.config.get("modes"), manifest.config.get("protocol")),
     }
 
 
@@ -276,8 +281,15 @@ def _turns_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _labels(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """``(model, prompt) -> label``: the model, plus the prompt where the model has several."""
+def _labels(runs: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """``(model, prompt, mode) -> label``.
+
+    The model, plus the prompt where the model has several, plus the mode where it is not the
+    paper's (``claude (frame control)``).
+    """
     prompts = runs.groupby("model")["prompt"].nunique()
-    return {(model, prompt): model if prompts[model] == 1 else f"{model} [{prompt}]"
-            for model, prompt in zip(runs["model"], runs["prompt"], strict=True)}
+    labels = {}
+    for model, prompt, mode in zip(runs["model"], runs["prompt"], runs["mode"], strict=True):
+        label = model if prompts[model] == 1 else f"{model} [{prompt}]"
+        labels[(model, prompt, mode)] = label if mode == "paper" else f"{label} ({mode})"
+    return labels

@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out the caption line with the runs' settings")
     parser.add_argument("--csv", type=Path, metavar="FILE",
                         help="write the table (per --by) with the reference columns as CSV")
-    parser.add_argument("--by", choices=("level", "task"), default="level",
-                        help="rows of the printed table and the CSV (default: level)")
+    parser.add_argument("--by", choices=("level", "task", "mode"), default="level",
+                        help="rows of the printed table and the CSV (default: level); mode: "
+                             "per model, one column per control and sensing mode, per level")
     parser.add_argument("--children", choices=sorted(CHILDREN), default="complete",
                         help="children population: 'complete' = the 59 with all 40 tasks "
                              "(default), 'all' = every child who played the level")
@@ -92,8 +93,10 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     reference = reference_populations()
     levels = pass_rates(runs.episodes, by="level")
     overall = model_summary(runs.episodes)
-    table = pass_rates(runs.episodes, by=args.by)
-    if args.by == "level":
+    table = pass_rates(runs.episodes, by="level" if args.by == "mode" else args.by)
+    if args.by == "mode":
+        table = _mode_tables(runs.episodes, reference, populations)
+    elif args.by == "level":
         print(render(level_report(levels, overall, reference, populations)))
     else:
         print(render(task_report(table, reference, populations)))
@@ -107,6 +110,24 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     if args.plot:
         return _plot(levels, reference, args, populations, runs)
     return 0
+
+
+def _mode_tables(episodes, reference, populations: tuple[str, ...]):
+    """Print one table per model (and prompt) with a column per mode; return them as one."""
+    import pandas as pd
+
+    from llm_aai.analysis import model_summary, pass_rates
+    from llm_aai.analysis.report import level_report, render
+
+    tables = []
+    for (model, prompt), played in episodes.groupby(["model", "prompt"], sort=False):
+        by_mode = played.assign(label=played["mode"])
+        levels = pass_rates(by_mode, by="level")
+        print(f"{model} [{prompt}] by mode ({', '.join(pd.unique(by_mode['mode']))}):")
+        print(render(level_report(levels, model_summary(by_mode), reference, populations)))
+        print()
+        tables.append(levels.rename(columns={"label": "mode"}).assign(model=model, prompt=prompt))
+    return pd.concat(tables, ignore_index=True)
 
 
 def _plot(levels, reference, args, populations: tuple[str, ...], runs) -> int:
@@ -138,6 +159,10 @@ def _notes(runs, failures) -> None:
     """
     for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes)):
         print(f"note: {line}")
+    for model, modes in runs.runs.groupby("model")["mode"].unique().items():
+        if len(modes) > 1:
+            print(f"note: {model} was run in {len(modes)} modes ({', '.join(modes)}); each "
+                  "is shown apart, never pooled; compare them with --by mode")
     _note_tasks_outside_the_children_subset(runs.episodes)
     if len(failures):
         print(f"\n{len(failures)} episode(s) lost to infrastructure (not counted as failures):")

@@ -80,7 +80,7 @@ def mode_label(modes: Mapping[str, Any] | None, protocol: Mapping[str, Any] | No
     if modes.get("observe_every") is not None:
         parts.append(f"observe every {modes['observe_every']}"
                      + (" filmstrip" if modes.get("filmstrip") else ""))
-    if "max_scripts" in protocol and protocol["max_scripts"] is None:
+    if modes.get("control", "script") == "script" and protocol.get("max_scripts", 30) is None:
         parts.append("no script cap")
     if modes.get("context", "per-task") != "per-task":
         parts.append(f"context {modes['context']}")

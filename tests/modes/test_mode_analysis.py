@@ -1,0 +1,77 @@
+"""The manifest records a run's mode; ``analyze`` keeps modes apart and compares them by mode."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from llm_aai.analysis import load_runs
+from llm_aai.cli.analyze import main as analyze
+from llm_aai.logs import read_manifest
+from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol.modes import ModeSettings, mode_label
+from llm_aai.runner import RunConfig, run_config_of, start_run
+
+FRAME = {"modes": ModeSettings(control="frame"),
+         "protocol": PaperProtocol(max_scripts=None, max_replies=3)}
+
+
+@pytest.fixture
+def runs(tmp_path, mode_arena):
+    arenas = tmp_path / "testbed"
+    arenas.mkdir()
+    (arenas / "01-04-03.yaml").write_text(mode_arena(t=60, goal=(30, 30)).read_text())
+
+    def run(run_id, **changes):
+        config = replace(RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=arenas,
+                                   resolution=64, protocol=PaperProtocol(max_scripts=2)),
+                         **changes)
+        return start_run(config, out=tmp_path / "runs", run_id=run_id,
+                         show_progress=False).run_dir
+
+    return {"paper-a": run("paper-a"), "paper-b": run("paper-b", seed=1),
+            "frame": run("frame", **FRAME)}
+
+
+def test_the_manifest_records_the_mode_and_resume_restores_it(runs):
+    manifest = read_manifest(runs["frame"])
+    assert manifest.config["modes"] == {"control": "frame", "observe_every": None,
+                                        "filmstrip": False}
+    assert manifest.config["protocol"]["max_replies"] == 3
+    assert manifest.run_config["modes"]["control"] == "frame"
+    assert manifest.agent["options"] == {"control": "frame"}
+    assert manifest.prompt["name"] == "react-frame"
+    assert run_config_of(runs["frame"]).modes == FRAME["modes"]
+    assert "control" not in read_manifest(runs["paper-a"]).agent["options"]
+
+
+def test_runs_of_different_modes_are_never_pooled(runs):
+    loaded = load_runs(runs.values(), with_turns=False)
+    labels = dict(zip(loaded.runs["run_id"], loaded.runs["label"], strict=True))
+    assert labels == {"paper-a": "heuristic", "paper-b": "heuristic",
+                      "frame": "heuristic (frame control)"}
+    assert loaded.episodes.groupby("label").size().to_dict() == {
+        "heuristic": 2, "heuristic (frame control)": 1}
+
+
+def test_analyze_notes_the_modes_and_compares_them_by_mode(runs, capsys, tmp_path):
+    assert analyze([str(path) for path in runs.values()]) == 0
+    out = capsys.readouterr().out
+    assert "heuristic (frame control)" in out
+    assert "note: heuristic was run in 2 modes (paper, frame control)" in out
+    csv = tmp_path / "by-mode.csv"
+    assert analyze([*map(str, runs.values()), "--by", "mode", "--csv", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "heuristic [react] by mode (paper, frame control):" in out
+    header = next(line for line in out.splitlines() if line.startswith("level"))
+    assert header.split()[2:4] == ["paper", "frame"]
+    table = csv.read_text().splitlines()
+    assert table[0].startswith("mode,level") and len(table) == 3
+
+
+def test_mode_labels_name_what_differs_from_the_paper():
+    assert mode_label(None, None) == "paper"  # runs from before the modes
+    assert mode_label({"control": "script", "observe_every": 6, "filmstrip": True},
+                      {"max_scripts": None}) == "observe every 6 filmstrip + no script cap"
+    assert mode_label({"control": "frame"}, {"max_scripts": None}) == "frame control"
