@@ -95,9 +95,13 @@ def _reply(record: TurnRecord) -> list[Line]:
         return [("error", f"Reply did not parse: {error}"),
                 ("muted", f"Reply: {record.reply}")]
     thoughts = [str(c["arg"]) for c in record.commands if c.get("op") == "Think"]
-    moves = [f"{c['op']}({c['arg']})" for c in record.commands if c.get("op") != "Think"]
     lines: list[Line] = [("thought", f"Think: {text}") for text in thoughts]
-    lines.append(("text", "Script: " + ("; ".join(moves) + ";" if moves else "(no moves)")))
+    actions = [c for c in record.commands if c.get("op") == "Act"]  # --control frame
+    if actions:
+        lines.extend(("text", f"Action: {c['arg']} x{c.get('repeat', 1)}") for c in actions)
+    else:
+        moves = [f"{c['op']}({c['arg']})" for c in record.commands if c.get("op") != "Think"]
+        lines.append(("text", "Script: " + ("; ".join(moves) + ";" if moves else "(no moves)")))
     if record.normalizations:
         lines.append(("muted", "Normalised: " + "; ".join(record.normalizations)))
     return lines
