@@ -312,6 +312,13 @@ def _check_table(data: Mapping[str, Any], dotted: str, kind: type) -> None:
                               f"got {_kind_of(value)}")
 
 
+def move_text(command: Mapping[str, Any]) -> str:
+    """A logged move as the reply wrote it: ``Go(3)``, or ``forward x4`` for a frame action."""
+    if command.get("op") == "Act":  # --control frame
+        return f"{command.get('arg')} x{command.get('repeat', 1)}"
+    return f"{command.get('op')}({command.get('arg')})"
+
+
 def to_dict(record: Any) -> dict[str, Any]:
     """Serialise a record to JSON-ready data: nested records become dicts.
 

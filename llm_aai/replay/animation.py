@@ -25,7 +25,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from llm_aai.frames import read_frame
-from llm_aai.logs.schema import TurnRecord
+from llm_aai.logs.schema import TurnRecord, move_text
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError, ShownFrame
 
 FORMATS = (".gif", ".mp4")
@@ -96,11 +96,10 @@ def _reply(record: TurnRecord) -> list[Line]:
                 ("muted", f"Reply: {record.reply}")]
     thoughts = [str(c["arg"]) for c in record.commands if c.get("op") == "Think"]
     lines: list[Line] = [("thought", f"Think: {text}") for text in thoughts]
-    actions = [c for c in record.commands if c.get("op") == "Act"]  # --control frame
-    if actions:
-        lines.extend(("text", f"Action: {c['arg']} x{c.get('repeat', 1)}") for c in actions)
+    moves = [move_text(c) for c in record.commands if c.get("op") != "Think"]
+    if any(c.get("op") == "Act" for c in record.commands):  # --control frame
+        lines.append(("text", "Action: " + "; ".join(moves)))
     else:
-        moves = [f"{c['op']}({c['arg']})" for c in record.commands if c.get("op") != "Think"]
         lines.append(("text", "Script: " + ("; ".join(moves) + ";" if moves else "(no moves)")))
     if record.normalizations:
         lines.append(("muted", "Normalised: " + "; ".join(record.normalizations)))

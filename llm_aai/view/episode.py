@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_aai.arena.errors import ArenaError, PlacementError
-from llm_aai.logs.schema import TurnRecord
+from llm_aai.logs.schema import TurnRecord, move_text
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 from llm_aai.replay.resimulate import verified_arena
 from llm_aai.view.layout import Layout, episode_layout
@@ -90,8 +90,7 @@ def _turn_view(record: TurnRecord, following: TurnRecord | None) -> TurnView:
     script = None
     if record.commands is not None:
         thoughts = tuple(str(c.get("arg", "")) for c in record.commands if c.get("op") == "Think")
-        moves = [f"{c.get('op')}({c.get('arg')})" for c in record.commands
-                 if c.get("op") != "Think"]
+        moves = [move_text(c) for c in record.commands if c.get("op") != "Think"]
         script = "; ".join(moves) + ";" if moves else "(no moves)"
     feedback = None
     if record.parse_error is not None and following is not None and (

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from llm_aai.logs.schema import move_text
 from llm_aai.prompts import load_prompt
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.frame_control import ACTION_NAMES, MAX_REPEAT, FrameControl
@@ -113,3 +114,9 @@ def test_reaching_the_goal_by_frames_passes(run_mode, mode_arena):
                    modes=FRAME, protocol=guarded(30))
     assert run.result.passed and run.result.end_reason == "good_goal"
     assert 1 < run.result.scripts_used < 30
+
+
+def test_logged_actions_read_back_as_written():
+    commands = FrameControl().decide('Think("go");back-left x3').commands
+    assert [move_text(c) for c in commands[1:]] == ["back-left x3"]
+    assert move_text({"op": "Go", "arg": 3}) == "Go(3)"
