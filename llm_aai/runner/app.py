@@ -442,6 +442,8 @@ def _check_modes(config: RunConfig) -> None:
     if modes.control == "frame" and protocol.max_scripts is not None:
         raise RunError("frame control has no scripts to cap: set protocol.max_scripts to None "
                        "and bound the episode with protocol.max_replies (--max-replies)")
+    if modes.control == "frame" and config.model == "oracle":
+        raise RunError("the oracle plans whole scripts; it does not play --control frame yet")
     if protocol.max_scripts is None and protocol.max_replies is None:
         raise RunError("without the script cap an episode ends only at the arena's time limit: "
                        "give --max-replies N as a cost guard")
