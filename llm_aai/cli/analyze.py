@@ -8,6 +8,8 @@ import sys
 import warnings
 from pathlib import Path
 
+import pandas as pd
+
 from llm_aai.analysis import (
     RunDirectoryError,
     infra_failures,
@@ -114,11 +116,6 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
 
 def _mode_tables(episodes, reference, populations: tuple[str, ...]):
     """Print one table per model (and prompt) with a column per mode; return them as one."""
-    import pandas as pd
-
-    from llm_aai.analysis import model_summary, pass_rates
-    from llm_aai.analysis.report import level_report, render
-
     tables = []
     for (model, prompt), played in episodes.groupby(["model", "prompt"], sort=False):
         by_mode = played.assign(label=played["mode"])
