@@ -258,11 +258,13 @@ def test_ctrl_c_stops_episodes_in_flight_and_resume_finishes_them(testbed_dir, t
         while not (turns.exists() and turns.read_text().count("\n") >= 2):
             assert time.monotonic() < deadline and process.poll() is None
             time.sleep(0.1)
+        asked_before = len(server.requests)
         process.send_signal(signal.SIGINT)
-        interrupted = time.monotonic()
         _, stderr = process.communicate(timeout=60)
-        stopped_after = time.monotonic() - interrupted
-        assert stopped_after < 5  # one model reply, not the rest of two 30-script episodes
+        # at most the reply each of the 2 episodes in flight was waiting for (and one racing
+        # the signal), not the rest of two 30-script episodes: counted, not timed, so a busy
+        # machine cannot fail it
+        assert len(server.requests) - asked_before <= 4
         assert process.returncode == 130, stderr
         assert f"continue with --resume {tmp_path / 'r'}" in stderr and "Traceback" not in stderr
         store = RunStore(tmp_path / "r")
