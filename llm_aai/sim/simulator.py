@@ -31,6 +31,7 @@ from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
 from llm_aai.sim.render import ArenaRenderer
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
+from llm_aai.sim.sight import Eye, Sight, Sighting
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
@@ -158,6 +159,8 @@ class Simulator:
         self._steps = 0
         self._world = ""
         self._spare: list = []  # MjData of snapshots that were let go, reused by snapshot()
+        self._sight: Sight | None = None
+        self._objects: tuple = ()
 
     # ----------------------------------------------------------------- lifecycle
     def load(self, placed: PlacedArena, rng: np.random.Generator) -> None:
@@ -202,6 +205,7 @@ class Simulator:
         }
         self._zones = scene.zones
         self._placed = placed
+        self._objects, self._sight = tuple(placed.objects), None
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
         self._rules = Rules(arena.time_limit, good)
@@ -419,6 +423,23 @@ class Simulator:
                          self._agent.yaw, angles, exclude_body=agent_body,
                          tag_of_geom=lambda geom: tag_index_of_geom(self._model, self._placed,
                                                                     geom))
+    def look(self) -> tuple[Eye, list[Sighting]]:
+        """What the eye sees now, as data (``llm_aai.sim.sight``), and where it looks from.
+
+        Works with ``render=False``: visibility is ray cast, not drawn. The lights do not
+        matter here; whoever words it checks ``dark``.
+        """
+        self._require_loaded()
+        sight = self.sight
+        return sight.eye(self._data), sight.look(self._data)
+
+    @property
+    def sight(self) -> Sight:
+        """The eye's ray caster for the loaded arena (built on first use)."""
+        self._require_loaded()
+        if self._sight is None:
+            self._sight = Sight(self._model, self._objects)
+        return self._sight
 
     @property
     def health(self) -> float:
