@@ -40,6 +40,7 @@ from llm_aai.env.backends.unity import UnityUnavailable
 from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
+from llm_aai.perception.observer import check_observation
 from llm_aai.prompts import Prompt, load_prompt_set
 from llm_aai.prompts.examples import ExampleError
 from llm_aai.runner.config import (
@@ -186,6 +187,10 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
     replay_seed = None
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
+    try:
+        check_observation(config.observation, config.frame, config.backend)
+    except ValueError as error:
+        raise RunError(str(error)) from error
     _check_backend(config)
     suite = SuiteConfig(
         model=config.model, tasks=tuple(tasks), trials=config.trials, seed=config.seed,
@@ -196,7 +201,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         jpeg_quality=config.frames.quality,
         stop_after_failed_episodes=config.stop_after_failed_episodes,
         protocol=config.protocol, agent_options=agent.describe()["options"],
-        replay_seed=replay_seed,
+        replay_seed=replay_seed, observation=config.observation, frame=config.frame,
     )
     return _Plan(config, suite, agent, prompt, arena_paths)
 

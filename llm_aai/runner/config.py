@@ -94,6 +94,9 @@ class RunConfig:
         oracle_budget: with ``model="oracle"``, its search budget per episode in simulated
             steps; None: the oracle's default.
         model_options: how a model agent calls its provider.
+        observation: what each message shows: ``image`` (the paper's), ``text`` (a
+            description of what the eye sees, ``llm_aai.perception``) or ``both``.
+        frame: the text's frame of reference: ``egocentric`` or ``allocentric``.
 
     """
 
@@ -120,6 +123,8 @@ class RunConfig:
     replay_from: Path | None = None
     oracle_budget: int | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
+    observation: str = "image"
+    frame: str = "egocentric"
 
     def to_record(self) -> dict[str, Any]:
         """The config as JSON data: the manifest's ``run_config`` (paths as text)."""
@@ -218,6 +223,7 @@ FLAG_FIELDS = {
     "provider_concurrency": "model_options.provider_concurrency",
     "keep_last_images": "model_options.keep_last_images",
     "prompt_caching": "model_options.prompt_caching",
+    "observation": "observation", "frame": "frame",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
 

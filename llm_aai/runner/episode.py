@@ -21,6 +21,7 @@ from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage
 from llm_aai.logs.store import EpisodeWriter
+from llm_aai.perception.observer import IMAGE_ONLY, ObservationMode
 from llm_aai.prompts import Prompt
 from llm_aai.protocol import (
     PAPER_PROTOCOL,
@@ -86,6 +87,9 @@ class EpisodeRunner:
             so that episodes sharing a CPU can be made to set up one at a time.
         should_stop: asked before every turn; when it answers True the episode raises
             :class:`EpisodeCancelled` (an interrupted run stops within one turn).
+        observation: images, a text description of what the eye sees, or both
+            (``llm_aai.perception``). The text describes the state when the message is
+            sent: after the start's no-ops, then after each script.
     """
 
     def __init__(
@@ -97,6 +101,7 @@ class EpisodeRunner:
         script_mode: str = "strict",
         setup_gate: AbstractContextManager | None = None,
         should_stop: Callable[[], bool] = lambda: False,
+        observation: ObservationMode = IMAGE_ONLY,
     ):
         self.env = env
         self.agent = agent
@@ -106,6 +111,7 @@ class EpisodeRunner:
         self.script_mode = script_mode
         self.setup_gate = setup_gate or nullcontext()
         self.should_stop = should_stop
+        self.observation = observation
 
     def run(self, spec: EpisodeSpec, writer: EpisodeWriter) -> EpisodeResult:
         """Play ``spec`` to its end; an unreachable model ends it as an infrastructure failure."""
@@ -136,9 +142,10 @@ class EpisodeRunner:
             events=logged_events(start.outcome.infos), terminated=start.outcome.terminated,
             truncated=start.outcome.truncated, state=_state(start.outcome),
         ))
-        images = [shown["image"] for shown in start.observations]
+        images = self._shown(start.observations)
         preamble = self.messages.preamble
-        text = self.messages.initial(start.first_observation_health)
+        text = self.observation.message(self.env, self.messages.initial(
+            start.first_observation_health))
         while episode.wants_reply:
             if self.should_stop():
                 raise EpisodeCancelled(spec.episode_id)
@@ -151,13 +158,19 @@ class EpisodeRunner:
             turn = episode.play(reply.text)
             writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
                                                 reply.notes))
-            images = [shown["image"] for shown in turn.observations]
+            images = self._shown(turn.observations)
             preamble = self.messages.preamble
             if turn.decision.refused:
                 feedback = self.messages.invalid_reply(turn.decision.error)
                 preamble = f"{feedback}\n\n{preamble}"
-            text = self.messages.observation(_health(episode))
+            if episode.wants_reply:
+                text = self.observation.message(self.env, self.messages.observation(
+                    _health(episode)))
         self._finish(writer, episode)
+
+    def _shown(self, observations) -> list:
+        """The frames that go with the next message: none in text mode."""
+        return [shown["image"] for shown in observations] if self.observation.images else []
 
     @staticmethod
     def _turn_record(turn: Turn, text: str, preamble: str, sent: tuple[str, ...], usage: Usage,

@@ -16,6 +16,7 @@ from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.frames import FrameFormat
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RunStore
+from llm_aai.perception.observer import ObservationMode
 from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.config import RunConfig
 from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
@@ -51,6 +52,8 @@ class SuiteConfig:
     """Episodes in a row lost to infrastructure (after their relaunches) that stop the run: a
     model server that is down or misnamed would otherwise be retried episode after episode
     for hours before the run reported anything."""
+    observation: str = RunConfig.observation
+    frame: str = RunConfig.frame
     replay_seed: int | None = None
     """The seed every episode plays with when the run replays one logged episode: its
     scripts mean the same thing only in the world that episode saw."""
@@ -240,7 +243,9 @@ class Suite:
             env = self._env()
             runner = EpisodeRunner(env, self.make_agent(), self.prompt, self.config.protocol,
                                    self.config.script_mode, setup_gate=self._setup_gate(env),
-                                   should_stop=self.cancel.is_set)
+                                   should_stop=self.cancel.is_set,
+                                   observation=ObservationMode(self.config.observation,
+                                                               self.config.frame))
             try:
                 result = runner.run(spec, writer)
             except BaseException:

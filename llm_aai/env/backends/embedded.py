@@ -75,6 +75,13 @@ class EmbeddedBackend:
             raise RuntimeError("no episode running: call reset() first")
         return self._sim.observe()
 
+    def look(self) -> tuple[Any, list[Any], bool]:
+        """What the agent's eye sees now (``llm_aai.sim.sight``): eye, sightings, darkness."""
+        if not self._loaded:
+            raise RuntimeError("no episode running: call reset() first")
+        eye, sightings = self._sim.look()
+        return eye, sightings, self._sim.dark
+
     def render_overview(self, size: int = 512) -> np.ndarray:
         """Render a top-down image of the arena, ``(size, size, 3)`` uint8."""
         return self._sim.render_overview(size)
