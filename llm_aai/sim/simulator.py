@@ -161,6 +161,7 @@ class Simulator:
         self._spare: list = []  # MjData of snapshots that were let go, reused by snapshot()
         self._sight: Sight | None = None
         self._objects: tuple = ()
+        self._touched: frozenset[int] = frozenset()
 
     # ----------------------------------------------------------------- lifecycle
     def load(self, placed: PlacedArena, rng: np.random.Generator) -> None:
@@ -206,6 +207,8 @@ class Simulator:
         self._zones = scene.zones
         self._placed = placed
         self._objects, self._sight = tuple(placed.objects), None
+        self._geom_owner = _geom_owners(model)
+        self._touched = frozenset()
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
         self._rules = Rules(arena.time_limit, good)
@@ -303,8 +306,10 @@ class Simulator:
         decay = hot = 0.0
         events: list[RewardEvent] = []
         agent.command(move, turn)
+        touched: set[int] = set()
         for _ in range(physics_steps):
             self._physics_step()
+            touched.update(self._geom_owner.get(geom, -2) for geom in agent.touching)
             in_hot, in_death = self._zone_overlap()
             step_decay, step_hot = rules.tick(in_hot)
             decay, hot = decay + step_decay, hot + step_hot
@@ -320,6 +325,7 @@ class Simulator:
                 events.append(RewardEvent("DeathZone", rules.enter_death_zone(), self._steps))
             if rules.done:
                 break
+        self._touched = frozenset(touched - {-2})
         summary = [RewardEvent("decay", decay, self._steps)] if decay else []
         if hot:
             summary.append(RewardEvent("hot_zone", hot, self._steps))
@@ -442,6 +448,16 @@ class Simulator:
         return self._sight
 
     @property
+    def touched(self) -> frozenset[int]:
+        """What the agent touched during the last step: placed-object indices, -1 the fence.
+
+        The floor is not counted. For analysis (plan metrics: walls and fences hit), not
+        for the agent, which feels nothing but sees and reads its health.
+        """
+        self._require_loaded()
+        return self._touched
+
+    @property
     def health(self) -> float:
         """Current health, 0-100."""
         return self._require_loaded()[0].health
@@ -495,3 +511,17 @@ class Simulator:
         if self._renderer is None:
             raise RuntimeError("this Simulator was created with render=False")
         return self._renderer
+
+
+def _geom_owners(model) -> dict[int, int]:
+    """Geom id -> placed-object index (``obj{i}``, ``obj{i}_{k}``), or -1 for the fence."""
+    import mujoco
+
+    owners = {}
+    for geom in range(model.ngeom):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
+        if name.startswith("obj"):
+            owners[geom] = int(name[3:].split("_")[0])
+        elif name.startswith(("outer", "fence")):
+            owners[geom] = -1
+    return owners
