@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                         default=_default("frames.quality"), help="1-95 (default: %(default)s)")
     parser.add_argument("--prompt", default=_default("prompt"),
                         help="react (experiment 1, default), icl (experiment 2: a worked "
-                             "example first), or a prompt file")
+                             "example first), plan (plan-then-act: a map of the arena, one "
+                             "program executed open-loop), or a prompt file")
     parser.add_argument("--example", type=Path,
                         help="with --prompt icl: an example directory to use instead of the "
                              "built-in tutorial (see python -m llm_aai.prompts.examples)")

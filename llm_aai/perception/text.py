@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from llm_aai.arena.objects import Kind
+from llm_aai.arena.placement import PlacedObject
 from llm_aai.perception.words import degrees_side, heading, metres, object_noun
 from llm_aai.sim.sight import Eye, Sighting
 
@@ -74,15 +75,21 @@ def egocentric_line(sighting: Sighting) -> str:
 
 
 def allocentric_line(sighting: Sighting) -> str:
-    """One object in arena coordinates: centre, rotation, height above the floor."""
-    x, _, z = sighting.centre
-    parts = [_noun(sighting), f"centre at x {metres(x)}, z {metres(z)}"]
-    if sighting.obj.spec.kind is not Kind.GOAL and round(sighting.obj.yaw) % 360:
-        parts.append(f"rotated {heading(sighting.obj.yaw)}")
-    raised = _raised(sighting)
-    if raised is not None:
-        parts.append(f"raised {metres(raised)} m off the floor")
-    if sighting.behind_glass:
+    """One seen object in arena coordinates: centre, rotation, height above the floor."""
+    return placed_line(sighting.obj, sighting.centre, behind_glass=sighting.behind_glass)
+
+
+def placed_line(obj: PlacedObject, centre: tuple[float, float, float], *,
+                behind_glass: bool = False) -> str:
+    """One object in arena coordinates (the allocentric text and the plan's map)."""
+    x, y, z = centre
+    parts = [f"{object_noun(obj.spec, obj.color)} ({size_phrase(obj.spec.kind, obj.size)})",
+             f"centre at x {metres(x)}, z {metres(z)}"]
+    if obj.spec.kind is not Kind.GOAL and round(obj.yaw) % 360:
+        parts.append(f"rotated {heading(obj.yaw)}")
+    if obj.spec.kind is Kind.GOAL and y - obj.size[0] / 2 > _RAISED:
+        parts.append(f"raised {metres(y - obj.size[0] / 2)} m off the floor")
+    if behind_glass:
         parts.append("seen through glass")
     return _listed(parts)
 

@@ -36,6 +36,7 @@ __all__ = [
     "Prompt",
     "PromptSpec",
     "TurnMessages",
+    "PLAN_PROMPT",
     "load_prompt",
     "load_prompt_set",
     "load_turn_messages",
@@ -75,7 +76,13 @@ PROMPTS: dict[str, PromptSpec] = {
                       "experiment 2: the ReAct prompt plus a worked example played before the "
                       "episode (supervised in-context learning)",
                       intro="icl_intro.md", example=DEFAULT_EXAMPLE),
+    "plan": PromptSpec("react_system.md", "react_turns.yaml",
+                       "plan-then-act probe: a map of the arena and one picture, one complete "
+                       "program executed open-loop", intro="plan_intro.md"),
 }
+PLAN_PROMPT = "plan"
+"""The prompt of the plan-then-act probe: its first message carries the arena's map, and the
+episode takes one reply (``llm_aai.perception.arena_map``)."""
 
 #: turn message -> the fields its template may use.
 TURN_FIELDS: dict[str, frozenset[str]] = {

@@ -41,8 +41,9 @@ from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
 from llm_aai.perception.observer import check_observation
-from llm_aai.prompts import Prompt, load_prompt_set
+from llm_aai.prompts import PLAN_PROMPT, Prompt, load_prompt_set
 from llm_aai.prompts.examples import ExampleError
+from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.config import (
     ResumeOverrides,
     RunConfig,
@@ -188,7 +189,8 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
     try:
-        check_observation(config.observation, config.frame, config.backend)
+        check_observation(config.observation, config.frame, config.backend,
+                          arena_map=config.prompt == PLAN_PROMPT)
     except ValueError as error:
         raise RunError(str(error)) from error
     _check_backend(config)
@@ -200,7 +202,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         budget_usd=config.budget_usd, frames=config.frames.kind,
         jpeg_quality=config.frames.quality,
         stop_after_failed_episodes=config.stop_after_failed_episodes,
-        protocol=config.protocol, agent_options=agent.describe()["options"],
+        protocol=_protocol(config), agent_options=agent.describe()["options"],
         replay_seed=replay_seed, observation=config.observation, frame=config.frame,
     )
     return _Plan(config, suite, agent, prompt, arena_paths)
@@ -300,6 +302,13 @@ def _check_replay_task(source: Path, selected: list[str]) -> int | None:
         raise RunError(f"--replay-from {source} was played on task {recorded}, but this run "
                        f"selects {shown}; add --tasks {recorded}")
     return logged.seed
+
+
+def _protocol(config: RunConfig) -> PaperProtocol:
+    """The run's protocol; plan-then-act takes exactly one reply (the plan), then runs out."""
+    if config.prompt == PLAN_PROMPT:
+        return dataclasses.replace(config.protocol, max_scripts=1)
+    return config.protocol
 
 
 def _make_env(config: RunConfig) -> AnimalAIEnv:

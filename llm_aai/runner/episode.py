@@ -142,9 +142,9 @@ class EpisodeRunner:
             events=logged_events(start.outcome.infos), terminated=start.outcome.terminated,
             truncated=start.outcome.truncated, state=_state(start.outcome),
         ))
-        images = self._shown(start.observations)
+        images = self.observation.first_images([s["image"] for s in start.observations])
         preamble = self.messages.preamble
-        text = self.observation.message(self.env, self.messages.initial(
+        text = self.observation.first_message(self.env, self.messages.initial(
             start.first_observation_health))
         while episode.wants_reply:
             if self.should_stop():

@@ -17,6 +17,7 @@ from llm_aai.frames import FrameFormat
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RunStore
 from llm_aai.perception.observer import ObservationMode
+from llm_aai.prompts import PLAN_PROMPT
 from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.config import RunConfig
 from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
@@ -244,8 +245,9 @@ class Suite:
             runner = EpisodeRunner(env, self.make_agent(), self.prompt, self.config.protocol,
                                    self.config.script_mode, setup_gate=self._setup_gate(env),
                                    should_stop=self.cancel.is_set,
-                                   observation=ObservationMode(self.config.observation,
-                                                               self.config.frame))
+                                   observation=ObservationMode(
+                                       self.config.observation, self.config.frame,
+                                       arena_map=self.config.prompt == PLAN_PROMPT))
             try:
                 result = runner.run(spec, writer)
             except BaseException:

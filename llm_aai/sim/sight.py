@@ -170,6 +170,11 @@ class Sight:
             ))
         return sorted(sightings, key=lambda s: (round(s.distance, 6), s.index))
 
+    def centres(self, data) -> list[tuple[float, float, float]]:
+        """Every placed object's current centre (Unity coordinates), seen or not."""
+        posed = self._pose(data)
+        return [to_unity(self._posed_centre(posed, i)) for i in range(len(self._objects))]
+
     # ------------------------------------------------------------------ internals
     def _pose(self, data):
         """A scratch copy of ``data`` with poses computed from its ``qpos`` (see render.py)."""

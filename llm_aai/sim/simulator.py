@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from llm_aai.arena.geometry import Sphere, box_sphere_overlap
-from llm_aai.arena.placement import PlacedArena
+from llm_aai.arena.placement import PlacedArena, PlacedObject
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
 from llm_aai.sim.bounce import Restitution
@@ -438,6 +438,19 @@ class Simulator:
         self._require_loaded()
         sight = self.sight
         return sight.eye(self._data), sight.look(self._data)
+
+    def layout(self) -> tuple[Eye, tuple[PlacedObject, ...], list[tuple[float, float, float]]]:
+        """The whole arena as data, seen or not: the eye, every placed object, its centre now.
+
+        A collected yellow ball is left out (it is gone from the world).
+        """
+        self._require_loaded()
+        centres = self.sight.centres(self._data)
+        gone = {g.info.index for g in self._goals.values()
+                if self._model.geom_rgba[self._model.body_geomadr[g.body], 3] == 0}
+        keep = [i for i in range(len(self._objects)) if i not in gone]
+        return (self.sight.eye(self._data), tuple(self._objects[i] for i in keep),
+                [centres[i] for i in keep])
 
     @property
     def sight(self) -> Sight:

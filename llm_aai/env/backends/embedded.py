@@ -82,6 +82,12 @@ class EmbeddedBackend:
         eye, sightings = self._sim.look()
         return eye, sightings, self._sim.dark
 
+    def layout(self) -> tuple[Any, tuple[Any, ...], list[tuple[float, float, float]]]:
+        """The whole arena now (``Simulator.layout``): eye, placed objects, their centres."""
+        if not self._loaded:
+            raise RuntimeError("no episode running: call reset() first")
+        return self._sim.layout()
+
     def render_overview(self, size: int = 512) -> np.ndarray:
         """Render a top-down image of the arena, ``(size, size, 3)`` uint8."""
         return self._sim.render_overview(size)
