@@ -27,7 +27,7 @@ from llm_aai.logs.store import EPISODES, RESULT, read_manifest, read_result, rea
 INFRASTRUCTURE = "infrastructure"
 """The ``end_reason`` of an episode lost to the model provider, not to the agent."""
 
-RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model")
+RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model", "probe")
 
 
 class RunDirectoryError(ValueError):
@@ -131,6 +131,21 @@ def _already_counted(row: dict[str, Any], seen: dict[tuple[str, str], dict[str, 
     return True
 
 
+def probe_of(prompt: str | None, run_config: dict[str, Any] | None) -> str:
+    """Which probe a run is: ``plan``, or its observation (``image``, ``text``, ``both``).
+
+    An allocentric text run reads ``text (allocentric)``; runs from before the probes
+    existed recorded no observation and showed images.
+    """
+    config = run_config or {}
+    if prompt == "plan":
+        return "plan"
+    observation = config.get("observation", "image")
+    if observation != "image" and config.get("frame", "egocentric") != "egocentric":
+        return f"{observation} ({config['frame']})"
+    return observation
+
+
 def _run_identity(path: Path) -> dict[str, Any]:
     """Read who ran from the manifest; errors name the file and the missing field."""
     if not path.is_dir():
@@ -146,6 +161,7 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "backend": manifest.config.get("backend"),
         "agent_name": manifest.agent_name,
         "litellm_model": manifest.agent.get("litellm_model"),
+        "probe": probe_of(manifest.prompt_name, manifest.run_config),
         "settings": json.dumps(_settings(manifest), sort_keys=True),
     }
 

@@ -26,6 +26,7 @@ from llm_aai.analysis.plots import (
     plot_pass_rates,
     settings_caption,
 )
+from llm_aai.analysis.probes import probe_table
 from llm_aai.analysis.report import level_report, render, summary_report, task_report
 from llm_aai.arena.catalog import children_subset
 
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out the caption line with the runs' settings")
     parser.add_argument("--csv", type=Path, metavar="FILE",
                         help="write the table (per --by) with the reference columns as CSV")
-    parser.add_argument("--by", choices=("level", "task"), default="level",
+    parser.add_argument("--by", choices=("level", "task", "observation"), default="level",
                         help="rows of the printed table and the CSV (default: level)")
     parser.add_argument("--children", choices=sorted(CHILDREN), default="complete",
                         help="children population: 'complete' = the 59 with all 40 tasks "
@@ -89,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(runs, args, populations: tuple[str, ...]) -> int:
     """Print the tables and write the files asked for; return the exit status."""
+    if args.by == "observation":
+        return _report_probes(runs, args)
     reference = reference_populations()
     levels = pass_rates(runs.episodes, by="level")
     overall = model_summary(runs.episodes)
@@ -106,6 +109,21 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
         print(f"\ntable written to {args.csv}")
     if args.plot:
         return _plot(levels, reference, args, populations, runs)
+    return 0
+
+
+def _report_probes(runs, args) -> int:
+    """Each model's pass rate per level under each probe (image, text, both, plan)."""
+    if args.plot:
+        return _fail("--plot draws levels against the reference populations; with --by "
+                     "observation write --csv and plot that table")
+    table = probe_table(runs.episodes)
+    print(render(table))
+    print("\nk/n proportion [Wilson 95% CI] per probe; infrastructure failures excluded.")
+    if args.csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.csv, index=False)
+        print(f"\ntable written to {args.csv}")
     return 0
 
 
