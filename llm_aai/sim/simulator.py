@@ -461,6 +461,12 @@ class Simulator:
         return self._sight
 
     @property
+    def objects(self) -> tuple[PlacedObject, ...]:
+        """The loaded arena's placed objects; their indices name what ``touched`` reports."""
+        self._require_loaded()
+        return self._objects
+
+    @property
     def touched(self) -> frozenset[int]:
         """What the agent touched during the last step: placed-object indices, -1 the fence.
 

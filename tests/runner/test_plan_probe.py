@@ -69,3 +69,40 @@ def test_one_request_carries_the_map_and_the_plan_runs_out_the_clock(testbed_dir
 def test_the_plan_needs_the_embedded_backend(testbed_dir, tmp_path):
     with pytest.raises(RunError, match="--prompt plan needs the embedded backend"):
         _run(testbed_dir, tmp_path, "http://127.0.0.1:9", backend="unity")
+
+
+def test_a_logged_plan_is_scored_by_driving_it_again(testbed_dir, tmp_path):
+    import dataclasses
+
+    from llm_aai.logs.store import read_turns
+    from llm_aai.plans.evaluate import evaluate_plan_episode, logged_script
+    from llm_aai.protocol import PAPER_PROTOCOL
+
+    plan = "Go(100);Go(100);Go(100);Go(100);"  # straight on into the fence
+    with FakeChatServer(default=plan) as server:
+        outcome = _run(testbed_dir, tmp_path, server.url)
+    episode = outcome.run_dir / "episodes" / f"{TASK}_t1"
+    protocol = dataclasses.replace(PAPER_PROTOCOL, max_scripts=1)
+    logged = read_turns(episode)[1]
+    script = logged_script(logged.commands)
+    metrics = evaluate_plan_episode(episode, testbed_dir / f"{TASK}.yaml", protocol,
+                                    reference=script)
+    assert metrics.executable and not metrics.passed
+    assert metrics.wall_hit == 1 and metrics.violations == 1  # one long push against it
+    # the arena's time limit cut the plan; the replay took exactly the logged steps
+    assert metrics.steps == logged.steps < 400
+    assert (metrics.lcs, metrics.command_f1) == (1.0, 1.0)
+
+
+def test_an_unparsed_plan_is_not_executable(testbed_dir, tmp_path):
+    import dataclasses
+
+    from llm_aai.plans.evaluate import evaluate_plan_episode
+    from llm_aai.protocol import PAPER_PROTOCOL
+
+    with FakeChatServer(default="I would rather not.") as server:
+        outcome = _run(testbed_dir, tmp_path, server.url)
+    episode = outcome.run_dir / "episodes" / f"{TASK}_t1"
+    metrics = evaluate_plan_episode(episode, testbed_dir / f"{TASK}.yaml",
+                                    dataclasses.replace(PAPER_PROTOCOL, max_scripts=1))
+    assert not metrics.executable and metrics.violations == 0 and metrics.lcs is None

@@ -75,6 +75,11 @@ class EmbeddedBackend:
             raise RuntimeError("no episode running: call reset() first")
         return self._sim.observe()
 
+    @property
+    def simulator(self) -> Any:
+        """The simulator itself, for analysis that needs more than the agent perceives."""
+        return self._sim
+
     def look(self) -> tuple[Any, list[Any], bool]:
         """What the agent's eye sees now (``llm_aai.sim.sight``): eye, sightings, darkness."""
         if not self._loaded:
