@@ -7,10 +7,18 @@ text) from planning (closed loop against one open-loop plan).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.stats import wilson_interval
+from llm_aai.arena.catalog import resolve_arena_path
+from llm_aai.logs.store import read_manifest
+from llm_aai.plans.evaluate import evaluate_plan_episode
+from llm_aai.plans.metrics import aggregate
+from llm_aai.protocol import PaperProtocol
+from llm_aai.runner.config import config_from_manifest
 
 PROBE_ORDER = ("image", "text", "text (allocentric)", "both", "both (allocentric)", "plan")
 
@@ -39,3 +47,35 @@ def probe_table(episodes: pd.DataFrame) -> pd.DataFrame:
             row[probe] = _cell(group[group["probe"] == probe])
         rows.append(row)
     return pd.DataFrame(rows, columns=["model", "level", "level_name", *probes])
+
+
+def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = None,
+                       by: str = "level") -> pd.DataFrame:
+    """The plan probe's metrics per level (or ``task_id``), each plan driven again.
+
+    Similarity to a reference plan and path efficiency need one (the oracle's); none is
+    known here, so those columns are empty. Infrastructure failures are left out.
+
+    Args:
+        episodes: ``Runs.episodes``; only the ``plan`` probe's rows are used.
+        arenas_dir: where the testbed's arena files are; None: each run's own (its
+            manifest), then ``$LLM_AAI_ARENAS`` or the download cache.
+        by: ``level`` or ``task_id``.
+
+    Raises:
+        ValueError: a plan that, driven again, did not take the logged steps.
+    """
+    rows = episodes[(episodes["probe"] == "plan") & ~episodes["infra_failure"]]
+    metrics = []
+    for run_dir, group in rows.groupby(rows["episode_dir"].map(lambda d: Path(d).parents[1])):
+        config = config_from_manifest(read_manifest(run_dir))
+        manifest_protocol = read_manifest(run_dir).config.get("protocol")
+        protocol = (PaperProtocol(**manifest_protocol) if manifest_protocol
+                    else config.protocol)
+        where = arenas_dir if arenas_dir is not None else config.arenas_dir
+        for row in group.itertuples():
+            metrics.append(evaluate_plan_episode(
+                row.episode_dir, resolve_arena_path(row.task_id, where), protocol))
+    if not metrics:
+        return pd.DataFrame()
+    return aggregate(metrics, by=by).reset_index()

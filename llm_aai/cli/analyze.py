@@ -26,7 +26,7 @@ from llm_aai.analysis.plots import (
     plot_pass_rates,
     settings_caption,
 )
-from llm_aai.analysis.probes import probe_table
+from llm_aai.analysis.probes import plan_metrics_table, probe_table
 from llm_aai.analysis.report import level_report, render, summary_report, task_report
 from llm_aai.arena.catalog import children_subset
 
@@ -120,6 +120,13 @@ def _report_probes(runs, args) -> int:
     table = probe_table(runs.episodes)
     print(render(table))
     print("\nk/n proportion [Wilson 95% CI] per probe; infrastructure failures excluded.")
+    try:
+        plans = plan_metrics_table(runs.episodes)
+    except (ValueError, FileNotFoundError, LookupError) as error:
+        return _fail(f"plan metrics: {error}")
+    if not plans.empty:
+        print("\nPlan metrics (means per episode; each plan driven again in the simulator):")
+        print(render(plans.round(3)))
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.csv, index=False)

@@ -45,6 +45,11 @@ def test_analyze_by_observation_on_real_runs(testbed_dir, tmp_path, capsys):
     assert status == 0
     out = capsys.readouterr().out
     assert "image" in out and "text" in out and "plan" in out
+    plan_table = out.split("Plan metrics")[1].splitlines()
+    header, row = plan_table[1].split(), plan_table[3].split()
+    assert header[:4] == ["level", "episodes", "executable", "passed"]
+    assert "wall_hit" in header and "lcs" in header
+    assert row[:3] == ["1", "1", "1.0"]  # the heuristic's one-script plan parsed
     table = pd.read_csv(csv)
     assert list(table.columns) == ["model", "level", "level_name", "image", "text", "plan"]
     assert table.iloc[0]["text"].startswith("1/1")  # the heuristic reads its way to the ball
