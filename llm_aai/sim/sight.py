@@ -34,6 +34,24 @@ _SEE_THROUGH_DEPTH = 4
 _NUDGE = 1e-4
 
 
+def geom_owners(model) -> dict[int, int]:
+    """Geom id -> placed-object index (geoms ``obj{i}``, ``obj{i}_{k}``), -1 for the fence.
+
+    The scene names every object's geoms after its index (``llm_aai.sim.scene``); the floor
+    and the agent own none.
+    """
+    import mujoco
+
+    owners = {}
+    for geom in range(model.ngeom):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
+        if name.startswith("obj"):
+            owners[geom] = int(name[3:].split("_")[0])
+        elif name.startswith(("outer", "fence")):
+            owners[geom] = -1
+    return owners
+
+
 @dataclass(frozen=True)
 class Sighting:
     """One object the agent can see now.
@@ -97,10 +115,8 @@ class Sight:
         self._agent_body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "agent")
         self._far = float(model.vis.map.zfar * model.stat.extent)
         self._owner = np.full(model.ngeom, -1, dtype=np.int64)
-        for geom in range(model.ngeom):
-            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
-            if name.startswith("obj"):
-                self._owner[geom] = int(name[3:].split("_")[0])
+        for geom, owner in geom_owners(model).items():
+            self._owner[geom] = owner
         see_through = [i for i, obj in enumerate(self._objects)
                        if obj.spec.alpha < 1 and obj.spec.kind in (Kind.WALL, Kind.TUNNEL)]
         self._glass = np.isin(self._owner, see_through)

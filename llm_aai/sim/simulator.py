@@ -31,7 +31,7 @@ from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
 from llm_aai.sim.render import ArenaRenderer
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
-from llm_aai.sim.sight import Eye, Sight, Sighting
+from llm_aai.sim.sight import Eye, Sight, Sighting, geom_owners
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
@@ -207,7 +207,7 @@ class Simulator:
         self._zones = scene.zones
         self._placed = placed
         self._objects, self._sight = tuple(placed.objects), None
-        self._geom_owner = _geom_owners(model)
+        self._geom_owner = geom_owners(model)
         self._touched = frozenset()
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
@@ -531,16 +531,3 @@ class Simulator:
             raise RuntimeError("this Simulator was created with render=False")
         return self._renderer
 
-
-def _geom_owners(model) -> dict[int, int]:
-    """Geom id -> placed-object index (``obj{i}``, ``obj{i}_{k}``), or -1 for the fence."""
-    import mujoco
-
-    owners = {}
-    for geom in range(model.ngeom):
-        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, geom) or ""
-        if name.startswith("obj"):
-            owners[geom] = int(name[3:].split("_")[0])
-        elif name.startswith(("outer", "fence")):
-            owners[geom] = -1
-    return owners
