@@ -18,7 +18,6 @@ from llm_aai.logs.store import read_manifest
 from llm_aai.plans.evaluate import evaluate_plan_episode
 from llm_aai.plans.metrics import aggregate
 from llm_aai.protocol import PaperProtocol
-from llm_aai.runner.config import config_from_manifest
 
 PROBE_ORDER = ("image", "text", "text (allocentric)", "both", "both (allocentric)", "plan")
 
@@ -68,11 +67,11 @@ def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = N
     rows = episodes[(episodes["probe"] == "plan") & ~episodes["infra_failure"]]
     metrics = []
     for run_dir, group in rows.groupby(rows["episode_dir"].map(lambda d: Path(d).parents[1])):
-        config = config_from_manifest(read_manifest(run_dir))
-        manifest_protocol = read_manifest(run_dir).config.get("protocol")
-        protocol = (PaperProtocol(**manifest_protocol) if manifest_protocol
-                    else config.protocol)
-        where = arenas_dir if arenas_dir is not None else config.arenas_dir
+        manifest = read_manifest(run_dir)
+        # the protocol the episodes played (a plan run's has max_scripts=1)
+        protocol = PaperProtocol(**manifest.config.get("protocol", {}))
+        where = arenas_dir if arenas_dir is not None else (
+            (manifest.run_config or {}).get("arenas_dir"))
         for row in group.itertuples():
             metrics.append(evaluate_plan_episode(
                 row.episode_dir, resolve_arena_path(row.task_id, where), protocol))
