@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
 from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs.store import read_turns
 from llm_aai.perception.arena_map import describe_arena
+from llm_aai.plans.evaluate import evaluate_plan_episode, logged_script
+from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 from llm_aai.sim import Simulator
 from tests.sim.conftest import arena, obj
@@ -72,11 +76,7 @@ def test_the_plan_needs_the_embedded_backend(testbed_dir, tmp_path):
 
 
 def test_a_logged_plan_is_scored_by_driving_it_again(testbed_dir, tmp_path):
-    import dataclasses
 
-    from llm_aai.logs.store import read_turns
-    from llm_aai.plans.evaluate import evaluate_plan_episode, logged_script
-    from llm_aai.protocol import PAPER_PROTOCOL
 
     plan = "Go(100);Go(100);Go(100);Go(100);"  # straight on into the fence
     with FakeChatServer(default=plan) as server:
@@ -95,10 +95,7 @@ def test_a_logged_plan_is_scored_by_driving_it_again(testbed_dir, tmp_path):
 
 
 def test_an_unparsed_plan_is_not_executable(testbed_dir, tmp_path):
-    import dataclasses
 
-    from llm_aai.plans.evaluate import evaluate_plan_episode
-    from llm_aai.protocol import PAPER_PROTOCOL
 
     with FakeChatServer(default="I would rather not.") as server:
         outcome = _run(testbed_dir, tmp_path, server.url)
