@@ -1,9 +1,11 @@
 """A vision baseline: head for the biggest yellow or green ball, steer clear of red.
 
 It needs no model and shows what plain colour segmentation achieves on the testbed,
-which puts the LLM scores in context. It writes Think/Go/Turn script text like a model
-does, so its replies go through the same parser and logs. Everything it does is a
-function of the current frame and a ``random.Random(seed)``, so a run is reproducible.
+which puts the LLM scores in context. Given no image (``--observation text``) it reads the
+text observation instead, with the same policy: the probe is then playable offline. It
+writes Think/Go/Turn script text like a model does, so its replies go through the same
+parser and logs. Everything it does is a function of the current frame (or text) and a
+``random.Random(seed)``, so a run is reproducible.
 
 With frame-by-frame control (``control="frame"``) it acts per frame: each reply is the first
 action of its plan, repeated as long as the plan repeats it (up to the control's bound). A
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
+from llm_aai.agents.text_reading import SeenObject, View, read_view
 from llm_aai.agents.vision import (
     Blob,
     Camera,
@@ -74,6 +77,19 @@ def _turn_command(degrees: float) -> Turn | None:
     return Turn(steps * DEGREES_PER_STEP) if steps else None
 
 
+def _dangerous(thing: SeenObject) -> bool:
+    return thing.noun.startswith(("red ball", "red death zone", "orange hot zone"))
+
+
+def _text_target(objects: Sequence[SeenObject]) -> SeenObject | None:
+    """Yellow first (green ends the level), biggest first, ones in the open before glass."""
+    for colour in ("yellow ball", "green ball"):
+        balls = [o for o in objects if o.noun.startswith(colour)]
+        if balls:
+            return min(balls, key=lambda o: (o.through_glass, -o.size, o.distance))
+    return None
+
+
 def _plausible_ball(camera: Camera, blob: Blob) -> bool:
     """Reject patches too small for a ball standing where they touch the floor.
 
@@ -125,13 +141,21 @@ class HeuristicAgent:
         self._queued = []
 
     def act(self, turn: TurnInput) -> AgentReply:
-        """Plan from the newest frame and return the script text."""
-        if not turn.images:
-            raise ValueError("the heuristic agent needs at least one image per turn")
+        """Plan from the newest frame (or, with no image, the text) and return the script.
+
+        Raises:
+            ValueError: the turn has neither an image nor a text observation.
+        """
         if self.control == "frame":
+            if not turn.images:
+                raise ValueError("the heuristic agent plays frame control from images; "
+                                 "use --control script with --observation text")
             return AgentReply(text=self._next_frame_reply(np.asarray(turn.images[-1])),
                               model=self.name)
-        commands = self.plan(np.asarray(turn.images[-1]))
+        if turn.images:
+            commands = self.plan(np.asarray(turn.images[-1]))
+        else:
+            commands = self.plan_from_text(read_view(turn.text))
         return AgentReply(text=format_script(Script(tuple(commands))), model=self.name)
 
     def _next_frame_reply(self, frame: np.ndarray) -> str:
@@ -152,6 +176,58 @@ class HeuristicAgent:
             return False
         masks = classify_hsv(*hsv(frame))
         return self._pick_target(Camera(frame.shape[0], frame.shape[1]), masks) is not None
+
+    # -- policy on words ---------------------------------------------------------------
+    def plan_from_text(self, view: View) -> list[Command]:
+        """Decide the commands from a text observation, as ``plan`` does from a frame."""
+        if view.dark:
+            return [Think("It is dark. I keep going the way I was facing."), Go(5)]
+        target = _text_target(view.objects)
+        if target is None:
+            return self._explore_text(view.objects)
+        self._searched_deg = 0
+        in_the_way = self._danger_in_the_way(view.objects, target)
+        if in_the_way:
+            detour = target.bearing - 35.0 * in_the_way
+            turn = _turn_command(detour)
+            return ([Think(f"A {target.noun} is {target.bearing:+.0f} degrees, "
+                           f"{target.distance:g} m away, but danger lies in the way. I step "
+                           "around it first.")]
+                    + ([turn] if turn else []) + [Go(go_steps_for_distance(2.5))])
+        travel = target.distance + self.settings.overshoot_m
+        if target.distance > self.settings.far_m:
+            travel = target.distance / 2.0
+        turn = _turn_command(target.bearing)
+        return ([Think(f"A {target.noun} is {target.bearing:+.0f} degrees, {target.distance:g} "
+                       "m away. I face it and run through it.")]
+                + ([turn] if turn else []) + [Go(go_steps_for_distance(travel))])
+
+    def _danger_in_the_way(self, objects: Sequence[SeenObject], target: SeenObject) -> int:
+        """0 if no red ball or zone lies across the path to ``target``, else the side (+1/-1)."""
+        for thing in objects:
+            if not _dangerous(thing) or thing.nearest >= target.distance:
+                continue
+            margin = np.degrees(np.arctan2(self.settings.corridor_m + 0.5,
+                                           max(thing.nearest, 0.5)))
+            if thing.leftmost - margin <= target.bearing <= thing.rightmost + margin:
+                return 1 if thing.bearing >= target.bearing else -1
+        return 0
+
+    def _explore_text(self, objects: Sequence[SeenObject]) -> list[Command]:
+        settings = self.settings
+        if self._searched_deg >= 360:
+            ahead = [o.nearest for o in objects if o.leftmost - 10 <= 0 <= o.rightmost + 10]
+            free = min(ahead, default=40.0)
+            if free >= settings.min_free_m:
+                self._searched_deg = 0
+                steps = min(self._rng.randint(*settings.explore_go),
+                            go_steps_for_distance(free - 1.0))
+                return [Think(f"No food in sight after a full turn. About {free:.0f} m is "
+                              "free ahead, so I move to a new spot."), Go(steps)]
+        angle = self._rng.choice(settings.explore_turns)
+        self._searched_deg += angle
+        return [Think("I see no yellow or green ball. I turn to search."),
+                Turn(self._turn_sign * angle)]
 
     # -- policy ----------------------------------------------------------------------
     def plan(self, frame: np.ndarray) -> list[Command]:

@@ -28,7 +28,8 @@ from llm_aai.protocol.modes import mode_label
 INFRASTRUCTURE = "infrastructure"
 """The ``end_reason`` of an episode lost to the model provider, not to the agent."""
 
-RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model", "mode")
+RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model", "mode",
+               "probe")
 
 
 class RunDirectoryError(ValueError):
@@ -135,6 +136,21 @@ def _already_counted(row: dict[str, Any], seen: dict[tuple[str, str], dict[str, 
     return True
 
 
+def probe_of(prompt: str | None, run_config: dict[str, Any] | None) -> str:
+    """Which probe a run is: ``plan``, or its observation (``image``, ``text``, ``both``).
+
+    An allocentric text run reads ``text (allocentric)``; runs from before the probes
+    existed recorded no observation and showed images.
+    """
+    config = run_config or {}
+    if prompt == "plan":
+        return "plan"
+    observation = config.get("observation", "image")
+    if observation != "image" and config.get("frame", "egocentric") != "egocentric":
+        return f"{observation} ({config['frame']})"
+    return observation
+
+
 def _run_identity(path: Path) -> dict[str, Any]:
     """Read who ran from the manifest; errors name the file and the missing field."""
     if not path.is_dir():
@@ -150,6 +166,7 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "backend": manifest.config.get("backend"),
         "agent_name": manifest.agent_name,
         "litellm_model": manifest.agent.get("litellm_model"),
+        "probe": probe_of(manifest.prompt_name, manifest.run_config),
         "settings": json.dumps(_settings(manifest), sort_keys=True),
         "cost_known": bool(manifest.config.get("cost_known", True)),  # False: no price
         "mode": mode_label(manifest.config.get("modes"), manifest.config.get("protocol")),

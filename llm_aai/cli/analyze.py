@@ -28,6 +28,7 @@ from llm_aai.analysis.plots import (
     plot_pass_rates,
     settings_caption,
 )
+from llm_aai.analysis.probes import plan_metrics_table, probe_table
 from llm_aai.analysis.report import level_report, render, summary_report, task_report
 from llm_aai.arena.catalog import children_subset
 
@@ -55,9 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out the caption line with the runs' settings")
     parser.add_argument("--csv", type=Path, metavar="FILE",
                         help="write the table (per --by) with the reference columns as CSV")
-    parser.add_argument("--by", choices=("level", "task", "mode"), default="level",
+    parser.add_argument("--by", choices=("level", "task", "mode", "observation"), default="level",
                         help="rows of the printed table and the CSV (default: level); mode: "
-                             "per model, one column per control and sensing mode, per level")
+                             "per model, one column per control and sensing mode, per level; "
+                             "observation: per model, one column per probe (image, text, both, "
+                             "plan), per level")
     parser.add_argument("--children", choices=sorted(CHILDREN), default="complete",
                         help="children population: 'complete' = the 59 with all 40 tasks "
                              "(default), 'all' = every child who played the level")
@@ -92,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(runs, args, populations: tuple[str, ...]) -> int:
     """Print the tables and write the files asked for; return the exit status."""
+    if args.by == "observation":
+        return _report_probes(runs, args)
     reference = reference_populations()
     levels = pass_rates(runs.episodes, by="level")
     overall = model_summary(runs.episodes)
@@ -125,6 +130,26 @@ def _mode_tables(episodes, reference, populations: tuple[str, ...]):
         print()
         tables.append(levels.rename(columns={"label": "mode"}).assign(model=model, prompt=prompt))
     return pd.concat(tables, ignore_index=True)
+def _report_probes(runs, args) -> int:
+    """Each model's pass rate per level under each probe (image, text, both, plan)."""
+    if args.plot:
+        return _fail("--plot draws levels against the reference populations; with --by "
+                     "observation write --csv and plot that table")
+    table = probe_table(runs.episodes)
+    print(render(table))
+    print("\nk/n proportion [Wilson 95% CI] per probe; infrastructure failures excluded.")
+    try:
+        plans = plan_metrics_table(runs.episodes)
+    except (ValueError, FileNotFoundError, LookupError) as error:
+        return _fail(f"plan metrics: {error}")
+    if not plans.empty:
+        print("\nPlan metrics (means per episode; each plan driven again in the simulator):")
+        print(render(plans.round(3)))
+    if args.csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.csv, index=False)
+        print(f"\ntable written to {args.csv}")
+    return 0
 
 
 def _plot(levels, reference, args, populations: tuple[str, ...], runs) -> int:

@@ -23,6 +23,8 @@ from llm_aai.frames import FRAME_KINDS
 from llm_aai.llm.cache import default_cache_dir
 from llm_aai.logs import RunStore
 from llm_aai.logs.store import RERUN_END_REASONS
+from llm_aai.perception import FRAMES
+from llm_aai.perception.observer import OBSERVATIONS
 from llm_aai.runner import (
     RESULTS_DIR,
     ResumeOverrides,
@@ -102,10 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
                         default=_default("frames.quality"), help="1-95 (default: %(default)s)")
     parser.add_argument("--prompt", default=_default("prompt"),
                         help="react (experiment 1, default), icl (experiment 2: a worked "
-                             "example first), or a prompt file")
+                             "example first), plan (plan-then-act: a map of the arena, one "
+                             "program executed open-loop), or a prompt file")
     parser.add_argument("--example", type=Path,
                         help="with --prompt icl: an example directory to use instead of the "
                              "built-in tutorial (see python -m llm_aai.prompts.examples)")
+    parser.add_argument("--observation", default=_default("observation"), choices=OBSERVATIONS,
+                        help="what each message shows: image (the paper's, default), text (a "
+                             "description of what the eye sees: objects, distances, bearings) "
+                             "or both; text needs the embedded backend")
+    parser.add_argument("--frame", default=_default("frame"), choices=FRAMES,
+                        help="the text's frame of reference: egocentric (distance and bearing, "
+                             "default) or allocentric (arena coordinates and your own pose)")
     parser.add_argument("--script-mode", default=_default("script_mode"),
                         choices=("strict", "lenient"),
                         help="strict: the paper's grammar (default); lenient: also repair code "

@@ -36,6 +36,7 @@ __all__ = [
     "Prompt",
     "PromptSpec",
     "TurnMessages",
+    "PLAN_PROMPT",
     "load_prompt",
     "load_prompt_set",
     "load_turn_messages",
@@ -78,7 +79,13 @@ PROMPTS: dict[str, PromptSpec] = {
     "react-frame": PromptSpec("frame_system.md", "frame_turns.yaml",
                               "frame-by-frame control (--control frame): the same background, "
                               "one named action per reply"),
+    "plan": PromptSpec("react_system.md", "react_turns.yaml",
+                       "plan-then-act probe: a map of the arena and one picture, one complete "
+                       "program executed open-loop", intro="plan_intro.md"),
 }
+PLAN_PROMPT = "plan"
+"""The prompt of the plan-then-act probe: its first message carries the arena's map, and the
+episode takes one reply (``llm_aai.perception.arena_map``)."""
 
 #: turn message -> the fields its template may use.
 TURN_FIELDS: dict[str, frozenset[str]] = {

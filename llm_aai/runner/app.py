@@ -43,9 +43,11 @@ from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RESULT, RunStore, atomic_write_text, read_manifest, read_result
-from llm_aai.prompts import Prompt
+from llm_aai.perception.observer import check_observation
+from llm_aai.prompts import PLAN_PROMPT, Prompt
 from llm_aai.prompts.examples import ExampleError
 from llm_aai.prompts.modes import load_prompt_for_mode
+from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.budget import BUDGET
 from llm_aai.runner.config import (
     ResumeOverrides,
@@ -259,6 +261,11 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
                        "scripts file")
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
+    try:
+        check_observation(config.observation, config.frame, config.backend,
+                          arena_map=config.prompt == PLAN_PROMPT)
+    except ValueError as error:
+        raise RunError(str(error)) from error
     _check_backend(config)
     prices = _prices(config, agent)
     suite = SuiteConfig(
@@ -269,8 +276,8 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         budget_usd=config.budget_usd, frames=config.frames.kind,
         jpeg_quality=config.frames.quality,
         stop_after_failed_episodes=config.stop_after_failed_episodes,
-        protocol=config.protocol, agent_options=agent.describe()["options"],
-        replay_seed=replay_seed,
+        protocol=_protocol(config), agent_options=agent.describe()["options"],
+        replay_seed=replay_seed, observation=config.observation, frame=config.frame,
         price_per_mtok=(prices.input_per_mtok, prices.output_per_mtok) if prices else None,
         cost_known=prices is not None or agent.kind != "model", modes=config.modes,
     )
@@ -409,6 +416,13 @@ def _check_replay_task(source: Path, selected: list[str]) -> int | None:
         raise RunError(f"--replay-from {source} was played on task {recorded}, but this run "
                        f"selects {shown}; add --tasks {recorded}")
     return logged.seed
+
+
+def _protocol(config: RunConfig) -> PaperProtocol:
+    """The run's protocol; plan-then-act takes exactly one reply (the plan), then runs out."""
+    if config.prompt == PLAN_PROMPT:
+        return dataclasses.replace(config.protocol, max_scripts=1)
+    return config.protocol
 
 
 def _make_env(config: RunConfig) -> AnimalAIEnv:

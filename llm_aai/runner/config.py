@@ -137,6 +137,9 @@ class RunConfig:
         cache_dir: answer identical requests at temperature 0 from this response cache
             (``llm_aai.llm.cache``); None: no cache.
         model_options: how a model agent calls its provider.
+        observation: what each message shows: ``image`` (the paper's), ``text`` (a
+            description of what the eye sees, ``llm_aai.perception``) or ``both``.
+        frame: the text's frame of reference: ``egocentric`` or ``allocentric``.
 
     """
 
@@ -165,6 +168,8 @@ class RunConfig:
     oracle_budget: int | None = None
     model_options: ModelOptions = field(default_factory=ModelOptions)
     cache_dir: Path | None = None
+    observation: str = "image"
+    frame: str = "egocentric"
 
     def __post_init__(self) -> None:
         """Refuse values a run cannot use, so a library call fails as early as the CLI does.
@@ -287,6 +292,7 @@ FLAG_FIELDS = {
     "cache": "cache_dir",
     "control": "modes.control", "observe_every": "modes.observe_every",
     "filmstrip": "modes.filmstrip", "max_replies": "protocol.max_replies",
+    "observation": "observation", "frame": "frame",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
 

@@ -21,6 +21,7 @@ from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage
 from llm_aai.logs.store import EpisodeWriter
+from llm_aai.perception.observer import IMAGE_ONLY, ObservationMode
 from llm_aai.prompts import Prompt
 from llm_aai.protocol import (
     PAPER_PROTOCOL,
@@ -89,6 +90,9 @@ class EpisodeRunner:
         should_stop: asked before every turn; when it answers True the episode raises
             :class:`EpisodeCancelled` (an interrupted run stops within one turn).
         modes: the control and observation modes (the paper's by default).
+        observation: images, a text description of what the eye sees, or both
+            (``llm_aai.perception``). The text describes the state when the message is
+            sent: after the start's no-ops, then after each script.
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class EpisodeRunner:
         setup_gate: AbstractContextManager | None = None,
         should_stop: Callable[[], bool] = lambda: False,
         modes: ModeSettings = PAPER_MODE,
+        observation: ObservationMode = IMAGE_ONLY,
     ):
         self.env = env
         self.agent = agent
@@ -111,6 +116,7 @@ class EpisodeRunner:
         self.setup_gate = setup_gate or nullcontext()
         self.should_stop = should_stop
         self.modes = modes
+        self.observation = observation
 
     def run(self, spec: EpisodeSpec, writer: EpisodeWriter) -> EpisodeResult:
         """Play ``spec`` to its end; an unreachable model ends it as an infrastructure failure."""
@@ -145,9 +151,10 @@ class EpisodeRunner:
             events=logged_events(start.outcome.infos), terminated=start.outcome.terminated,
             truncated=start.outcome.truncated, state=_state(start.outcome),
         ))
-        images = [shown["image"] for shown in start.observations]
+        images = self.observation.first_images([s["image"] for s in start.observations])
         preamble = self.messages.preamble
-        text = self.messages.initial(start.first_observation_health)
+        text = self.observation.first_message(self.env, self.messages.initial(
+            start.first_observation_health))
         while episode.wants_reply:
             if self.should_stop():
                 raise EpisodeCancelled(spec.episode_id)
@@ -161,14 +168,16 @@ class EpisodeRunner:
             writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
                                                 reply.notes))
             shown = frames_shown(turn, episode.observations, self.modes, self.messages)
-            images = list(shown.images)
+            images = list(shown.images) if self.observation.images else []
             preamble = self.messages.preamble
             if turn.decision.refused:
                 feedback = self.messages.invalid_reply(turn.decision.error)
                 preamble = f"{feedback}\n\n{preamble}"
-            text = self.messages.observation(_health(episode))
-            if shown.line:
-                text = f"{shown.line}\n{text}"
+            if episode.wants_reply:
+                text = self.observation.message(self.env, self.messages.observation(
+                    _health(episode)))
+                if shown.line:
+                    text = f"{shown.line}\n{text}"
         self._finish(writer, episode)
 
     @staticmethod

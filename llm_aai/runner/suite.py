@@ -18,6 +18,8 @@ from llm_aai.llm.cache import CachedClient, ResponseCache
 from llm_aai.llm.pricing import Prices, image_token_estimate
 from llm_aai.logs.schema import EpisodeResult
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
+from llm_aai.perception.observer import ObservationMode
+from llm_aai.prompts import PLAN_PROMPT
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetedClient, BudgetGate
@@ -57,6 +59,8 @@ class SuiteConfig:
     for hours before the run reported anything."""
     modes: ModeSettings = field(default_factory=ModeSettings)
     """The control and observation modes (the paper's by default)."""
+    observation: str = RunConfig.observation
+    frame: str = RunConfig.frame
     replay_seed: int | None = None
     """The seed every episode plays with when the run replays one logged episode: its
     scripts mean the same thing only in the world that episode saw."""
@@ -285,7 +289,10 @@ class Suite:
             env = self._env()
             runner = EpisodeRunner(env, self._agent(), self.prompt, self.config.protocol,
                                    self.config.script_mode, setup_gate=self._setup_gate(env),
-                                   should_stop=self.cancel.is_set, modes=self.config.modes)
+                                   should_stop=self.cancel.is_set, modes=self.config.modes,
+                                   observation=ObservationMode(
+                                       self.config.observation, self.config.frame,
+                                       arena_map=self.config.prompt == PLAN_PROMPT))
             try:
                 result = runner.run(spec, writer)
             except BaseException:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from llm_aai.arena.geometry import Sphere, box_sphere_overlap
-from llm_aai.arena.placement import PlacedArena
+from llm_aai.arena.placement import PlacedArena, PlacedObject
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
 from llm_aai.sim.bounce import Restitution
@@ -31,6 +31,7 @@ from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
 from llm_aai.sim.render import ArenaRenderer
 from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
+from llm_aai.sim.sight import Eye, Sight, Sighting, geom_owners
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
@@ -158,6 +159,9 @@ class Simulator:
         self._steps = 0
         self._world = ""
         self._spare: list = []  # MjData of snapshots that were let go, reused by snapshot()
+        self._sight: Sight | None = None
+        self._objects: tuple = ()
+        self._touched: frozenset[int] = frozenset()
 
     # ----------------------------------------------------------------- lifecycle
     def load(self, placed: PlacedArena, rng: np.random.Generator) -> None:
@@ -202,6 +206,9 @@ class Simulator:
         }
         self._zones = scene.zones
         self._placed = placed
+        self._objects, self._sight = tuple(placed.objects), None
+        self._geom_owner = geom_owners(model)
+        self._touched = frozenset()
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
         self._rules = Rules(arena.time_limit, good)
@@ -299,8 +306,10 @@ class Simulator:
         decay = hot = 0.0
         events: list[RewardEvent] = []
         agent.command(move, turn)
+        touched: set[int] = set()
         for _ in range(physics_steps):
             self._physics_step()
+            touched.update(self._geom_owner.get(geom, -2) for geom in agent.touching)
             in_hot, in_death = self._zone_overlap()
             step_decay, step_hot = rules.tick(in_hot)
             decay, hot = decay + step_decay, hot + step_hot
@@ -316,6 +325,7 @@ class Simulator:
                 events.append(RewardEvent("DeathZone", rules.enter_death_zone(), self._steps))
             if rules.done:
                 break
+        self._touched = frozenset(touched - {-2})
         summary = [RewardEvent("decay", decay, self._steps)] if decay else []
         if hot:
             summary.append(RewardEvent("hot_zone", hot, self._steps))
@@ -419,6 +429,52 @@ class Simulator:
                          self._agent.yaw, angles, exclude_body=agent_body,
                          tag_of_geom=lambda geom: tag_index_of_geom(self._model, self._placed,
                                                                     geom))
+    def look(self) -> tuple[Eye, list[Sighting]]:
+        """What the eye sees now, as data (``llm_aai.sim.sight``), and where it looks from.
+
+        Works with ``render=False``: visibility is ray cast, not drawn. The lights do not
+        matter here; whoever words it checks ``dark``.
+        """
+        self._require_loaded()
+        sight = self.sight
+        return sight.eye(self._data), sight.look(self._data)
+
+    def layout(self) -> tuple[Eye, tuple[PlacedObject, ...], list[tuple[float, float, float]]]:
+        """The whole arena as data, seen or not: the eye, every placed object, its centre now.
+
+        A collected yellow ball is left out (it is gone from the world).
+        """
+        self._require_loaded()
+        centres = self.sight.centres(self._data)
+        gone = {g.info.index for g in self._goals.values()
+                if self._model.geom_rgba[self._model.body_geomadr[g.body], 3] == 0}
+        keep = [i for i in range(len(self._objects)) if i not in gone]
+        return (self.sight.eye(self._data), tuple(self._objects[i] for i in keep),
+                [centres[i] for i in keep])
+
+    @property
+    def sight(self) -> Sight:
+        """The eye's ray caster for the loaded arena (built on first use)."""
+        self._require_loaded()
+        if self._sight is None:
+            self._sight = Sight(self._model, self._objects)
+        return self._sight
+
+    @property
+    def objects(self) -> tuple[PlacedObject, ...]:
+        """The loaded arena's placed objects; their indices name what ``touched`` reports."""
+        self._require_loaded()
+        return self._objects
+
+    @property
+    def touched(self) -> frozenset[int]:
+        """What the agent touched during the last step: placed-object indices, -1 the fence.
+
+        The floor is not counted. For analysis (plan metrics: walls and fences hit), not
+        for the agent, which feels nothing but sees and reads its health.
+        """
+        self._require_loaded()
+        return self._touched
 
     @property
     def health(self) -> float:
@@ -474,3 +530,4 @@ class Simulator:
         if self._renderer is None:
             raise RuntimeError("this Simulator was created with render=False")
         return self._renderer
+

@@ -355,7 +355,7 @@ def test_missing_api_key_stops_before_anything_starts(testbed_dir, tmp_path):
     (["--backend", "unity", "--unity-build", "nowhere/AAI.x86_64"], "no Animal-AI Unity build"),
     (["--unity-build", "nowhere/AAI.x86_64"], "--unity-build needs --backend unity"),
     (["--prompt", "nonesuch"],
-     "error: unknown prompt 'nonesuch'; registered: icl, react, react-frame"),
+     "error: unknown prompt 'nonesuch'; registered: icl, plan, react, react-frame"),
 ])
 def test_bad_task_selection_is_a_clear_error(testbed_dir, tmp_path, args, message):
     result = run_cli(["--model", "heuristic", "--arenas-dir", testbed_dir, "--out", tmp_path,

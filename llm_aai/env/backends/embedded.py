@@ -75,6 +75,24 @@ class EmbeddedBackend:
             raise RuntimeError("no episode running: call reset() first")
         return self._sim.observe()
 
+    @property
+    def simulator(self) -> Any:
+        """The simulator itself, for analysis that needs more than the agent perceives."""
+        return self._sim
+
+    def look(self) -> tuple[Any, list[Any], bool]:
+        """What the agent's eye sees now (``llm_aai.sim.sight``): eye, sightings, darkness."""
+        if not self._loaded:
+            raise RuntimeError("no episode running: call reset() first")
+        eye, sightings = self._sim.look()
+        return eye, sightings, self._sim.dark
+
+    def layout(self) -> tuple[Any, tuple[Any, ...], list[tuple[float, float, float]]]:
+        """The whole arena now (``Simulator.layout``): eye, placed objects, their centres."""
+        if not self._loaded:
+            raise RuntimeError("no episode running: call reset() first")
+        return self._sim.layout()
+
     def render_overview(self, size: int = 512) -> np.ndarray:
         """Render a top-down image of the arena, ``(size, size, 3)`` uint8."""
         return self._sim.render_overview(size)
