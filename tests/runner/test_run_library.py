@@ -124,7 +124,7 @@ def test_a_run_started_by_the_previous_version_resumes(testbed_dir, tmp_path):
     assert run_config_of(run_dir) == RunConfig(
         model="heuristic", tasks="01-04-03,01-06-02", resolution=64,
         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1),
-        arenas_dir=Path("/work/shared/testbed/competition"))
+        arenas_dir=Path("/data/animal-ai/testbed/competition"))
     resumed = resume_run(run_dir, ResumeOverrides(arenas_dir=testbed_dir), show_progress=False)
     assert sorted(r.episode_id for r in resumed.results) == ["01-04-03_t1", "01-06-02_t1"]
     assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
