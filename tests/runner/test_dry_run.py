@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from llm_aai.cli import run as run_cli
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore
@@ -34,3 +36,74 @@ def test_the_dry_run_estimate_is_within_a_quarter_of_a_real_run(testbed_dir, tmp
     assert abs(estimated["input tokens"] - real_input) <= 0.25 * real_input
     assert abs(estimated_usd - real_usd) <= 0.25 * real_usd
     assert "2 trials = 4 episodes, at most 4 scripts each" in printed  # the plan
+
+
+TURN = 'Think("I turn to look for the goal.");Turn(6);'
+TURN_20_STEPS = 'Think("I turn round twice.");Turn(60);Turn(60);'  # the assumed script
+MODES = {  # the mode's flags and the reply the fake model gives in it
+    "frame control": (["--control", "frame", "--max-replies", "6"],
+                      'Think("I look to the left.");left'),
+    "observe every 6": (["--observe-every", "6", "--max-scripts", "4"], TURN_20_STEPS),
+    "filmstrip": (["--observe-every", "6", "--filmstrip", "--max-scripts", "4"],
+                  TURN_20_STEPS),
+    "no script cap": (["--max-scripts", "0", "--max-replies", "5"], TURN),
+    "text observation": (["--observation", "text", "--max-scripts", "4"], TURN),
+    "text and images": (["--observation", "both", "--max-scripts", "4"], TURN),
+    "plan then act": (["--prompt", "plan"], 'Think("To the goal.");Turn(6);Go(3);'),
+}
+
+
+def _estimate(printed: str) -> tuple[int, int, float]:
+    lines = dict(line.split(": ", 1) for line in printed.splitlines()[1:] if ": " in line)
+    requests, input_tokens = (int(lines[key].split()[0].replace(",", ""))
+                              for key in ("requests", "input tokens"))
+    return requests, input_tokens, float(lines["cost"].lstrip("$").replace(",", ""))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_path, capsys):
+    """Each mode's estimate against a fake-server run of it: the requests exactly (no episode
+    ends early here), the input tokens within 10 % and the dollars within 25 % (the replies
+    are shorter than the 60 tokens assumed)."""
+    flags, reply = MODES[mode]
+    with FakeChatServer(default=reply) as server:
+        argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks",
+                "01-04-03,01-06-02", "--arenas-dir", str(testbed_dir), "--out", str(tmp_path),
+                "--run-id", "r", "--resolution", "64", "--no-progress",
+                "--price-per-mtok", "3,15", *flags]
+        assert run_cli.main([*argv, "--dry-run"]) == 0
+        printed = capsys.readouterr().out
+        assert server.requests == [] and list(tmp_path.iterdir()) == []
+        assert run_cli.main(argv) == 0
+        capsys.readouterr()
+        calls = len(server.requests)
+    requests, input_tokens, usd = _estimate(printed)
+    results = RunStore(tmp_path / "r").finished_results().values()
+    real_input = sum(r.input_tokens for r in results)
+    real_usd = sum(r.cost_usd for r in results)
+    with capsys.disabled():
+        print(f"\n{mode}: dry run {requests} requests, {input_tokens} input tokens, "
+              f"${usd:.4f}; the run {calls} requests, {real_input} input tokens, "
+              f"${real_usd:.4f} ({input_tokens / real_input - 1:+.1%} tokens, "
+              f"{usd / real_usd - 1:+.1%} dollars)")
+    assert requests == calls
+    assert abs(input_tokens - real_input) <= 0.10 * real_input
+    assert abs(usd - real_usd) <= 0.25 * real_usd
+
+
+def test_frame_control_is_estimated_to_the_arena_time_limit(make_arena, tmp_path, capsys):
+    # t=60 is 100 agent steps, 49 of them before the first reply: 51 one-step replies fit
+    # before the limit, far fewer than the guard of 300
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    (arenas / "01-04-03.yaml").write_text(make_arena(t=60).read_text())
+    with FakeChatServer(default="stay") as server:
+        argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks", "01-04-03",
+                "--arenas-dir", str(arenas), "--out", str(tmp_path / "runs"), "--run-id", "r",
+                "--resolution", "64", "--no-progress", "--price-per-mtok", "3,15",
+                "--control", "frame", "--max-replies", "300"]
+        assert run_cli.main([*argv, "--dry-run"]) == 0
+        requests, _, _ = _estimate(capsys.readouterr().out)
+        assert run_cli.main(argv) == 0
+        capsys.readouterr()
+        assert requests == len(server.requests) == 51

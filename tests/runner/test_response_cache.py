@@ -8,7 +8,7 @@ import time
 
 from llm_aai.cli import run as run_cli
 from llm_aai.llm.fake_server import FakeChatServer
-from llm_aai.logs import RunStore, read_turns
+from llm_aai.logs import RunStore, read_manifest, read_turns
 
 SENTINEL_KEY = "sk-test-SENTINEL-cache-0123456789"
 
@@ -51,10 +51,11 @@ def test_a_rerun_from_the_cache_costs_nothing_and_repeats_the_run(testbed_dir, t
         b = read_turns(tmp_path / "again" / "episodes" / episode_id)
         assert [(t.reply, t.actions) for t in a] == [(t.reply, t.actions) for t in b]
     # trials whose observations coincide send identical requests: the first run hits too
-    before = json.loads((tmp_path / "first" / "cache.json").read_text())
-    assert before["misses"] == first_calls
-    record = json.loads((tmp_path / "again" / "cache.json").read_text())
-    assert record["hits"] == before["hits"] + before["misses"] and record["misses"] == 0
+    before = read_manifest(tmp_path / "first")
+    assert before.cache_misses == first_calls and before.cache["directory"] == str(cache)
+    record = read_manifest(tmp_path / "again")
+    assert record.cache_hits == before.cache_hits + before.cache_misses
+    assert record.cache_misses == 0
     stored = "".join(p.read_text() for p in cache.rglob("*.json"))
     assert SENTINEL_KEY not in stored and "data:image" not in stored
 
@@ -71,6 +72,25 @@ def test_a_corrupt_entry_is_a_miss(testbed_dir, tmp_path, capsys):
         assert run_cli.main([*argv, "--api-base", server.url, "--run-id", "b"]) == 0
         assert len(server.requests) == 4  # every corrupt entry missed and was asked again
     capsys.readouterr()
-    assert json.loads((tmp_path / "b" / "cache.json").read_text())["misses"] == 2
+    assert read_manifest(tmp_path / "b").cache_misses == 2
     assert all(json.loads(p.read_text())["text"] for p in cache.rglob("*.json"))
     assert os.listdir(tmp_path / "b" / "episodes") == ["01-04-03_t1"]
+
+
+def test_the_manifest_sums_the_cache_use_of_every_invocation(testbed_dir, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--resolution", "64", "--max-scripts", "2",
+            "--no-progress", "--cache", str(cache), "--run-id", "r"]
+    with FakeChatServer(default="Go(3);") as server:
+        assert run_cli.main([*argv, "--api-base", server.url]) == 0
+        first = read_manifest(tmp_path / "r")
+        (tmp_path / "r" / "episodes" / "01-04-03_t1" / "result.json").unlink()  # unfinished
+        assert run_cli.main(["--resume", str(tmp_path / "r"), "--cache", str(cache),
+                             "--no-progress"]) == 0
+        calls = len(server.requests)
+    capsys.readouterr()
+    assert (first.cache_hits, first.cache_misses) == (0, 2) and calls == 2
+    resumed = read_manifest(tmp_path / "r")  # the replayed turns were answered from the cache
+    assert (resumed.cache_hits, resumed.cache_misses) == (2, 2)
+    assert not (tmp_path / "r" / "cache.json").exists()
