@@ -365,6 +365,10 @@ def _locked(store: RunStore) -> Iterator[RunStore]:
 def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[EpisodeResult]:
     """Play the pending episodes and tell the user why the run stopped early, if it did."""
     run_dir = store.root
+    options = plan.config.model_options
+    if plan.config.cache_dir and plan.agent.kind == "model" and options.temperature != 0:
+        print(f"warning: --cache answers only requests at temperature 0; at temperature "
+              f"{options.temperature:g} every request goes to the model", file=sys.stderr)
     suite = Suite(
         plan.suite, store,
         make_env=lambda: _make_env(plan.config),

@@ -94,3 +94,32 @@ def test_the_manifest_sums_the_cache_use_of_every_invocation(testbed_dir, tmp_pa
     resumed = read_manifest(tmp_path / "r")  # the replayed turns were answered from the cache
     assert (resumed.cache_hits, resumed.cache_misses) == (2, 2)
     assert not (tmp_path / "r" / "cache.json").exists()
+
+
+def test_the_progress_bar_shows_cache_use_and_an_unknown_cost(testbed_dir, tmp_path, capsys):
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--resolution", "64", "--max-scripts", "2",
+            "--cache", str(tmp_path / "cache"), "--run-id", "r"]
+    with FakeChatServer(default="Go(3);") as server:
+        assert run_cli.main([*argv, "--api-base", server.url]) == 0
+    err = capsys.readouterr().err.replace("\r", "\n")
+    assert err.count("warning: litellm has no price for openai/fake") == 1  # warned once
+    bar = [line for line in err.splitlines() if line.startswith("episodes: 100%")]
+    assert bar and "$? (no price)" in bar[-1] and "$0.00" not in bar[-1]
+    assert "cache 0 hit/2 miss" in bar[-1]
+
+
+def test_a_cache_at_a_temperature_above_0_is_said_to_answer_nothing(testbed_dir, tmp_path,
+                                                                   capsys):
+    cache = tmp_path / "cache"
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--resolution", "64", "--max-scripts", "2",
+            "--no-progress", "--cache", str(cache), "--temperature", "0.7"]
+    with FakeChatServer(default="Go(3);") as server:
+        assert run_cli.main([*argv, "--api-base", server.url, "--run-id", "r"]) == 0
+        assert len(server.requests) == 2
+    assert ("warning: --cache answers only requests at temperature 0; at temperature 0.7 every "
+            "request goes to the model") in capsys.readouterr().err
+    manifest = read_manifest(tmp_path / "r")
+    assert (manifest.cache_hits, manifest.cache_misses) == (0, 0)
+    assert not list(cache.rglob("*.json"))  # nothing stored that could answer a later run
