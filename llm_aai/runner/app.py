@@ -56,6 +56,7 @@ from llm_aai.runner.config import (
     default_run_id,
 )
 from llm_aai.runner.estimate import (
+    ASSUMED_REPLY_TOKENS,
     ASSUMED_SCRIPT_STEPS,
     RunEstimate,
     episode_shape,
@@ -136,8 +137,8 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
 
 
-def estimate_run(config: RunConfig, *,
-                 script_steps: int = ASSUMED_SCRIPT_STEPS) -> tuple[list[str], RunEstimate]:
+def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
+                 reply_tokens: int = ASSUMED_REPLY_TOKENS) -> tuple[list[str], RunEstimate]:
     """The plan of a run and what it will ask of its model, without calling or writing anything.
 
     Checks the config as ``start_run`` does (tasks, arena files, the agent, the prompt). Each
@@ -149,6 +150,7 @@ def estimate_run(config: RunConfig, *,
         config: the run's settings.
         script_steps: the steps a script is assumed to take (the frames ``--observe-every``
             sends with each message).
+        reply_tokens: the tokens a reply is assumed to take (sent back in the history).
 
     Returns:
         The plan's lines (tasks x trials, the model, the mode, the assumptions) and the
@@ -179,7 +181,7 @@ def estimate_run(config: RunConfig, *,
             shapes += [shape] * config.trials
     estimate = estimate_episodes(shapes, prompt, image_tokens=image_tokens,
                                  keep_last_images=config.model_options.keep_last_images,
-                                 prices=prices)
+                                 prices=prices, reply_tokens=reply_tokens)
     levels = sorted({task.level for task in tasks})
     replies = (f"at most {protocol.max_scripts} scripts each" if protocol.max_scripts
                is not None else f"at most {protocol.max_replies} replies each")

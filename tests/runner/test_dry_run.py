@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from llm_aai.cli import run as run_cli
-from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.llm.fake_server import FakeChatServer, count_tokens
 from llm_aai.logs import RunStore
+from llm_aai.runner import estimate_run
 
 
 def test_the_dry_run_estimate_is_within_a_quarter_of_a_real_run(testbed_dir, tmp_path, capsys):
@@ -63,8 +64,9 @@ def _estimate(printed: str) -> tuple[int, int, float]:
 @pytest.mark.parametrize("mode", MODES)
 def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_path, capsys):
     """Each mode's estimate against a fake-server run of it: the requests exactly (no episode
-    ends early here), the input tokens within 10 % and the dollars within 25 % (the replies
-    are shorter than the 60 tokens assumed)."""
+    ends early here), the dry run's input tokens within 10 % and its dollars within 25 % (the
+    replies are shorter than the 60 tokens it assumes), and, told the replies' real length,
+    the input tokens within 1 %: what is left is the shape of each request."""
     flags, reply = MODES[mode]
     with FakeChatServer(default=reply) as server:
         argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks",
@@ -73,6 +75,8 @@ def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_pat
                 "--price-per-mtok", "3,15", *flags]
         assert run_cli.main([*argv, "--dry-run"]) == 0
         printed = capsys.readouterr().out
+        _, exact = estimate_run(run_cli.config_from_args(run_cli.build_parser().parse_args(argv)),
+                                reply_tokens=count_tokens(reply))
         assert server.requests == [] and list(tmp_path.iterdir()) == []
         assert run_cli.main(argv) == 0
         capsys.readouterr()
@@ -85,8 +89,10 @@ def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_pat
         print(f"\n{mode}: dry run {requests} requests, {input_tokens} input tokens, "
               f"${usd:.4f}; the run {calls} requests, {real_input} input tokens, "
               f"${real_usd:.4f} ({input_tokens / real_input - 1:+.1%} tokens, "
-              f"{usd / real_usd - 1:+.1%} dollars)")
-    assert requests == calls
+              f"{usd / real_usd - 1:+.1%} dollars); told the reply length "
+              f"{exact.input_tokens / real_input - 1:+.1%} tokens")
+    assert requests == calls == exact.requests
+    assert abs(exact.input_tokens - real_input) <= 0.01 * real_input
     assert abs(input_tokens - real_input) <= 0.10 * real_input
     assert abs(usd - real_usd) <= 0.25 * real_usd
 
