@@ -2,42 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from llm_aai.cli import run as run_cli
 from llm_aai.llm.fake_server import FakeChatServer, count_tokens
 from llm_aai.logs import RunStore
 from llm_aai.runner import estimate_run
-
-
-def test_the_dry_run_estimate_is_within_a_quarter_of_a_real_run(testbed_dir, tmp_path, capsys):
-    with FakeChatServer(default='Think("I turn to look for the goal.");Turn(6);') as server:
-        argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks",
-                "01-04-03,01-06-02", "--trials", "2", "--arenas-dir", str(testbed_dir),
-                "--out", str(tmp_path), "--run-id", "r", "--resolution", "64",
-                "--max-scripts", "4", "--no-progress", "--price-per-mtok", "3,15"]
-        assert run_cli.main([*argv, "--dry-run"]) == 0
-        printed = capsys.readouterr().out
-        assert server.requests == [] and list(tmp_path.iterdir()) == []  # nothing called, written
-        assert run_cli.main(argv) == 0
-        capsys.readouterr()
-        calls = len(server.requests)
-    lines = dict(line.split(": ", 1) for line in printed.splitlines()[1:] if ": " in line)
-    estimated = {key: int(lines[key].split()[0].replace(",", ""))
-                 for key in ("requests", "input tokens")}
-    estimated_usd = float(lines["cost"].lstrip("$").replace(",", ""))
-    results = RunStore(tmp_path / "r").finished_results().values()
-    real_input = sum(r.input_tokens for r in results)
-    real_usd = sum(r.cost_usd for r in results)
-    with capsys.disabled():
-        print(f"\ndry run: {estimated['requests']} requests, {estimated['input tokens']} input "
-              f"tokens, ${estimated_usd:.4f}; the run: {calls} requests, {real_input} input "
-              f"tokens, ${real_usd:.4f}")
-    assert estimated["requests"] == calls == 16
-    assert abs(estimated["input tokens"] - real_input) <= 0.25 * real_input
-    assert abs(estimated_usd - real_usd) <= 0.25 * real_usd
-    assert "2 trials = 4 episodes, at most 4 scripts each" in printed  # the plan
-
+from llm_aai.runner.estimate import RunEstimate
 
 TURN = 'Think("I turn to look for the goal.");Turn(6);'
 TURN_20_STEPS = 'Think("I turn round twice.");Turn(60);Turn(60);'  # the assumed script
@@ -54,20 +27,37 @@ MODES = {  # the mode's flags and the reply the fake model gives in it
 }
 
 
+
+
 def _estimate(printed: str) -> tuple[int, int, float]:
+    """Requests, input tokens and dollars as the dry run printed them."""
     lines = dict(line.split(": ", 1) for line in printed.splitlines()[1:] if ": " in line)
     requests, input_tokens = (int(lines[key].split()[0].replace(",", ""))
                               for key in ("requests", "input tokens"))
     return requests, input_tokens, float(lines["cost"].lstrip("$").replace(",", ""))
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_path, capsys):
-    """Each mode's estimate against a fake-server run of it: the requests exactly (no episode
-    ends early here), the dry run's input tokens within 10 % and its dollars within 25 % (the
-    replies are shorter than the 60 tokens it assumes), and, told the replies' real length,
-    the input tokens within 1 %: what is left is the shape of each request."""
-    flags, reply = MODES[mode]
+@dataclass(frozen=True)
+class Compared:
+    """A dry run, the library's estimate told the replies' length, and the run itself."""
+
+    printed: str
+    exact: RunEstimate
+    calls: int
+    real_input: int
+    real_usd: float
+
+    def line(self, name: str) -> str:
+        requests, input_tokens, usd = _estimate(self.printed)
+        return (f"\n{name}: dry run {requests} requests, {input_tokens} input tokens, "
+                f"${usd:.4f}; the run {self.calls} requests, {self.real_input} input tokens, "
+                f"${self.real_usd:.4f} ({input_tokens / self.real_input - 1:+.1%} tokens, "
+                f"{usd / self.real_usd - 1:+.1%} dollars); told the reply length "
+                f"{self.exact.input_tokens / self.real_input - 1:+.1%} tokens")
+
+
+def dry_run_then_run(flags: list[str], reply: str, testbed_dir, tmp_path, capsys) -> Compared:
+    """``--dry-run`` (nothing called or written), then the same command for real."""
     with FakeChatServer(default=reply) as server:
         argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks",
                 "01-04-03,01-06-02", "--arenas-dir", str(testbed_dir), "--out", str(tmp_path),
@@ -77,24 +67,43 @@ def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_pat
         printed = capsys.readouterr().out
         _, exact = estimate_run(run_cli.config_from_args(run_cli.build_parser().parse_args(argv)),
                                 reply_tokens=count_tokens(reply))
-        assert server.requests == [] and list(tmp_path.iterdir()) == []
+        assert server.requests == [] and list(tmp_path.iterdir()) == []  # nothing called, written
         assert run_cli.main(argv) == 0
         capsys.readouterr()
         calls = len(server.requests)
-    requests, input_tokens, usd = _estimate(printed)
     results = RunStore(tmp_path / "r").finished_results().values()
-    real_input = sum(r.input_tokens for r in results)
-    real_usd = sum(r.cost_usd for r in results)
+    return Compared(printed, exact, calls, sum(r.input_tokens for r in results),
+                    sum(r.cost_usd for r in results))
+
+
+def test_the_dry_run_estimate_is_within_a_quarter_of_a_real_run(testbed_dir, tmp_path, capsys):
+    compared = dry_run_then_run(["--trials", "2", "--max-scripts", "4"], TURN, testbed_dir,
+                                tmp_path, capsys)
+    requests, input_tokens, usd = _estimate(compared.printed)
     with capsys.disabled():
-        print(f"\n{mode}: dry run {requests} requests, {input_tokens} input tokens, "
-              f"${usd:.4f}; the run {calls} requests, {real_input} input tokens, "
-              f"${real_usd:.4f} ({input_tokens / real_input - 1:+.1%} tokens, "
-              f"{usd / real_usd - 1:+.1%} dollars); told the reply length "
-              f"{exact.input_tokens / real_input - 1:+.1%} tokens")
-    assert requests == calls == exact.requests
-    assert abs(exact.input_tokens - real_input) <= 0.01 * real_input
+        print(compared.line("paper"))
+    assert requests == compared.calls == 16
+    assert abs(compared.exact.input_tokens - compared.real_input) <= 0.01 * compared.real_input
+    assert abs(input_tokens - compared.real_input) <= 0.25 * compared.real_input
+    assert abs(usd - compared.real_usd) <= 0.25 * compared.real_usd
+    assert "2 trials = 4 episodes, at most 4 scripts each" in compared.printed  # the plan
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_path, capsys):
+    """Each mode's estimate against a fake-server run of it: the requests exactly (no episode
+    ends early here), the dry run's input tokens within 10 % and its dollars within 25 % (the
+    replies are shorter than the 60 tokens it assumes), and, told the replies' real length,
+    the input tokens within 1 %: what is left is the shape of each request."""
+    compared = dry_run_then_run(*MODES[mode], testbed_dir, tmp_path, capsys)
+    requests, input_tokens, usd = _estimate(compared.printed)
+    real_input = compared.real_input
+    with capsys.disabled():
+        print(compared.line(mode))
+    assert requests == compared.calls == compared.exact.requests
+    assert abs(compared.exact.input_tokens - real_input) <= 0.01 * real_input
     assert abs(input_tokens - real_input) <= 0.10 * real_input
-    assert abs(usd - real_usd) <= 0.25 * real_usd
+    assert abs(usd - compared.real_usd) <= 0.25 * compared.real_usd
 
 
 def test_frame_control_is_estimated_to_the_arena_time_limit(make_arena, tmp_path, capsys):
