@@ -161,6 +161,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
 
     """
     tasks, arena_paths, agent, prompt = _resolve(config)
+    _check_observation(config)
     prices = _prices(config, agent)
     episodes = len(tasks) * config.trials
     image_tokens = image_tokens_for(agent.describe().get("provider") or "", config.resolution,
@@ -299,11 +300,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
                        "scripts file")
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
-    try:
-        check_observation(config.observation, config.frame, config.backend,
-                          arena_map=config.prompt == PLAN_PROMPT)
-    except ValueError as error:
-        raise RunError(str(error)) from error
+    _check_observation(config)
     _check_backend(config)
     prices = _prices(config, agent)
     suite = SuiteConfig(
@@ -320,6 +317,15 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         cost_known=prices is not None or agent.kind != "model", modes=config.modes,
     )
     return _Plan(config, suite, agent, prompt, arena_paths, prices)
+
+
+def _check_observation(config: RunConfig) -> None:
+    """Text observations and the arena's map need a backend that can describe the world."""
+    try:
+        check_observation(config.observation, config.frame, config.backend,
+                          arena_map=config.prompt == PLAN_PROMPT)
+    except ValueError as error:
+        raise RunError(str(error)) from error
 
 
 def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:

@@ -122,3 +122,13 @@ def test_frame_control_is_estimated_to_the_arena_time_limit(make_arena, tmp_path
         assert run_cli.main(argv) == 0
         capsys.readouterr()
         assert requests == len(server.requests) == 51
+
+
+def test_a_dry_run_refuses_what_the_run_would(testbed_dir, tmp_path, capsys):
+    argv = ["--model", "openai/fake", "--api-base", "http://127.0.0.1:9", "--tasks", "01-04-03",
+            "--arenas-dir", str(testbed_dir), "--out", str(tmp_path), "--observation", "text",
+            "--backend", "unity", "--dry-run"]
+    assert run_cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--observation text needs the embedded backend" in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
