@@ -58,6 +58,7 @@ from llm_aai.runner.config import (
 from llm_aai.runner.estimate import (
     ASSUMED_REPLY_TOKENS,
     ASSUMED_SCRIPT_STEPS,
+    EpisodeShape,
     RunEstimate,
     episode_shape,
     estimate_episodes,
@@ -169,17 +170,8 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
     protocol = _protocol(config)
     observation = ObservationMode(config.observation, config.frame,
                                   arena_map=config.prompt == PLAN_PROMPT)
-    shapes = []
-    if agent.kind == "model":
-        texts = measure_observation_texts(
-            lambda: _make_env(config), protocol, observation,
-            {t.task_id: (str(arena_paths[t.task_id]), episode_seed(config.seed, t.task_id, 1))
-             for t in tasks})
-        for task in tasks:
-            shape = episode_shape(protocol, config.modes, observation, prompt.messages,
-                                  time_limit=load_config(arena_paths[task.task_id]).arena().time_limit,
-                                  texts=texts[task.task_id], script_steps=script_steps)
-            shapes += [shape] * config.trials
+    shapes = (_episode_shapes(config, protocol, observation, tasks, arena_paths, prompt,
+                              script_steps) if agent.kind == "model" else [])
     estimate = estimate_episodes(shapes, prompt, image_tokens=image_tokens,
                                  keep_last_images=config.model_options.keep_last_images,
                                  prices=prices, reply_tokens=reply_tokens)
@@ -199,6 +191,23 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
     if observation.text or observation.arena_map:
         plan.append("text: each task's map or description read at its start in the simulator")
     return plan, estimate
+
+
+def _episode_shapes(config: RunConfig, protocol: PaperProtocol, observation: ObservationMode,
+                    tasks: list[Task], arena_paths: dict[str, Path], prompt: Prompt,
+                    script_steps: int) -> list[EpisodeShape]:
+    """Every planned episode's request shape (trials of a task share theirs)."""
+    texts = measure_observation_texts(
+        lambda: _make_env(config), protocol, observation,
+        {task.task_id: (str(arena_paths[task.task_id]),
+                        episode_seed(config.seed, task.task_id, 1)) for task in tasks})
+    shapes = []
+    for task in tasks:
+        time_limit = load_config(arena_paths[task.task_id]).arena().time_limit
+        shapes += [episode_shape(protocol, config.modes, observation, prompt.messages,
+                                 time_limit=time_limit, texts=texts[task.task_id],
+                                 script_steps=script_steps)] * config.trials
+    return shapes
 
 
 def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
