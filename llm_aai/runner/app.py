@@ -73,6 +73,10 @@ __all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_
 RESULTS_DIR = Path("results")
 """Where ``start_run`` makes run directories unless told otherwise."""
 
+TEXT_PROBE_RESOLUTION = 64
+"""Frame size of the env a dry run reads maps and descriptions in: the text is the same at
+any size (the eye's rays are their own), and small frames draw fastest."""
+
 
 class RunError(Exception):
     """A problem the user can fix (bad task list, missing key, missing arenas...)."""
@@ -197,8 +201,9 @@ def _episode_shapes(config: RunConfig, protocol: PaperProtocol, observation: Obs
                     tasks: list[Task], arena_paths: dict[str, Path], prompt: Prompt,
                     script_steps: int) -> list[EpisodeShape]:
     """Every planned episode's request shape (trials of a task share theirs)."""
-    texts = measure_observation_texts(
-        lambda: _make_env(config), protocol, observation,
+    texts = measure_observation_texts(  # the words do not depend on the frames' size
+        lambda: _make_env(dataclasses.replace(config, resolution=TEXT_PROBE_RESOLUTION)),
+        protocol, observation,
         {task.task_id: (str(arena_paths[task.task_id]),
                         episode_seed(config.seed, task.task_id, 1)) for task in tasks})
     shapes = []
