@@ -45,7 +45,8 @@ def test_a_rerun_from_the_cache_costs_nothing_and_repeats_the_run(testbed_dir, t
               f"({again_s / first_s:.0%})")
     assert len(first) == len(again) == 8 and first_calls >= 8
     assert again_calls == 0 and cost_again == 0.0 < cost_first
-    assert again_s < 0.5 * first_s
+    # the issue targets under 10 %: measured 5 % on an idle machine, 13 % on a busy one
+    assert again_s < 0.25 * first_s
     for episode_id in first:  # the same replies and actions, turn by turn
         a = read_turns(tmp_path / "first" / "episodes" / episode_id)
         b = read_turns(tmp_path / "again" / "episodes" / episode_id)
@@ -85,7 +86,9 @@ def test_the_manifest_sums_the_cache_use_of_every_invocation(testbed_dir, tmp_pa
     with FakeChatServer(default="Go(3);") as server:
         assert run_cli.main([*argv, "--api-base", server.url]) == 0
         first = read_manifest(tmp_path / "r")
-        (tmp_path / "r" / "episodes" / "01-04-03_t1" / "result.json").unlink()  # unfinished
+        episode = tmp_path / "r" / "episodes" / "01-04-03_t1"
+        logged = [(t.reply, t.actions, t.sent_text) for t in read_turns(episode)]
+        (episode / "result.json").unlink()  # as if the run had crashed before sealing it
         assert run_cli.main(["--resume", str(tmp_path / "r"), "--cache", str(cache),
                              "--no-progress"]) == 0
         calls = len(server.requests)
@@ -93,6 +96,7 @@ def test_the_manifest_sums_the_cache_use_of_every_invocation(testbed_dir, tmp_pa
     assert (first.cache_hits, first.cache_misses) == (0, 2) and calls == 2
     resumed = read_manifest(tmp_path / "r")  # the replayed turns were answered from the cache
     assert (resumed.cache_hits, resumed.cache_misses) == (2, 2)
+    assert [(t.reply, t.actions, t.sent_text) for t in read_turns(episode)] == logged
     assert not (tmp_path / "r" / "cache.json").exists()
 
 
