@@ -258,6 +258,8 @@ def _episode_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
     except (OSError, SchemaError) as error:
         raise RunDirectoryError(str(error)) from error
     row = {**identity, **to_dict(result)}
+    # a run without a price, or an episode whose calls had none: its cost is not a number
+    row["cost_known"] = identity["cost_known"] and result.cost_usd is not None
     row["infra_failure"] = result.end_reason == INFRASTRUCTURE or result.infra_error is not None
     row["episode_dir"] = str(directory)
     return row
@@ -287,6 +289,7 @@ def _episodes_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["level"] = frame["level"].astype(int)
     frame["passed"] = frame["passed"].astype(bool)
     frame["infra_failure"] = frame["infra_failure"].astype(bool)
+    frame["cost_usd"] = pd.to_numeric(frame["cost_usd"])  # an unknown cost (None) is NaN
     frame.insert(frame.columns.get_loc("level") + 1, "level_name",
                  frame["level"].map(LEVEL_NAMES))
     return frame

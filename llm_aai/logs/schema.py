@@ -26,7 +26,7 @@ started the run (``cli_args``), version 2 stores the run's settings (``run_confi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,11 +40,15 @@ class SchemaError(ValueError):
 
 @dataclass(frozen=True)
 class Usage:
-    """What one model call cost; zeros for built-in agents."""
+    """What one model call cost; zeros for built-in agents.
+
+    ``cost_usd`` is None when the model has no known price: the call cost something, but not
+    a known amount (never logged as 0).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
     latency_s: float = 0.0
     retries: int = 0
 
@@ -68,6 +72,12 @@ class TurnRecord:
         actions: the ``[move, turn]`` frame actions executed, for exact replay.
         steps: AAI steps executed this turn.
         health: health after the turn.
+        health_told: turn 0 only: the health the first message tells the model. The paper's
+            harness states the health at the first initial observation, although the no-op
+            steps that follow it lower it further, so this differs from turn 0's ``health``
+            (after all of its steps); the protocol keeps the paper's behaviour and the log
+            records both. None on every other turn, whose message states the ``health`` of
+            the turn before it.
         reward: reward gained during the turn.
         events: reward events (``{"kind", "reward", "step"}``) during the turn.
         terminated / truncated: the gymnasium flags after the turn.
@@ -86,6 +96,7 @@ class TurnRecord:
     actions: tuple[tuple[int, int], ...] = ()
     steps: int = 0
     health: float = 100.0
+    health_told: float | None = None
     reward: float = 0.0
     events: tuple[dict[str, Any], ...] = ()
     terminated: bool = False
@@ -101,6 +112,8 @@ class EpisodeResult:
 
     ``passed`` is ``reward >= pass_mark`` (AAI's rule, read from the arena's ``pass_mark``),
     and is always False for infrastructure failures, which are reported separately.
+    ``cost_usd`` is None when a call of the episode had no known price (``summary.csv`` then
+    says ``unknown``): an unknown cost is never summed as 0.
     """
 
     episode_id: str
@@ -119,7 +132,7 @@ class EpisodeResult:
     steps: int
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
     duration_s: float = 0.0
     attempts: int = 1
     infra_error: str | None = None
@@ -127,6 +140,23 @@ class EpisodeResult:
 
 
 SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult))
+UNKNOWN_COST = "unknown"
+"""What ``summary.csv`` says in ``cost_usd`` for an episode whose cost is not known."""
+
+
+def known_cost(cost_usd: float | None) -> float:
+    """A logged cost as a number to add up: an unknown one (None) adds nothing it can count."""
+    return 0.0 if cost_usd is None else cost_usd
+
+
+def summed_cost(costs: Iterable[float | None]) -> float | None:
+    """The sum of logged costs, or None if any of them is unknown."""
+    total = 0.0
+    for cost in costs:
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 @dataclass(frozen=True)
@@ -151,6 +181,9 @@ class RunManifest:
         arenas: the sha256 of every task's arena file, by task id.
         versions: package versions; git: the source revision (None outside a checkout);
             host: Python, platform and ``MUJOCO_GL``.
+        cache: the response cache's use with ``--cache``: ``{"directory", "hits",
+            "misses"}``, summed over every invocation of the run and brought up to date when
+            each ends (the one field written after the run starts); None without a cache.
         schema_version: the turn and result records' schema the run wrote.
         manifest_version: this record's own version.
 
@@ -168,6 +201,7 @@ class RunManifest:
     versions: Mapping[str, Any] = field(default_factory=dict)
     git: Mapping[str, Any] | None = None
     host: Mapping[str, Any] = field(default_factory=dict)
+    cache: Mapping[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
     manifest_version: int = MANIFEST_VERSION
 
@@ -201,12 +235,22 @@ class RunManifest:
         settings = self.run_config if self.run_config is not None else self.cli_args or {}
         return settings.get("arenas_dir")
 
+    @property
+    def cache_hits(self) -> int:
+        """Requests the response cache answered over the run (0 without a cache)."""
+        return int((self.cache or {}).get("hits", 0))
+
+    @property
+    def cache_misses(self) -> int:
+        """Requests sent to the model with a cache that did not hold them."""
+        return int((self.cache or {}).get("misses", 0))
+
     def to_dict(self) -> dict[str, Any]:
         """The manifest as JSON data (a version 1 manifest keeps its ``cli_args``)."""
         data = to_dict(self)
-        for settings in ("run_config", "cli_args"):  # one of them, by version
-            if data[settings] is None:
-                del data[settings]
+        for optional in ("run_config", "cli_args", "cache"):  # by version; cache with --cache
+            if data[optional] is None:
+                del data[optional]
         return data
 
 
@@ -240,6 +284,10 @@ _MANIFEST_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
     ("versions", (dict,), False),
     ("git", (dict, type(None)), False),
     ("host", (dict,), False),
+    ("cache", (dict,), False),
+    ("cache.directory", (str,), False),
+    ("cache.hits", (int,), False),
+    ("cache.misses", (int,), False),
 )
 _WANTED = {str: "a string", int: "an integer", dict: "an object", list: "an array",
            type(None): "null"}

@@ -25,10 +25,12 @@ from filelock import FileLock
 from llm_aai.frames import DEFAULT_FRAME_FORMAT, FrameFormat
 from llm_aai.logs.schema import (
     SUMMARY_COLUMNS,
+    UNKNOWN_COST,
     EpisodeResult,
     RunManifest,
     SchemaError,
     TurnRecord,
+    known_cost,
     manifest_from_dict,
     result_from_dict,
     to_dict,
@@ -184,7 +186,7 @@ class RunStore:
             for result_file in self.episodes_dir.glob(f"*/{RESULT}"):
                 result = read_result(result_file.parent)
                 tokens += result.input_tokens + result.output_tokens
-                cost += result.cost_usd
+                cost += known_cost(result.cost_usd)  # an unknown cost cannot be counted
         return tokens, cost
 
     def lock(self) -> FileLock:
@@ -243,12 +245,19 @@ class RunStore:
         return notes
 
     def write_summary(self) -> Path:
-        """Rewrite summary.csv from the sealed episodes (atomic; rows sorted by episode id)."""
+        """Rewrite summary.csv from the sealed episodes (atomic; rows sorted by episode id).
+
+        An episode without a known cost has ``unknown`` in ``cost_usd``, not an empty cell
+        that a spreadsheet would add up as 0.
+        """
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS)
         writer.writeheader()
         for _, result in sorted(self.finished_results().items()):
-            writer.writerow(to_dict(result))
+            row = to_dict(result)
+            if row["cost_usd"] is None:
+                row["cost_usd"] = UNKNOWN_COST
+            writer.writerow(row)
         path = self.root / SUMMARY
         atomic_write_text(path, buffer.getvalue())
         return path

@@ -295,7 +295,7 @@ def _check_start(episode: LoggedEpisode, start, tap: _OverviewTap,
     """The start against the turn-0 record (if logged) and the first record's images."""
     first = episode.turns[0]
     shown = [observation["image"] for observation in start.observations]
-    logged = _start_checks(episode.start, start.outcome)
+    logged = _start_checks(episode.start, start)
     if first.reply is None:  # it ended before the first script: what was drawn was never sent
         ended = bool(start.outcome.done)
         return TurnCheck(0, "start", start.outcome.steps,
@@ -311,16 +311,25 @@ def _check_start(episode: LoggedEpisode, start, tap: _OverviewTap,
     return TurnCheck(0, "start", start.outcome.steps, tuple(checks))
 
 
-def _start_checks(record: TurnRecord | None, outcome) -> list[Check]:
-    """Steps, health, reward and events before the first script, as turn 0 logged them."""
+def _start_checks(record: TurnRecord | None, start) -> list[Check]:
+    """Steps, health, reward and events before the first script, as turn 0 logged them.
+
+    Logs that record the health told to the model at the start (``health_told``) have it
+    checked too; older ones do not.
+    """
     if record is None:  # logs from before turn 0 was written
         return []
-    return [
+    outcome = start.outcome
+    checks = [
         Check("steps", outcome.steps == record.steps, str(record.steps), str(outcome.steps)),
         _close("health", record.health, round(outcome.health, HEALTH_DECIMALS), TOLERANCE),
         _close("reward", record.reward, outcome.reward, TOLERANCE),
         _events_check(record, outcome),
     ]
+    if record.health_told is not None:
+        checks.append(_close("health told", record.health_told,
+                             round(start.first_observation_health, HEALTH_DECIMALS), TOLERANCE))
+    return checks
 
 
 class _Walk:

@@ -11,7 +11,6 @@ a ``RunConfig`` and reports the errors raised here.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import platform
 import subprocess
@@ -42,12 +41,13 @@ from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
-from llm_aai.logs.store import RESULT, RunStore, atomic_write_text, read_manifest, read_result
-from llm_aai.perception.observer import check_observation
+from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
+from llm_aai.perception.observer import ObservationMode, check_observation
 from llm_aai.prompts import PLAN_PROMPT, Prompt
 from llm_aai.prompts.examples import ExampleError
 from llm_aai.prompts.modes import load_prompt_for_mode
 from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol.modes import mode_label
 from llm_aai.runner.budget import BUDGET
 from llm_aai.runner.config import (
     ResumeOverrides,
@@ -55,17 +55,27 @@ from llm_aai.runner.config import (
     config_from_manifest,
     default_run_id,
 )
-from llm_aai.runner.estimate import RunEstimate, estimate_episodes, image_tokens_for
-from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id
+from llm_aai.runner.estimate import (
+    ASSUMED_REPLY_TOKENS,
+    ASSUMED_SCRIPT_STEPS,
+    EpisodeShape,
+    RunEstimate,
+    episode_shape,
+    estimate_episodes,
+    image_tokens_for,
+    measure_observation_texts,
+)
+from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
 
 __all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
            "resume_run", "run_config_of", "start_run"]
 
-CACHE_RECORD = "cache.json"
-"""A run's response-cache hits and misses, summed over its invocations."""
-
 RESULTS_DIR = Path("results")
 """Where ``start_run`` makes run directories unless told otherwise."""
+
+TEXT_PROBE_RESOLUTION = 64
+"""Frame size of the env a dry run reads maps and descriptions in: the text is the same at
+any size (the eye's rays are their own), and small frames draw fastest."""
 
 
 class RunError(Exception):
@@ -132,34 +142,77 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
 
 
-def estimate_run(config: RunConfig) -> tuple[list[str], RunEstimate]:
+def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
+                 reply_tokens: int = ASSUMED_REPLY_TOKENS) -> tuple[list[str], RunEstimate]:
     """The plan of a run and what it will ask of its model, without calling or writing anything.
 
-    Checks the config as ``start_run`` does (tasks, arena files, the agent, the prompt).
+    Checks the config as ``start_run`` does (tasks, arena files, the agent, the prompt). Each
+    mode's requests are counted as the mode builds them (``llm_aai.runner.estimate``); the
+    map and the words of a text observation are read from each task's start in the
+    simulator, which is built for that and nothing else.
+
+    Args:
+        config: the run's settings.
+        script_steps: the steps a script is assumed to take (the frames ``--observe-every``
+            sends with each message).
+        reply_tokens: the tokens a reply is assumed to take (sent back in the history).
 
     Returns:
-        The plan's lines (tasks x trials, the model, the protocol) and the estimate.
+        The plan's lines (tasks x trials, the model, the mode, the assumptions) and the
+        estimate.
 
     Raises:
         RunError: the config cannot run.
 
     """
-    tasks, _, agent, prompt = _resolve(config)
+    tasks, arena_paths, agent, prompt = _resolve(config)
+    _check_observation(config)
     prices = _prices(config, agent)
     episodes = len(tasks) * config.trials
     image_tokens = image_tokens_for(agent.describe().get("provider") or "", config.resolution,
                                     own_server=config.model_options.api_base is not None)
-    estimate = estimate_episodes(
-        episodes if agent.kind == "model" else 0, prompt, config.protocol,
-        image_tokens=image_tokens,
-        keep_last_images=config.model_options.keep_last_images, prices=prices)
+    protocol = _protocol(config)
+    observation = ObservationMode(config.observation, config.frame,
+                                  arena_map=config.prompt == PLAN_PROMPT)
+    shapes = (_episode_shapes(config, protocol, observation, tasks, arena_paths, prompt,
+                              script_steps) if agent.kind == "model" else [])
+    estimate = estimate_episodes(shapes, prompt, image_tokens=image_tokens,
+                                 keep_last_images=config.model_options.keep_last_images,
+                                 prices=prices, reply_tokens=reply_tokens)
     levels = sorted({task.level for task in tasks})
+    replies = (f"at most {protocol.max_scripts} scripts each" if protocol.max_scripts
+               is not None else f"at most {protocol.max_replies} replies each")
     plan = [f"model: {config.model} ({agent.kind})",
             f"tasks: {len(tasks)} (levels {', '.join(map(str, levels))}) x {config.trials} "
-            f"trials = {episodes} episodes, at most {config.protocol.max_scripts} scripts each",
-            f"prompt: {prompt.name}; frames {config.resolution} px "
-            f"({image_tokens} tokens an image assumed)"]
+            f"trials = {episodes} episodes, {replies}",
+            f"prompt: {prompt.name}; observation: {config.observation}; frames "
+            f"{config.resolution} px ({image_tokens} tokens an image assumed)",
+            f"mode: {mode_label(dataclasses.asdict(config.modes), dataclasses.asdict(protocol))}"]
+    if config.modes.control == "frame":
+        plan.append("frame control: no more replies than steps before each arena's time limit")
+    elif config.modes.observe_every is not None:
+        plan.append(f"a script assumed to take {script_steps} steps (the frames sent a turn)")
+    if observation.text or observation.arena_map:
+        plan.append("text: each task's map or description read at its start in the simulator")
     return plan, estimate
+
+
+def _episode_shapes(config: RunConfig, protocol: PaperProtocol, observation: ObservationMode,
+                    tasks: list[Task], arena_paths: dict[str, Path], prompt: Prompt,
+                    script_steps: int) -> list[EpisodeShape]:
+    """Every planned episode's request shape (trials of a task share theirs)."""
+    texts = measure_observation_texts(  # the words do not depend on the frames' size
+        lambda: _make_env(dataclasses.replace(config, resolution=TEXT_PROBE_RESOLUTION)),
+        protocol, observation,
+        {task.task_id: (str(arena_paths[task.task_id]),
+                        episode_seed(config.seed, task.task_id, 1)) for task in tasks})
+    shapes = []
+    for task in tasks:
+        time_limit = load_config(arena_paths[task.task_id]).arena().time_limit
+        shapes += [episode_shape(protocol, config.modes, observation, prompt.messages,
+                                 time_limit=time_limit, texts=texts[task.task_id],
+                                 script_steps=script_steps)] * config.trials
+    return shapes
 
 
 def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
@@ -261,11 +314,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
                        "scripts file")
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
-    try:
-        check_observation(config.observation, config.frame, config.backend,
-                          arena_map=config.prompt == PLAN_PROMPT)
-    except ValueError as error:
-        raise RunError(str(error)) from error
+    _check_observation(config)
     _check_backend(config)
     prices = _prices(config, agent)
     suite = SuiteConfig(
@@ -282,6 +331,15 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         cost_known=prices is not None or agent.kind != "model", modes=config.modes,
     )
     return _Plan(config, suite, agent, prompt, arena_paths, prices)
+
+
+def _check_observation(config: RunConfig) -> None:
+    """Text observations and the arena's map need a backend that can describe the world."""
+    try:
+        check_observation(config.observation, config.frame, config.backend,
+                          arena_map=config.prompt == PLAN_PROMPT)
+    except ValueError as error:
+        raise RunError(str(error)) from error
 
 
 def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
@@ -329,6 +387,10 @@ def _locked(store: RunStore) -> Iterator[RunStore]:
 def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[EpisodeResult]:
     """Play the pending episodes and tell the user why the run stopped early, if it did."""
     run_dir = store.root
+    options = plan.config.model_options
+    if plan.config.cache_dir and plan.agent.kind == "model" and options.temperature != 0:
+        print(f"warning: --cache answers only requests at temperature 0; at temperature "
+              f"{options.temperature:g} every request goes to the model", file=sys.stderr)
     suite = Suite(
         plan.suite, store,
         make_env=lambda: _make_env(plan.config),
@@ -568,19 +630,16 @@ def _git_revision() -> dict[str, Any] | None:
 
 
 def _record_cache_use(store: RunStore, cache: ResponseCache) -> None:
-    """Add this invocation's cache hits and misses to the run's ``cache.json``.
+    """Add this invocation's cache hits and misses to the manifest's ``cache`` record.
 
-    The file sums every invocation's; it sits beside the manifest, which is written once.
+    The record sums every invocation of the run, so a resumed run's manifest tells what the
+    whole run took from the cache.
     """
-    path = store.root / CACHE_RECORD
-    try:
-        totals = json.loads(path.read_text(encoding="utf-8"))
-        hits, misses = int(totals["hits"]), int(totals["misses"])
-    except (OSError, ValueError, KeyError, TypeError):
-        hits, misses = 0, 0
-    atomic_write_text(path, json.dumps({"directory": str(cache.directory),
-                                        "hits": hits + cache.hits,
-                                        "misses": misses + cache.misses}, indent=2))
+    manifest = store.read_manifest()
+    store.write_manifest(dataclasses.replace(manifest, cache={
+        "directory": str(cache.directory),
+        "hits": manifest.cache_hits + cache.hits,
+        "misses": manifest.cache_misses + cache.misses}))
 
 
 def _update_bar(bar, progress: Progress, cost_known: bool = True,

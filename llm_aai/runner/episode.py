@@ -19,7 +19,7 @@ from typing import Any
 from llm_aai.agents.base import Agent, TurnInput
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs.events import logged_events
-from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage
+from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage, summed_cost
 from llm_aai.logs.store import EpisodeWriter
 from llm_aai.perception.observer import IMAGE_ONLY, ObservationMode
 from llm_aai.prompts import Prompt
@@ -147,7 +147,9 @@ class EpisodeRunner:
             bind_world(self.env, spec.pass_mark)
         writer.write_turn(TurnRecord(  # the steps before the first script; nothing sent yet
             turn=0, sent_text="", actions=(NOOP,) * start.outcome.steps,
-            steps=start.outcome.steps, health=_health(episode), reward=start.outcome.reward,
+            steps=start.outcome.steps, health=_health(episode),
+            health_told=round(start.first_observation_health, 4),  # the paper's turn-0 health
+            reward=start.outcome.reward,
             events=logged_events(start.outcome.infos), terminated=start.outcome.terminated,
             truncated=start.outcome.truncated, state=_state(start.outcome),
         ))
@@ -162,7 +164,8 @@ class EpisodeRunner:
             sent = tuple(writer.save_frame(number, i, image) for i, image in enumerate(images))
             reply = self.agent.act(TurnInput(images=images, text=text, preamble=preamble,
                                              image_paths=[writer.directory / p for p in sent]))
-            usage.append(Usage(reply.input_tokens, reply.output_tokens, reply.cost_usd,
+            usage.append(Usage(reply.input_tokens, reply.output_tokens,
+                               reply.cost_usd if reply.cost_known else None,
                                reply.latency_s, reply.retries))
             turn = episode.play(reply.text)
             writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
@@ -220,6 +223,7 @@ class EpisodeRunner:
                 end_reason: str, infra_error: str | None = None) -> EpisodeResult:
         infrastructure = end_reason in ("infrastructure", BUDGET)
         totals = episode.totals
+        cost = summed_cost(u.cost_usd for u in usage)  # None: a call had no known price
         return EpisodeResult(
             episode_id=spec.episode_id, task_id=spec.task_id, level=spec.level, trial=spec.trial,
             seed=spec.seed, agent=getattr(self.agent, "name", type(self.agent).__name__),
@@ -229,6 +233,6 @@ class EpisodeRunner:
             invalid_replies=totals.refused, end_reason=end_reason, steps=totals.steps,
             input_tokens=sum(u.input_tokens for u in usage),
             output_tokens=sum(u.output_tokens for u in usage),
-            cost_usd=round(sum(u.cost_usd for u in usage), 6),
+            cost_usd=None if cost is None else round(cost, 6),
             duration_s=round(time.monotonic() - started, 3), infra_error=infra_error,
         )

@@ -1,29 +1,46 @@
 """What a run will ask of its model, worked out from the protocol before anything is called.
 
-``--dry-run`` prints this: the requests (episodes x scripts, the script cap reached), the
-input tokens of each request as the conversation grows (system prompt, worked example,
-every earlier turn's text and images, within the image window) and the output tokens at an
-assumed reply length. It is an upper estimate of requests (episodes that reach their goal
-early stop early) and a typical one of tokens.
+``--dry-run`` prints this: the requests and, for each, the input tokens as the conversation
+grows (system prompt, worked example, every earlier turn's text and images, within the image
+window) and the output tokens at an assumed reply length. Each mode shapes its requests its
+own way (``EpisodeShape``): how many replies an episode takes at most, how many images go
+with the first message and with each later one, and what text goes with them besides the
+turn message (the arena's map, the words of a text observation, the line naming the steps
+of ``--observe-every``'s frames). Requests are an upper estimate (episodes that reach their
+goal early stop early); tokens are a typical estimate.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from llm_aai.llm.pricing import Prices
-from llm_aai.prompts import Prompt
-from llm_aai.protocol import PaperProtocol
+from llm_aai.perception.observer import ObservationMode
+from llm_aai.prompts import Prompt, TurnMessages
+from llm_aai.prompts.modes import frames_line
+from llm_aai.protocol import Episode, PaperProtocol
+from llm_aai.protocol.modes import ModeSettings
+from llm_aai.protocol.observe_every import EveryNSteps, frame_steps
+from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
+from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
 
-__all__ = ["ASSUMED_REPLY_TOKENS", "RunEstimate", "estimate_episodes", "image_tokens_for"]
+__all__ = ["ASSUMED_REPLY_TOKENS", "ASSUMED_SCRIPT_STEPS", "EpisodeShape", "ObservationTexts",
+           "RunEstimate", "episode_shape", "estimate_episodes", "image_tokens_for",
+           "measure_observation_texts"]
 
 ASSUMED_REPLY_TOKENS = 60
-"""A typical reply: one Think(...) sentence and a few commands."""
+"""A typical reply: one Think(...) sentence and a few commands (or one frame action)."""
+ASSUMED_SCRIPT_STEPS = 20
+"""Steps a typical script takes (a turn and a short walk, ``Turn(60);Go(10);``): with
+``--observe-every N`` it sets how many frames each message carries."""
+FRAME_ACTION_STEPS = 1
+"""Steps a frame-control reply takes at the least (one action, no repeat): replies cannot
+outnumber the steps left before the arena's time limit."""
 CHARS_PER_TOKEN = 4
 """English text in the providers' tokenizers, on average."""
-UNCAPPED_SCRIPTS = 30
-"""Scripts assumed per episode when the protocol sets no cap (the paper's cap)."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +49,7 @@ class RunEstimate:
 
     Attributes:
         episodes: tasks x trials.
-        requests: model calls, every episode using every script.
+        requests: model calls, every episode using every reply it may.
         input_tokens: summed over the requests.
         output_tokens: at ``reply_tokens`` a reply.
         usd: the cost at the model's prices; None when it has no price.
@@ -49,11 +66,47 @@ class RunEstimate:
 
     def lines(self) -> list[str]:
         """The estimate as the dry run prints it."""
-        usd = f"${self.usd:,.2f}" if self.usd is not None else "unknown (no price)"
+        usd = ("unknown (no price)" if self.usd is None
+               else f"${self.usd:,.2f}" if self.usd >= 10 else f"${self.usd:.4f}")
         return [f"requests: {self.requests:,} (at most; an episode that ends early sends fewer)",
                 f"input tokens: {self.input_tokens:,}",
                 f"output tokens: {self.output_tokens:,} (at {self.reply_tokens} a reply)",
                 f"cost: {usd}"]
+
+
+@dataclass(frozen=True)
+class ObservationTexts:
+    """The text a task's messages carry besides the turn message (empty for images only).
+
+    Attributes:
+        first: with the first message: the arena's map (plan-then-act) or a description.
+        later: with each later message: a description of the view (the start's, as a
+            typical one).
+
+    """
+
+    first: str = ""
+    later: str = ""
+
+
+@dataclass(frozen=True)
+class EpisodeShape:
+    """What the requests of one episode carry, by mode.
+
+    Attributes:
+        replies: requests in the episode, at most.
+        first_images: images with the first message.
+        later_images: images with each later message.
+        first_text: text with the first message besides the turn message.
+        later_text: text with each later message besides the turn message.
+
+    """
+
+    replies: int
+    first_images: int
+    later_images: int
+    first_text: str = ""
+    later_text: str = ""
 
 
 def image_tokens_for(provider: str, resolution: int, *, own_server: bool = False) -> int:
@@ -74,16 +127,99 @@ def image_tokens_for(provider: str, resolution: int, *, own_server: bool = False
     return 85 + 170 * tiles
 
 
+def time_limit_steps(t: float) -> int | None:
+    """Agent steps before an arena with time limit ``t`` ends (None: no limit)."""
+    if not t:
+        return None
+    return math.ceil(PHYSICS_STEPS_PER_UNIT * t / PHYSICS_STEPS_PER_ACTION)
+
+
+def start_steps(protocol: PaperProtocol) -> int:
+    """Steps the protocol takes before the first reply (the no-ops around the observations)."""
+    return (protocol.steps_after_reset
+            + protocol.initial_observations * protocol.noops_after_initial_observation)
+
+
+def episode_shape(protocol: PaperProtocol, modes: ModeSettings, observation: ObservationMode,
+                  messages: TurnMessages, *, time_limit: float = 0.0,
+                  texts: ObservationTexts = ObservationTexts(),
+                  script_steps: int = ASSUMED_SCRIPT_STEPS) -> EpisodeShape:
+    """The request shape of one episode of a task whose arena has time limit ``time_limit``.
+
+    Args:
+        protocol: the run's protocol (its script cap, or reply guard without one).
+        modes: frame or script control, frames during a reply, the filmstrip.
+        observation: images, text or both; the arena's map for plan-then-act.
+        messages: the prompt's turn messages (for the line naming the frames' steps).
+        time_limit: the arena's ``t``; bounds the replies of frame control, each of which
+            takes a step at least (a script may take none, so it bounds nothing there).
+        texts: the task's map and description (``measure_observation_texts``).
+        script_steps: steps a reply is assumed to take, which sets the frames a message
+            carries with ``--observe-every``.
+
+    """
+    frame = modes.control == "frame"
+    steps = FRAME_ACTION_STEPS if frame else script_steps
+    replies = protocol.max_scripts if protocol.max_scripts is not None else protocol.max_replies
+    if replies is None:
+        raise ValueError("a protocol without the script cap needs a reply guard (max_replies)")
+    limit = time_limit_steps(time_limit)
+    if frame and limit is not None:
+        replies = max(1, min(replies, math.ceil((limit - start_steps(protocol)) / steps)))
+    later_images, line = 1, ""
+    if modes.observe_every is not None:
+        runs = EveryNSteps(modes.observe_every).runs([(0, 0)] * steps)
+        taken = frame_steps([len(run) for run in runs])
+        if len(taken) >= 2:  # one frame only: the paper's message, without a line
+            later_images = 2 if modes.filmstrip else len(taken)
+            shown = taken[:-1] if modes.filmstrip else taken
+            line = frames_line(messages, tuple(shown), filmstrip=modes.filmstrip) + "\n"
+    if observation.images:
+        first_images = 1 if observation.arena_map else protocol.initial_observations
+    else:
+        first_images = later_images = 0
+    return EpisodeShape(replies, first_images, later_images, texts.first,
+                        line + texts.later)
+
+
+def measure_observation_texts(make_env: Callable[[], object], protocol: PaperProtocol,
+                              observation: ObservationMode,
+                              episodes: Mapping[str, tuple[str, int]]
+                              ) -> dict[str, ObservationTexts]:
+    """The map and description each task's messages carry, read in the simulator.
+
+    Each task is started once (with the seed of its first episode, so random placements are
+    the run's) and described as the run would describe it after the initial observations;
+    images only, nothing is built and every task's texts are empty.
+
+    Args:
+        make_env: builds the run's env (closed here).
+        protocol: the run's protocol (its start).
+        observation: what the messages carry.
+        episodes: for each task id, the arena file and the seed to start it with.
+
+    """
+    if not (observation.text or observation.arena_map):
+        return {task_id: ObservationTexts() for task_id in episodes}
+    env = make_env()
+    texts = {}
+    try:
+        for task_id, (arena, seed) in episodes.items():
+            Episode(env, protocol).start(seed=seed, arena=arena, observe_last=False)
+            texts[task_id] = ObservationTexts(observation.first_message(env, ""),
+                                              observation.message(env, ""))
+    finally:
+        env.close()
+    return texts
+
+
 def _text_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def estimate_episodes(episodes: int, prompt: Prompt, protocol: PaperProtocol, *,
-                      image_tokens: int, keep_last_images: int | None = None,
-                      prices: Prices | None = None,
-                      reply_tokens: int = ASSUMED_REPLY_TOKENS) -> RunEstimate:
-    """Estimate ``episodes`` episodes of the protocol with this prompt."""
-    scripts = protocol.max_scripts or UNCAPPED_SCRIPTS
+def _episode_input_tokens(shape: EpisodeShape, prompt: Prompt, *, image_tokens: int,
+                          keep_last_images: int | None, reply_tokens: int) -> int:
+    """Input tokens of every request of one episode, the conversation growing turn by turn."""
     messages = prompt.messages
     text = _text_tokens(prompt.system_text)
     images = 0
@@ -91,18 +227,31 @@ def estimate_episodes(episodes: int, prompt: Prompt, protocol: PaperProtocol, *,
         shown = prior.turn
         text += _text_tokens(shown.preamble + shown.text) + _text_tokens(prior.reply)
         images += len(shown.images)
-    episode_input = 0
-    for number in range(1, scripts + 1):
+    total = 0
+    for number in range(1, shape.replies + 1):
         if number == 1:
-            text += _text_tokens(messages.preamble + messages.initial(100.0))
-            images += protocol.initial_observations
+            text += _text_tokens(messages.preamble + shape.first_text + messages.initial(100.0))
+            images += shape.first_images
         else:
-            text += reply_tokens + _text_tokens(messages.preamble + messages.observation(100.0))
-            images += 1
+            text += reply_tokens + _text_tokens(messages.preamble + shape.later_text
+                                                + messages.observation(100.0))
+            images += shape.later_images
         sent_images = images if keep_last_images is None else min(images, keep_last_images)
-        episode_input += text + sent_images * image_tokens
-    requests = episodes * scripts
-    input_tokens = episodes * episode_input
+        total += text + sent_images * image_tokens
+    return total
+
+
+def estimate_episodes(shapes: Iterable[EpisodeShape], prompt: Prompt, *, image_tokens: int,
+                      keep_last_images: int | None = None, prices: Prices | None = None,
+                      reply_tokens: int = ASSUMED_REPLY_TOKENS) -> RunEstimate:
+    """Estimate episodes of the given shapes (one shape an episode) with this prompt."""
+    counts = Counter(shapes)
+    episodes = sum(counts.values())
+    requests = sum(shape.replies * n for shape, n in counts.items())
+    input_tokens = sum(n * _episode_input_tokens(shape, prompt, image_tokens=image_tokens,
+                                                 keep_last_images=keep_last_images,
+                                                 reply_tokens=reply_tokens)
+                       for shape, n in counts.items())
     output_tokens = requests * reply_tokens
     usd = prices.cost(input_tokens, output_tokens) if prices is not None else None
     return RunEstimate(episodes, requests, input_tokens, output_tokens, usd, reply_tokens)

@@ -16,7 +16,7 @@ from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.frames import FrameFormat
 from llm_aai.llm.cache import CachedClient, ResponseCache
 from llm_aai.llm.pricing import Prices, image_token_estimate
-from llm_aai.logs.schema import EpisodeResult
+from llm_aai.logs.schema import EpisodeResult, known_cost
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
 from llm_aai.perception.observer import ObservationMode
 from llm_aai.prompts import PLAN_PROMPT
@@ -113,7 +113,7 @@ class Progress:
         self.passed += int(result.passed)
         self.infra_failures += int(result.end_reason == "infrastructure")
         self.tokens += result.input_tokens + result.output_tokens
-        self.cost_usd += result.cost_usd
+        self.cost_usd += known_cost(result.cost_usd)
 
 
 class Suite:
@@ -315,7 +315,7 @@ class Suite:
             self.store.keep_failed_attempt(spec.episode_id, attempt)
             with self._lock:
                 self.progress.tokens += result.input_tokens + result.output_tokens
-                self.progress.cost_usd += result.cost_usd
+                self.progress.cost_usd += known_cost(result.cost_usd)
             if self.cancel.wait(self.config.relaunch_delay_s * (relaunches + 1)):
                 raise EpisodeCancelled(spec.episode_id)  # interrupted: no new attempt
             attempt += 1

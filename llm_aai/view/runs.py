@@ -78,13 +78,18 @@ def _totals(run: pd.Series, episodes: pd.DataFrame) -> tuple[tuple[str, str], ..
         ("invalid replies", f"{int(agent['invalid_replies'].sum())} of "
                             f"{int(agent['scripts_used'].sum())} scripts"),
         ("tokens", f"{tokens_in:,} in, {tokens_out:,} out"),
-        ("cost", cost_text(float(episodes["cost_usd"].sum()), tokens_in + tokens_out)),
+        ("cost", cost_text(float(episodes["cost_usd"].sum()), tokens_in + tokens_out,
+                           known=bool(episodes["cost_known"].all()))),
     )
 
 
-def cost_text(cost_usd: float, tokens: int) -> str:
-    """The cost, or ``unknown`` when tokens were used but no price was known (logged as 0)."""
-    if cost_usd > 0:
+def cost_text(cost_usd: float, tokens: int, *, known: bool = True) -> str:
+    """The cost, or ``unknown`` when tokens were used but no price was known.
+
+    Episodes logged without a price record their cost as unknown (``known`` False); older
+    logs recorded it as 0, which is taken as unknown too when tokens were used.
+    """
+    if known and cost_usd > 0:
         return f"${cost_usd:.4f}"
     return "unknown (no price known for the model)" if tokens else "$0 (no model calls)"
 

@@ -136,3 +136,16 @@ def test_sampling_options_count_as_settings_and_repeats_within_a_run_do_not(make
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
     assert notes == ["note: alpha pools runs with different settings (cold: temperature=None; "
                      "warm: temperature=0.7); analyse them separately to compare like with like"]
+
+
+def test_an_episode_without_a_known_cost_makes_the_model_s_cost_unknown(tmp_path, make_run,
+                                                                        capsys):
+    # a priced run in which one episode's calls had no known price (cost_usd null)
+    run = make_run(tmp_path, model="alpha", levels=range(1, 2))
+    result_file = sorted(run.glob("episodes/*/result.json"))[0]
+    record = json.loads(result_file.read_text())
+    result_file.write_text(json.dumps({**record, "cost_usd": None}))
+    assert main([str(run)]) == 0
+    out = capsys.readouterr().out
+    summary = [line for line in out.splitlines() if line.startswith("alpha ")][-1]
+    assert "unknown (no price)" in summary and "0.00" not in summary.split()[-1]

@@ -35,7 +35,8 @@ def test_fresh_embedded_runs_resimulate_exactly(runs, kind):
             ["start"] + ["script"] * (len(episode.turns) - 1) + ["final", "episode"])
         start = report.turns[0]
         assert [c.name for c in start.checks] == ["steps", "health", "reward", "events",
-                                                  "observations", "frame 0", "frame 1", "frame 2"]
+                                                  "health told", "observations", "frame 0",
+                                                  "frame 1", "frame 2"]
         assert report.steps == episode.result.steps
         # the log alone adds up to the result: turn 0 holds the steps before the first script
         logged = (episode.start, *episode.turns)
@@ -64,6 +65,16 @@ def test_overviews_do_not_disturb_the_simulation(runs):
     keys = [(frame.turn, frame.index) for frame in episode.shown_frames()]
     assert sorted(report.overviews) == sorted(keys)
     assert all(view.shape == (128, 128, 3) for view in report.overviews.values())
+
+
+def test_an_edited_health_told_at_the_start_is_a_mismatch(runs, copy_run):
+    run_dir = copy_run(runs["heuristic"])
+    episode_dir = run_dir / "episodes" / "01-04-03_t1"
+    _rewrite_turn(episode_dir, 0, lambda r: r.update(health_told=r["health"]))
+    report = resimulate(load_episode(episode_dir))
+    bad = [row for row in report.turns if not row.ok]
+    assert [row.turn for row in bad] == [0]
+    assert [c.name for c in bad[0].mismatches] == ["health told"]
 
 
 def test_edited_health_is_a_mismatch_at_that_turn_only(runs, copy_run, capsys):

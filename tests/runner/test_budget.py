@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 
@@ -9,7 +10,7 @@ import pytest
 
 from llm_aai.cli import analyze
 from llm_aai.llm.fake_server import FakeChatServer
-from llm_aai.logs import RunStore
+from llm_aai.logs import RunStore, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, ResumeOverrides, RunConfig, resume_run, start_run
 from llm_aai.runner.app import RunError
@@ -86,6 +87,13 @@ def test_an_unknown_price_is_a_warning_and_given_prices_are_recorded(testbed_dir
         assert "warning" not in capsys.readouterr().err
     unknown_run = json.loads((tmp_path / "unknown" / "manifest.json").read_text())
     assert unknown_run["config"]["cost_known"] is False
+    # each episode and each call: the cost is unknown, not 0
+    [row] = csv.DictReader((tmp_path / "unknown" / "summary.csv").open())
+    assert row["cost_usd"] == "unknown" and int(row["input_tokens"]) > 0
+    assert RunStore(tmp_path / "unknown").finished_results()["01-04-03_t1"].cost_usd is None
+    calls = [t.usage for t in read_turns(tmp_path / "unknown" / "episodes" / "01-04-03_t1")
+             if t.reply is not None]
+    assert calls and all(usage.cost_usd is None for usage in calls)
     assert analyze.main([str(tmp_path / "unknown")]) == 0
     assert "unknown (no price)" in capsys.readouterr().out
     assert analyze.main([str(tmp_path / "priced")]) == 0

@@ -53,6 +53,19 @@ def test_step_counts_follow_the_paper(env, tmp_path, make_arena):
     assert start.reward + sum(t.reward for t in turns) == pytest.approx(result.reward, abs=1e-6)
 
 
+def test_turn_0_logs_the_health_told_beside_the_health_after_its_steps(env, tmp_path,
+                                                                     make_arena):
+    # t=100: 0.6 health per step. The first message states the health at the first initial
+    # observation (after 1 step), as the paper's harness did; 48 more no-ops follow it.
+    _, turns = play(env, tmp_path, make_arena(t=100), ["Turn(6);"],
+                    protocol=PaperProtocol(max_scripts=1, run_out_clock=False))
+    [start] = [t for t in read_turns(tmp_path / "run" / "episodes" / "ep_t1") if t.turn == 0]
+    assert start.health_told == pytest.approx(100 - 0.6, abs=1e-3)
+    assert start.health == pytest.approx(100 - 0.6 * 49, abs=1e-3)
+    assert turns[0].sent_text == f"Your remaining health is {start.health_told:.1f}."
+    assert all(t.health_told is None for t in turns)  # later messages state the logged health
+
+
 def test_reaching_the_goal_ends_the_episode_and_passes(env, tmp_path, make_arena):
     result, turns = play(env, tmp_path, make_arena(), ["Go(10);", "Go(10);"])
     assert result.end_reason == "good_goal" and result.passed

@@ -8,7 +8,7 @@ import time
 
 from llm_aai.cli import run as run_cli
 from llm_aai.llm.fake_server import FakeChatServer
-from llm_aai.logs import RunStore, read_turns
+from llm_aai.logs import RunStore, read_manifest, read_turns
 
 SENTINEL_KEY = "sk-test-SENTINEL-cache-0123456789"
 
@@ -45,16 +45,18 @@ def test_a_rerun_from_the_cache_costs_nothing_and_repeats_the_run(testbed_dir, t
               f"({again_s / first_s:.0%})")
     assert len(first) == len(again) == 8 and first_calls >= 8
     assert again_calls == 0 and cost_again == 0.0 < cost_first
-    assert again_s < 0.5 * first_s
+    # the issue targets under 10 %: measured 5 % on an idle machine, 13 % on a busy one
+    assert again_s < 0.25 * first_s
     for episode_id in first:  # the same replies and actions, turn by turn
         a = read_turns(tmp_path / "first" / "episodes" / episode_id)
         b = read_turns(tmp_path / "again" / "episodes" / episode_id)
         assert [(t.reply, t.actions) for t in a] == [(t.reply, t.actions) for t in b]
     # trials whose observations coincide send identical requests: the first run hits too
-    before = json.loads((tmp_path / "first" / "cache.json").read_text())
-    assert before["misses"] == first_calls
-    record = json.loads((tmp_path / "again" / "cache.json").read_text())
-    assert record["hits"] == before["hits"] + before["misses"] and record["misses"] == 0
+    before = read_manifest(tmp_path / "first")
+    assert before.cache_misses == first_calls and before.cache["directory"] == str(cache)
+    record = read_manifest(tmp_path / "again")
+    assert record.cache_hits == before.cache_hits + before.cache_misses
+    assert record.cache_misses == 0
     stored = "".join(p.read_text() for p in cache.rglob("*.json"))
     assert SENTINEL_KEY not in stored and "data:image" not in stored
 
@@ -71,6 +73,57 @@ def test_a_corrupt_entry_is_a_miss(testbed_dir, tmp_path, capsys):
         assert run_cli.main([*argv, "--api-base", server.url, "--run-id", "b"]) == 0
         assert len(server.requests) == 4  # every corrupt entry missed and was asked again
     capsys.readouterr()
-    assert json.loads((tmp_path / "b" / "cache.json").read_text())["misses"] == 2
+    assert read_manifest(tmp_path / "b").cache_misses == 2
     assert all(json.loads(p.read_text())["text"] for p in cache.rglob("*.json"))
     assert os.listdir(tmp_path / "b" / "episodes") == ["01-04-03_t1"]
+
+
+def test_the_manifest_sums_the_cache_use_of_every_invocation(testbed_dir, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--resolution", "64", "--max-scripts", "2",
+            "--no-progress", "--cache", str(cache), "--run-id", "r"]
+    with FakeChatServer(default="Go(3);") as server:
+        assert run_cli.main([*argv, "--api-base", server.url]) == 0
+        first = read_manifest(tmp_path / "r")
+        episode = tmp_path / "r" / "episodes" / "01-04-03_t1"
+        logged = [(t.reply, t.actions, t.sent_text) for t in read_turns(episode)]
+        (episode / "result.json").unlink()  # as if the run had crashed before sealing it
+        assert run_cli.main(["--resume", str(tmp_path / "r"), "--cache", str(cache),
+                             "--no-progress"]) == 0
+        calls = len(server.requests)
+    capsys.readouterr()
+    assert (first.cache_hits, first.cache_misses) == (0, 2) and calls == 2
+    resumed = read_manifest(tmp_path / "r")  # the replayed turns were answered from the cache
+    assert (resumed.cache_hits, resumed.cache_misses) == (2, 2)
+    assert [(t.reply, t.actions, t.sent_text) for t in read_turns(episode)] == logged
+    assert not (tmp_path / "r" / "cache.json").exists()
+
+
+def test_the_progress_bar_shows_cache_use_and_an_unknown_cost(testbed_dir, tmp_path, capsys):
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--resolution", "64", "--max-scripts", "2",
+            "--cache", str(tmp_path / "cache"), "--run-id", "r"]
+    with FakeChatServer(default="Go(3);") as server:
+        assert run_cli.main([*argv, "--api-base", server.url]) == 0
+    err = capsys.readouterr().err.replace("\r", "\n")
+    assert err.count("warning: litellm has no price for openai/fake") == 1  # warned once
+    bar = [line for line in err.splitlines() if line.startswith("episodes: 100%")]
+    assert bar and "$? (no price)" in bar[-1] and "$0.00" not in bar[-1]
+    assert "cache 0 hit/2 miss" in bar[-1]
+
+
+def test_a_cache_at_a_temperature_above_0_is_said_to_answer_nothing(testbed_dir, tmp_path,
+                                                                   capsys):
+    cache = tmp_path / "cache"
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--resolution", "64", "--max-scripts", "2",
+            "--no-progress", "--cache", str(cache), "--temperature", "0.7"]
+    with FakeChatServer(default="Go(3);") as server:
+        assert run_cli.main([*argv, "--api-base", server.url, "--run-id", "r"]) == 0
+        assert len(server.requests) == 2
+    assert ("warning: --cache answers only requests at temperature 0; at temperature 0.7 every "
+            "request goes to the model") in capsys.readouterr().err
+    manifest = read_manifest(tmp_path / "r")
+    assert (manifest.cache_hits, manifest.cache_misses) == (0, 0)
+    assert not list(cache.rglob("*.json"))  # nothing stored that could answer a later run
