@@ -114,6 +114,10 @@ class EpisodeResult:
     and is always False for infrastructure failures, which are reported separately.
     ``cost_usd`` is None when a call of the episode had no known price (``summary.csv`` then
     says ``unknown``): an unknown cost is never summed as 0.
+
+    With ``--context across-tasks`` the episode is one task of a conversation:
+    ``conversation`` names it (``trial-1``) and ``position`` is the task's place in it
+    (1 for the first); both are None for the paper's one conversation per task.
     """
 
     episode_id: str
@@ -137,6 +141,8 @@ class EpisodeResult:
     attempts: int = 1
     infra_error: str | None = None
     schema: int = SCHEMA_VERSION
+    conversation: str | None = None
+    position: int | None = None
 
 
 SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult))

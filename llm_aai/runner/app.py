@@ -55,6 +55,7 @@ from llm_aai.runner.config import (
     config_from_manifest,
     default_run_id,
 )
+from llm_aai.runner.conversation import ConversationError
 from llm_aai.runner.estimate import (
     ASSUMED_REPLY_TOKENS,
     ASSUMED_SCRIPT_STEPS,
@@ -401,7 +402,12 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
         prices=plan.prices,
         cache=ResponseCache(plan.config.cache_dir) if plan.config.cache_dir else None,
     )
-    pending = suite.pending()
+    try:
+        pending = suite.pending()
+        if plan.suite.modes.across_tasks:
+            suite.conversations()  # a conversation that cannot go on stops the run here
+    except ConversationError as error:
+        raise RunError(f"{run_dir}: {error}") from error
     bar = tqdm(total=len(pending), unit="episode", desc="episodes", disable=not show_progress,
                dynamic_ncols=True)
     suite.on_result = lambda result, progress: _update_bar(bar, progress,
