@@ -138,3 +138,25 @@ def test_the_manifest_is_json_with_the_context(testbed_dir, tmp_path):
     run_dir = across_run(testbed_dir, tmp_path, "random")
     record = json.loads((run_dir / "manifest.json").read_text())
     assert record["run_config"]["modes"]["context"] == "across-tasks"
+
+
+def test_the_dry_run_estimate_counts_the_history_across_tasks(testbed_dir, tmp_path, capsys):
+    def estimated(printed: str) -> int:
+        lines = dict(line.split(": ", 1) for line in printed.splitlines() if ": " in line)
+        return int(lines["input tokens"].split()[0].replace(",", ""))
+
+    with FakeChatServer(default='Think("I turn to look for the goal.");Turn(6);') as server:
+        argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks", TASKS,
+                "--arenas-dir", str(testbed_dir), "--out", str(tmp_path), "--run-id", "r",
+                "--resolution", "64", "--max-scripts", "3", "--no-progress",
+                "--price-per-mtok", "3,15"]
+        assert run_main([*argv, "--dry-run"]) == 0
+        per_task = estimated(capsys.readouterr().out)
+        assert run_main([*argv, "--context", "across-tasks", "--dry-run"]) == 0
+        across = estimated(capsys.readouterr().out)
+        assert run_main([*argv, "--context", "across-tasks"]) == 0
+        capsys.readouterr()
+    real = sum(r.input_tokens for r in RunStore(tmp_path / "r").finished_results().values())
+    assert across > 1.1 * per_task  # task 2's three requests carry task 1's six messages
+    assert abs(across - real) <= 0.25 * real
+    assert abs(across - real) < abs(per_task - real)
