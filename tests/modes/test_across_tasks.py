@@ -8,13 +8,13 @@ from dataclasses import replace
 import pytest
 
 from llm_aai.cli.run import main as run_main
-from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.llm.fake_server import FakeChatServer, ServerError
 from llm_aai.logs import RunStore, read_manifest, read_turns
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.across_tasks import conversation_order
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.replay import load_episode, resimulate
-from llm_aai.runner import ModelOptions, RunConfig, start_run
+from llm_aai.runner import ModelOptions, RunConfig, resume_run, start_run
 
 from .helpers import images_of, text_of
 from .resume_helpers import by_user_count
@@ -160,3 +160,21 @@ def test_the_dry_run_estimate_counts_the_history_across_tasks(testbed_dir, tmp_p
     assert across > 1.1 * per_task  # task 2's three requests carry task 1's six messages
     assert abs(across - real) <= 0.25 * real
     assert abs(across - real) < abs(per_task - real)
+
+
+def test_a_task_lost_to_the_model_server_stops_its_conversation_until_resume(
+        testbed_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    script = ['Turn(30);', ServerError(503)]  # task 1's second request: the server is down
+    with FakeChatServer(script, default="Go(2);") as server:
+        run_dir = across_run(testbed_dir, tmp_path, max_relaunches=0, relaunch_delay_s=0.0,
+                             model_options=ModelOptions(api_base=server.url, max_retries=0))
+        store = RunStore(run_dir)
+        results = store.finished_results()
+        assert list(results) == ["01-04-03_t1"]  # task 2 needs task 1's outcome: not started
+        assert results["01-04-03_t1"].end_reason == "infrastructure"
+        assert len(server.requests) == 2
+        resume_run(run_dir, show_progress=False)
+    results = store.finished_results()
+    assert [results[e].end_reason for e in ("01-04-03_t1", "01-06-02_t1")] == ["time_limit"] * 2
+    assert results["01-06-02_t1"].position == 2 and results["01-04-03_t1"].attempts == 2
