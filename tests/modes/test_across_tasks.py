@@ -67,6 +67,10 @@ def test_the_second_task_opens_with_the_first_tasks_messages_and_outcome(
     turns = read_turns(run_dir / "episodes" / "01-06-02_t1")
     assert turns[1].turn == 1 and turns[1].sent_preamble == f"{outcome}\n\nObservation captured."
 
+    summary = (run_dir / "summary.csv").read_text().splitlines()
+    assert summary[0].endswith(",conversation,position")
+    assert [row.split(",")[-2:] for row in summary[1:]] == [["trial-1", "1"], ["trial-1", "2"]]
+
     manifest = read_manifest(run_dir)
     assert manifest.config["modes"]["context"] == "across-tasks"
     assert manifest.config["modes"]["order"] == "testbed"
