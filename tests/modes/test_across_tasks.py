@@ -182,3 +182,17 @@ def test_a_task_lost_to_the_model_server_stops_its_conversation_until_resume(
     results = store.finished_results()
     assert [results[e].end_reason for e in ("01-04-03_t1", "01-06-02_t1")] == ["time_limit"] * 2
     assert results["01-06-02_t1"].position == 2 and results["01-04-03_t1"].attempts == 2
+
+
+def test_conversations_run_in_parallel_and_a_conversations_tasks_in_turn(
+        testbed_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    in_flight = {}
+    for trials in (1, 2):
+        with FakeChatServer(default="Turn(30);", latency_s=0.3) as server:
+            options = ModelOptions(api_base=server.url, max_retries=0)
+            run_dir = across_run(testbed_dir, tmp_path, run_id=f"t{trials}", trials=trials,
+                                 concurrency=4, model_options=options)
+            in_flight[trials] = server.max_in_flight
+        assert len(RunStore(run_dir).finished_results()) == 2 * trials
+    assert in_flight == {1: 1, 2: 2}  # one request at a time per conversation
