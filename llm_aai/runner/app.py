@@ -178,7 +178,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
     shapes = (_episode_shapes(config, protocol, observation, tasks, arena_paths, prompt,
                               script_steps) if agent.kind == "model" else [])
     conversation = len(tasks) if config.modes.across_tasks else 1
-    if conversation > 1:  # one conversation a trial, its tasks in the testbed's order
+    if conversation > 1 and shapes:  # one conversation a trial, its tasks in the testbed's order
         shapes = [shapes[t * config.trials] for t in range(len(tasks))] * config.trials
     estimate = estimate_episodes(shapes, prompt, image_tokens=image_tokens,
                                  keep_last_images=config.model_options.keep_last_images,

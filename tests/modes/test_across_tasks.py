@@ -14,7 +14,7 @@ from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.across_tasks import conversation_order
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.replay import load_episode, resimulate
-from llm_aai.runner import ModelOptions, RunConfig, resume_run, start_run
+from llm_aai.runner import ModelOptions, RunConfig, estimate_run, resume_run, start_run
 
 from .helpers import images_of, text_of
 from .resume_helpers import by_user_count
@@ -196,3 +196,9 @@ def test_conversations_run_in_parallel_and_a_conversations_tasks_in_turn(
             in_flight[trials] = server.max_in_flight
         assert len(RunStore(run_dir).finished_results()) == 2 * trials
     assert in_flight == {1: 1, 2: 2}  # one request at a time per conversation
+
+
+def test_the_dry_run_of_a_built_in_agent_across_tasks_asks_nothing(testbed_dir):
+    _, estimate = estimate_run(RunConfig(model="heuristic", tasks=TASKS, arenas_dir=testbed_dir,
+                                         modes=ACROSS, trials=2))
+    assert (estimate.episodes, estimate.requests, estimate.input_tokens) == (0, 0, 0)
