@@ -13,6 +13,11 @@ litellm's table): text at about 4 characters a token, each image at width x heig
 tokens (Anthropic's documented estimate). Prompt caching is priced from the requests
 themselves: the part of a request equal to the previous one's is a cache read (0.1x), the
 rest a cache write (1.25x), as Anthropic bills a prefix cached at the last user message.
+
+One context across tasks is priced on a conversation of level 1's four tasks, per episode
+(the conversation's total over its four tasks), beside the paper's mode on the same four tasks
+played one conversation each: its cost grows with the conversation's length, as every request
+carries the tasks before it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ SCRIPT_REPLY = f'Think("{THOUGHT}");Turn(30);Go(5);'
 FRAME_REPLY = f'Think("{THOUGHT}");forward x4'
 GUARD = 500
 WINDOW = 8
+CONVERSATION = "01-04-03,01-06-02,01-21-01,01-23-01"
+"""Level 1's four tasks of the children subset: the across-tasks rows' conversation."""
 
 MODES = {
     "paper (30 scripts)": ({}, SCRIPT_REPLY),
@@ -51,6 +58,12 @@ MODES = {
     "no script cap": ({"protocol": PaperProtocol(max_scripts=None, max_replies=GUARD)},
                       SCRIPT_REPLY),
 }
+CONVERSATION_MODES = {
+    "paper, level 1's 4 tasks": ({}, SCRIPT_REPLY),
+    "across tasks, level 1's 4 tasks": ({"modes": ModeSettings(context="across-tasks")},
+                                        SCRIPT_REPLY),
+}
+"""Modes priced per episode over ``CONVERSATION``; the first is their ``x paper`` reference."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +94,8 @@ def _message_tokens(message: dict) -> list[int]:
     return tokens
 
 
-def price(bodies: list[dict], reply: str) -> Cost:
-    """Bill the requests as the module docstring says."""
+def price(bodies: list[dict], reply: str, episodes: int = 1) -> Cost:
+    """Bill the requests as the module docstring says, per episode of ``episodes``."""
     prices = import_litellm().model_cost[PRICE_MODEL]
     unit_in, unit_out = prices["input_cost_per_token"], prices["output_cost_per_token"]
     unit_read = prices["cache_read_input_token_cost"]
@@ -112,12 +125,15 @@ def price(bodies: list[dict], reply: str) -> Cost:
     images = sum(1 for body in bodies for message in body["messages"]
                  if isinstance(message["content"], list)
                  for part in message["content"] if part.get("type") == "image_url")
-    return Cost(len(bodies), images, total_in, output * len(bodies), dollars, cached)
+    return Cost(round(len(bodies) / episodes), round(images / episodes),
+                round(total_in / episodes), round(output * len(bodies) / episodes),
+                dollars / episodes, cached / episodes)
 
 
 def play(mode: dict, reply: str, task: str, resolution: int, arenas: Path | None,
          window: int | None) -> Cost:
-    """One episode of ``task`` in ``mode``, the fake model answering ``reply``."""
+    """Every task of ``task`` (ids joined by commas) in ``mode``, the fake model answering
+    ``reply``; the cost per episode."""
     with FakeChatServer(default=reply) as server, tempfile.TemporaryDirectory() as out:
         config = replace(RunConfig(model="openai/fake", tasks=task, resolution=resolution,
                                    arenas_dir=arenas,
@@ -125,11 +141,12 @@ def play(mode: dict, reply: str, task: str, resolution: int, arenas: Path | None
                                                               keep_last_images=window)),
                          **mode)
         start_run(config, out=out, run_id="cost", show_progress=False)
-        return price([request.body for request in server.requests], reply)
+        return price([request.body for request in server.requests], reply,
+                     episodes=len(task.split(",")))
 
 
-def table(task: str, resolution: int, arenas: Path | None) -> str:
-    """The Markdown table of every mode, with and without the image window."""
+def table(task: str, resolution: int, arenas: Path | None, names: list[str] | None = None) -> str:
+    """The Markdown table of every mode (or of ``names``), with and without the image window."""
     lines = ["# What each mode costs per episode",
              "",
              "Made by `python -m benchmarks.bench_modes_cost` (method in its docstring). Task "
@@ -137,22 +154,29 @@ def table(task: str, resolution: int, arenas: Path | None) -> str:
              "row. Replies have a fixed length: a 200-character thought and `Turn(30);Go(5);` "
              "(10 steps) or `forward x4` (4 steps). The image window is `--keep-last-images "
              f"{WINDOW}`; caching prices each request's prefix shared with the previous request "
-             "as a cache read. `x paper` compares the uncached dollars with the paper's mode.",
+             "as a cache read. `x paper` compares the uncached dollars with the paper's mode. "
+             f"The last rows play level 1's four tasks ({CONVERSATION}) and give the cost "
+             "per episode: one conversation across them against one conversation each.",
              "",
              "| mode | image window | requests | images in all requests | input tokens "
              "| $ / episode | $ with caching | x paper |",
              "|---|---|---|---|---|---|---|---|"]
-    paper = None
-    for name, (mode, reply) in MODES.items():
-        for window in (None, WINDOW):
-            cost = play(mode, reply, task, resolution, arenas, window)
-            if paper is None:
-                paper = cost.dollars
-            shown = "all" if window is None else f"last {window}"
-            lines.append(f"| {name} | {shown} | {cost.requests} | {cost.images:,} | "
-                         f"{cost.input_tokens:,} | {cost.dollars:.2f} | "
-                         f"{cost.dollars_cached:.2f} | {cost.dollars / paper:.1f} |")
-            print(lines[-1], flush=True)
+    for modes, tasks in ((MODES, task), (CONVERSATION_MODES, CONVERSATION)):
+        paper = None
+        for name, (mode, reply) in modes.items():
+            for window in (None, WINDOW):
+                if names and name not in names and paper is not None:
+                    continue
+                cost = play(mode, reply, tasks, resolution, arenas, window)
+                if paper is None:
+                    paper = cost.dollars
+                if names and name not in names:
+                    continue
+                shown = "all" if window is None else f"last {window}"
+                lines.append(f"| {name} | {shown} | {cost.requests} | {cost.images:,} | "
+                             f"{cost.input_tokens:,} | {cost.dollars:.2f} | "
+                             f"{cost.dollars_cached:.2f} | {cost.dollars / paper:.1f} |")
+                print(lines[-1], flush=True)
     return "\n".join(lines) + "\n"
 
 
@@ -163,8 +187,10 @@ def main() -> None:
     parser.add_argument("--resolution", type=int, default=512)
     parser.add_argument("--arenas-dir", type=Path)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--mode", action="append", dest="modes", metavar="NAME",
+                        help="price only this row's mode (repeatable; default: all)")
     args = parser.parse_args()
-    text = table(args.task, args.resolution, args.arenas_dir)
+    text = table(args.task, args.resolution, args.arenas_dir, args.modes)
     if args.out:
         args.out.write_text(text)
 

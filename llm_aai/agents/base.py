@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Agent", "AgentReply", "PriorTurn", "TurnInput"]
+__all__ = ["Agent", "AgentReply", "EarlierTurn", "PriorTurn", "TurnInput"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,28 @@ class PriorTurn:
 
 
 @dataclass(frozen=True)
+class EarlierTurn:
+    """One exchange of an earlier task of the same conversation, as its log kept it.
+
+    With ``--context across-tasks`` a task's conversation opens with the tasks played before
+    it. Their frames are the files that were sent, so an agent that keeps a conversation can
+    send them again byte for byte (and need not hold hundreds of decoded images).
+
+    Attributes:
+        preamble: the text sent before the images.
+        image_paths: the frame files sent, in order.
+        text: the text sent after the images.
+        reply: the agent's reply.
+
+    """
+
+    preamble: str
+    image_paths: tuple[Path, ...]
+    text: str
+    reply: str
+
+
+@dataclass(frozen=True)
 class AgentReply:
     """One reply with its accounting (all zero for agents that call no model).
 
@@ -113,3 +135,15 @@ class Agent(Protocol):
     def act(self, turn: TurnInput) -> AgentReply:
         """Return the next script as text."""
         ...
+
+
+def continue_conversation(agent: Agent, earlier: Sequence[EarlierTurn]) -> None:
+    """Give ``agent`` the earlier tasks of its conversation, after ``start_episode``.
+
+    Agents that keep a conversation (``LLMAgent``) define ``continue_conversation`` and put
+    the exchanges after the system prompt and any worked example; the built-in agents keep no
+    conversation and play each task afresh, so they have nothing to take.
+    """
+    method = getattr(agent, "continue_conversation", None)
+    if method is not None:
+        method(earlier)

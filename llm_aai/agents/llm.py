@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
+from llm_aai.agents.base import AgentReply, EarlierTurn, PriorTurn, TurnInput
 from llm_aai.frames import file_data_url
 from llm_aai.llm.client import ChatClient
 from llm_aai.llm.types import (
@@ -83,6 +83,23 @@ class LLMAgent:
             shown = prior.turn
             self.messages.append(user_message(shown.text, shown.images, preamble=shown.preamble))
             self.messages.append(assistant_message(prior.reply))
+        self._prelude_end = len(self.messages) - 1
+
+    def continue_conversation(self, earlier: Sequence[EarlierTurn]) -> None:
+        """Put the earlier tasks of this conversation after the prompt (``--context across-tasks``).
+
+        Each exchange becomes a user message built as the live turn was (preamble, the frame
+        files sent, text) and the reply that answered it, so the model is sent the same
+        history whether the earlier tasks were played in this process or read back from their
+        logs on resume. The prompt-caching mark for the prelude moves to their end: every
+        turn of this task shares that prefix.
+        """
+        if not self.messages:
+            raise RuntimeError("call start_episode before continue_conversation")
+        for exchange in earlier:
+            images = [file_data_url(path) for path in exchange.image_paths]
+            self.messages.append(user_message(exchange.text, images, preamble=exchange.preamble))
+            self.messages.append(assistant_message(exchange.reply))
         self._prelude_end = len(self.messages) - 1
 
     def act(self, turn: TurnInput) -> AgentReply:

@@ -21,7 +21,13 @@ from typing import Any
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
-from llm_aai.logs.schema import SUMMARY_COLUMNS, RunManifest, SchemaError, to_dict
+from llm_aai.logs.schema import (
+    CONVERSATION_COLUMNS,
+    SUMMARY_COLUMNS,
+    RunManifest,
+    SchemaError,
+    to_dict,
+)
 from llm_aai.logs.store import EPISODES, RESULT, read_manifest, read_result, read_turns
 from llm_aai.protocol.modes import mode_label
 
@@ -284,7 +290,8 @@ def _turn_rows(directory: Path, run_id: str) -> list[dict[str, Any]]:
 
 
 def _episodes_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    columns = [*RUN_COLUMNS, *SUMMARY_COLUMNS, "infra_failure", "episode_dir", "cost_known"]
+    columns = [*RUN_COLUMNS, *SUMMARY_COLUMNS, "infra_failure", "episode_dir", "cost_known",
+               *CONVERSATION_COLUMNS]
     frame = pd.DataFrame(rows, columns=columns)
     frame["level"] = frame["level"].astype(int)
     frame["passed"] = frame["passed"].astype(bool)

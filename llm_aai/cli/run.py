@@ -25,6 +25,7 @@ from llm_aai.logs import RunStore
 from llm_aai.logs.store import RERUN_END_REASONS
 from llm_aai.perception import FRAMES
 from llm_aai.perception.observer import OBSERVATIONS
+from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS, PER_TASK, TESTBED_ORDER
 from llm_aai.runner import (
     RESULTS_DIR,
     ResumeOverrides,
@@ -141,6 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     modes.add_argument("--filmstrip", action="store_true", default=_default("modes.filmstrip"),
                        help="with --observe-every: join the frames taken during a reply into "
                             "one labelled image (two images per turn)")
+    modes.add_argument("--context", default=_default("modes.context"), choices=CONTEXTS,
+                       help="per-task: each task its own conversation (the paper, default); "
+                            "across-tasks: the tasks of a trial in one conversation, each "
+                            "task's outcome told before the next (trials run in parallel, "
+                            "a trial's tasks one after another)")
+    modes.add_argument("--order", default=_default("modes.order"), choices=ORDERS,
+                       help="with --context across-tasks: testbed (the tasks' order, default) "
+                            "or shuffled (each trial its own order, drawn from --seed)")
     parser.add_argument("--initial-observations", type=_at_least(1),
                         default=_default("protocol.initial_observations"),
                         help="observations before the first script (the paper: %(default)s); "
@@ -328,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--dry-run plans a new run; it does not combine with --resume")
     if args.filmstrip and args.observe_every is None:
         parser.error("--filmstrip joins the frames of --observe-every N: give --observe-every")
+    if args.order != TESTBED_ORDER and args.context == PER_TASK:
+        parser.error(f"--order {args.order} orders the tasks of one conversation: give "
+                     "--context across-tasks")
     if args.control == "frame" and args.max_scripts not in (0, _default("protocol.max_scripts")):
         parser.error("--max-scripts caps scripts; --control frame counts replies: use "
                      "--max-replies")

@@ -32,6 +32,9 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 MANIFEST_VERSION = 2
+_OMITTED_WHEN_NONE = "omitted_when_none"
+"""Field metadata: ``to_dict`` leaves the field out while it is None (a field added for a mode,
+so records of the other modes are written exactly as before)."""
 
 
 class SchemaError(ValueError):
@@ -114,6 +117,11 @@ class EpisodeResult:
     and is always False for infrastructure failures, which are reported separately.
     ``cost_usd`` is None when a call of the episode had no known price (``summary.csv`` then
     says ``unknown``): an unknown cost is never summed as 0.
+
+    With ``--context across-tasks`` the episode is one task of a conversation:
+    ``conversation`` names it (``trial-1``) and ``position`` is the task's place in it
+    (1 for the first); both are None for the paper's one conversation per task, and are then
+    left out of ``result.json`` and ``summary.csv``, which stay as they were before the mode.
     """
 
     episode_id: str
@@ -137,9 +145,15 @@ class EpisodeResult:
     attempts: int = 1
     infra_error: str | None = None
     schema: int = SCHEMA_VERSION
+    conversation: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    position: int | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
 
 
-SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult))
+CONVERSATION_COLUMNS = ("conversation", "position")
+"""The result's fields that only runs across tasks write (``summary.csv`` gains them there)."""
+SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult)
+                        if f.name not in CONVERSATION_COLUMNS)
+"""The columns of every run's ``summary.csv``."""
 UNKNOWN_COST = "unknown"
 """What ``summary.csv`` says in ``cost_usd`` for an episode whose cost is not known."""
 
@@ -370,10 +384,12 @@ def move_text(command: Mapping[str, Any]) -> str:
 def to_dict(record: Any) -> dict[str, Any]:
     """Serialise a record to JSON-ready data: nested records become dicts.
 
-    Tuples are kept as they are (``json`` writes them as lists). Not ``dataclasses.asdict``:
+    Tuples are kept as they are (``json`` writes them as lists); a field marked to be omitted
+    while None is left out then. Not ``dataclasses.asdict``:
     it deep-copies every element, and a run-out turn carries thousands of actions.
     """
-    return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
+    return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)
+            if not (f.metadata.get(_OMITTED_WHEN_NONE) and getattr(record, f.name) is None)}
 
 
 def _plain(value: Any) -> Any:

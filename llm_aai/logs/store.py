@@ -24,6 +24,7 @@ from filelock import FileLock
 
 from llm_aai.frames import DEFAULT_FRAME_FORMAT, FrameFormat
 from llm_aai.logs.schema import (
+    CONVERSATION_COLUMNS,
     SUMMARY_COLUMNS,
     UNKNOWN_COST,
     EpisodeResult,
@@ -248,12 +249,17 @@ class RunStore:
         """Rewrite summary.csv from the sealed episodes (atomic; rows sorted by episode id).
 
         An episode without a known cost has ``unknown`` in ``cost_usd``, not an empty cell
-        that a spreadsheet would add up as 0.
+        that a spreadsheet would add up as 0. A run across tasks adds each episode's
+        conversation and position as the last columns.
         """
+        results = sorted(self.finished_results().items())
+        columns = SUMMARY_COLUMNS
+        if any(result.conversation is not None for _, result in results):
+            columns = (*SUMMARY_COLUMNS, *CONVERSATION_COLUMNS)
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS)
+        writer = csv.DictWriter(buffer, fieldnames=columns)
         writer.writeheader()
-        for _, result in sorted(self.finished_results().items()):
+        for _, result in results:
             row = to_dict(result)
             if row["cost_usd"] is None:
                 row["cost_usd"] = UNKNOWN_COST

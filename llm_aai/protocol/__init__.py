@@ -27,6 +27,8 @@ Where a mode plugs in (one piece each):
   every N actions;
 * no script cap: ``max_scripts=None``, with the ``max_replies`` guard in
   ``Episode.wants_reply``;
+* one context across tasks (``across_tasks``): a trial's tasks in one conversation, in a
+  stated order; each task stays an ``Episode`` (the runner carries the conversation);
 * ``modes.ModeSettings`` names a run's control and observation policy (what the runner and
   re-simulation build); ``modes.mode_label`` names it for analysis;
 * not yet: plan-then-act (a ``Control`` accepting a long plan, with ``max_scripts=1``) and

@@ -3,9 +3,11 @@
 The paper's mode is the default (``ModeSettings()``): scripts, one frame per script. The
 others answer the questions the paper leaves open: frame-by-frame control (``control=
 "frame"``), frames during a script (``observe_every``, optionally joined into one
-``filmstrip`` image). The script cap and the reply guard are protocol numbers
-(``PaperProtocol.max_scripts`` / ``max_replies``). A run's manifest records these settings and
-``mode_label`` names them for analysis, which never pools runs of different modes.
+``filmstrip`` image), one conversation across the tasks of a trial (``context=
+"across-tasks"``, in ``order``; see ``across_tasks``). The script cap and the reply guard are
+protocol numbers (``PaperProtocol.max_scripts`` / ``max_replies``). A run's manifest records
+these settings and ``mode_label`` names them for analysis, which never pools runs of different
+modes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS, PER_TASK, TESTBED_ORDER
 from llm_aai.protocol.control import Control, ScriptControl
 from llm_aai.protocol.frame_control import FrameControl
 from llm_aai.protocol.observation import LAST_FRAME, ObservationPolicy
@@ -35,12 +38,18 @@ class ModeSettings:
             shows only the last (the paper).
         filmstrip: with ``observe_every``, join the frames taken during a reply into one
             labelled image, sent before the current view (bounds the image count to two).
+        context: ``"per-task"`` (the paper: a conversation per task) or ``"across-tasks"``
+            (the tasks of a trial in one conversation, each outcome told before the next).
+        order: with ``"across-tasks"``, the tasks' order in a conversation: ``"testbed"`` (the
+            run's task order) or ``"shuffled"`` (per trial, from the run seed).
 
     """
 
     control: str = "script"
     observe_every: int | None = None
     filmstrip: bool = False
+    context: str = PER_TASK
+    order: str = TESTBED_ORDER
 
     def __post_init__(self) -> None:
         if self.control not in CONTROLS:
@@ -50,6 +59,19 @@ class ModeSettings:
             raise ValueError(f"observe_every must be >= 1, got {self.observe_every}")
         if self.filmstrip and self.observe_every is None:
             raise ValueError("filmstrip joins the frames of observe_every: set observe_every")
+        if self.context not in CONTEXTS:
+            raise ValueError(f"context must be one of {', '.join(CONTEXTS)}, "
+                             f"got {self.context!r}")
+        if self.order not in ORDERS:
+            raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {self.order!r}")
+        if self.order != TESTBED_ORDER and self.context == PER_TASK:
+            raise ValueError("order sets the tasks' order in one conversation: set context "
+                             "to across-tasks")
+
+    @property
+    def across_tasks(self) -> bool:
+        """The tasks of a trial are played in one conversation."""
+        return self.context != PER_TASK
 
     def make_control(self, script_mode: str = "strict") -> Control:
         """The ``Control`` of this mode (``script_mode`` is strict or lenient reading)."""
@@ -82,6 +104,8 @@ def mode_label(modes: Mapping[str, Any] | None, protocol: Mapping[str, Any] | No
                      + (" filmstrip" if modes.get("filmstrip") else ""))
     if modes.get("control", "script") == "script" and protocol.get("max_scripts", 30) is None:
         parts.append("no script cap")
-    if modes.get("context", "per-task") != "per-task":
-        parts.append(f"context {modes['context']}")
+    if modes.get("context", PER_TASK) != PER_TASK:
+        order = modes.get("order", TESTBED_ORDER)
+        parts.append(f"context {modes['context']}"
+                     + ("" if order == TESTBED_ORDER else f" {order}"))
     return " + ".join(parts) if parts else "paper"

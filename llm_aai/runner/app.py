@@ -55,6 +55,7 @@ from llm_aai.runner.config import (
     config_from_manifest,
     default_run_id,
 )
+from llm_aai.runner.conversation import ConversationError
 from llm_aai.runner.estimate import (
     ASSUMED_REPLY_TOKENS,
     ASSUMED_SCRIPT_STEPS,
@@ -176,9 +177,13 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
                                   arena_map=config.prompt == PLAN_PROMPT)
     shapes = (_episode_shapes(config, protocol, observation, tasks, arena_paths, prompt,
                               script_steps) if agent.kind == "model" else [])
+    conversation = len(tasks) if config.modes.across_tasks else 1
+    if conversation > 1 and shapes:  # one conversation a trial, its tasks in the testbed's order
+        shapes = [shapes[t * config.trials] for t in range(len(tasks))] * config.trials
     estimate = estimate_episodes(shapes, prompt, image_tokens=image_tokens,
                                  keep_last_images=config.model_options.keep_last_images,
-                                 prices=prices, reply_tokens=reply_tokens)
+                                 prices=prices, reply_tokens=reply_tokens,
+                                 tasks_per_conversation=conversation)
     levels = sorted({task.level for task in tasks})
     replies = (f"at most {protocol.max_scripts} scripts each" if protocol.max_scripts
                is not None else f"at most {protocol.max_replies} replies each")
@@ -401,7 +406,12 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
         prices=plan.prices,
         cache=ResponseCache(plan.config.cache_dir) if plan.config.cache_dir else None,
     )
-    pending = suite.pending()
+    try:
+        pending = suite.pending()
+        if plan.suite.modes.across_tasks:
+            suite.conversations()  # a conversation that cannot go on stops the run here
+    except ConversationError as error:
+        raise RunError(f"{run_dir}: {error}") from error
     bar = tqdm(total=len(pending), unit="episode", desc="episodes", disable=not show_progress,
                dynamic_ncols=True)
     suite.on_result = lambda result, progress: _update_bar(bar, progress,

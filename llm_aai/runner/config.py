@@ -292,6 +292,7 @@ FLAG_FIELDS = {
     "cache": "cache_dir",
     "control": "modes.control", "observe_every": "modes.observe_every",
     "filmstrip": "modes.filmstrip", "max_replies": "protocol.max_replies",
+    "context": "modes.context", "order": "modes.order",
     "observation": "observation", "frame": "frame",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llm_aai.agents.base import Agent, TurnInput
+from llm_aai.agents.base import Agent, EarlierTurn, TurnInput, continue_conversation
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage, summed_cost
@@ -41,6 +41,28 @@ class EpisodeCancelled(Exception):
 
 
 @dataclass(frozen=True)
+class ConversationContext:
+    """Where one task sits in its conversation (``--context across-tasks``), and what precedes it.
+
+    Attributes:
+        conversation: the conversation's id (``trial-1``), recorded in the task's result.
+        position: the task's place in the conversation (1 for the first).
+        count: the tasks in the conversation.
+        earlier: every exchange of the tasks before it, in order (given to the agent after
+            its prompt).
+        opening: the line sent before the task's first pictures (the last task's outcome);
+            None for the first task.
+
+    """
+
+    conversation: str
+    position: int
+    count: int
+    earlier: tuple[EarlierTurn, ...] = ()
+    opening: str | None = None
+
+
+@dataclass(frozen=True)
 class EpisodeSpec:
     """Which episode to play: the task, the trial and the seed that makes it reproducible."""
 
@@ -51,6 +73,11 @@ class EpisodeSpec:
     seed: int
     arena_path: Path
     pass_mark: float
+
+
+def episode_id(task_id: str, trial: int) -> str:
+    """The directory name of an episode."""
+    return f"{task_id}_t{trial}"
 
 
 def command_records(script: Script) -> tuple[dict[str, Any], ...]:
@@ -93,6 +120,8 @@ class EpisodeRunner:
         observation: images, a text description of what the eye sees, or both
             (``llm_aai.perception``). The text describes the state when the message is
             sent: after the start's no-ops, then after each script.
+        context: the task's place in its conversation with ``--context across-tasks``;
+            None: the task is its own conversation (the paper).
     """
 
     def __init__(
@@ -106,6 +135,7 @@ class EpisodeRunner:
         should_stop: Callable[[], bool] = lambda: False,
         modes: ModeSettings = PAPER_MODE,
         observation: ObservationMode = IMAGE_ONLY,
+        context: ConversationContext | None = None,
     ):
         self.env = env
         self.agent = agent
@@ -117,6 +147,7 @@ class EpisodeRunner:
         self.should_stop = should_stop
         self.modes = modes
         self.observation = observation
+        self.context = context
 
     def run(self, spec: EpisodeSpec, writer: EpisodeWriter) -> EpisodeResult:
         """Play ``spec`` to its end; an unreachable model ends it as an infrastructure failure."""
@@ -142,6 +173,8 @@ class EpisodeRunner:
             start = episode.start(seed=spec.seed, arena=str(spec.arena_path), observe_last=False)
         # the ICL prompt's worked example arrives as a prelude of prior exchanges
         self.agent.start_episode(self.prompt.system_text, spec.seed, prelude=self.prompt.prelude)
+        if self.context is not None:  # the earlier tasks of its conversation come first
+            continue_conversation(self.agent, self.context.earlier)
         bind_world = getattr(self.agent, "bind_world", None)
         if bind_world is not None:  # a privileged agent (the oracle) reads the world itself
             bind_world(self.env, spec.pass_mark)
@@ -155,6 +188,8 @@ class EpisodeRunner:
         ))
         images = self.observation.first_images([s["image"] for s in start.observations])
         preamble = self.messages.preamble
+        if self.context is not None and self.context.opening:  # how the last task ended
+            preamble = f"{self.context.opening}\n\n{preamble}"
         text = self.observation.first_message(self.env, self.messages.initial(
             start.first_observation_health))
         while episode.wants_reply:
@@ -235,4 +270,6 @@ class EpisodeRunner:
             output_tokens=sum(u.output_tokens for u in usage),
             cost_usd=None if cost is None else round(cost, 6),
             duration_s=round(time.monotonic() - started, 3), infra_error=infra_error,
+            conversation=self.context.conversation if self.context else None,
+            position=self.context.position if self.context else None,
         )

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from llm_aai.llm.pricing import Prices
 from llm_aai.perception.observer import ObservationMode
 from llm_aai.prompts import Prompt, TurnMessages
-from llm_aai.prompts.modes import frames_line
+from llm_aai.prompts.modes import frames_line, next_level_line
 from llm_aai.protocol import Episode, PaperProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import EveryNSteps, frame_steps
@@ -217,9 +217,15 @@ def _text_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def _episode_input_tokens(shape: EpisodeShape, prompt: Prompt, *, image_tokens: int,
-                          keep_last_images: int | None, reply_tokens: int) -> int:
-    """Input tokens of every request of one episode, the conversation growing turn by turn."""
+def _conversation_input_tokens(shapes: Sequence[EpisodeShape], prompt: Prompt, *,
+                               image_tokens: int, keep_last_images: int | None,
+                               reply_tokens: int) -> int:
+    """Input tokens of every request of one conversation, growing turn by turn.
+
+    A conversation is one episode (the paper's), or a trial's tasks played in one with
+    ``--context across-tasks``: each task after the first then carries every earlier task
+    and opens with the last one's outcome line.
+    """
     messages = prompt.messages
     text = _text_tokens(prompt.system_text)
     images = 0
@@ -227,31 +233,47 @@ def _episode_input_tokens(shape: EpisodeShape, prompt: Prompt, *, image_tokens: 
         shown = prior.turn
         text += _text_tokens(shown.preamble + shown.text) + _text_tokens(prior.reply)
         images += len(shown.images)
+    opening = 0
+    if "next_level" in messages.templates:  # the line opening each task after the first
+        opening = _text_tokens(next_level_line(messages, reward=0.0, health=0.0, passed=False,
+                                               position=2, count=len(shapes)))
     total = 0
-    for number in range(1, shape.replies + 1):
-        if number == 1:
-            text += _text_tokens(messages.preamble + shape.first_text + messages.initial(100.0))
-            images += shape.first_images
-        else:
-            text += reply_tokens + _text_tokens(messages.preamble + shape.later_text
-                                                + messages.observation(100.0))
-            images += shape.later_images
-        sent_images = images if keep_last_images is None else min(images, keep_last_images)
-        total += text + sent_images * image_tokens
+    for position, shape in enumerate(shapes):
+        for number in range(1, shape.replies + 1):
+            if number == 1:
+                if position:  # the last task's last reply, then its outcome
+                    text += reply_tokens + opening
+                text += _text_tokens(messages.preamble + shape.first_text
+                                     + messages.initial(100.0))
+                images += shape.first_images
+            else:
+                text += reply_tokens + _text_tokens(messages.preamble + shape.later_text
+                                                    + messages.observation(100.0))
+                images += shape.later_images
+            sent_images = images if keep_last_images is None else min(images, keep_last_images)
+            total += text + sent_images * image_tokens
     return total
 
 
 def estimate_episodes(shapes: Iterable[EpisodeShape], prompt: Prompt, *, image_tokens: int,
                       keep_last_images: int | None = None, prices: Prices | None = None,
-                      reply_tokens: int = ASSUMED_REPLY_TOKENS) -> RunEstimate:
-    """Estimate episodes of the given shapes (one shape an episode) with this prompt."""
-    counts = Counter(shapes)
-    episodes = sum(counts.values())
-    requests = sum(shape.replies * n for shape, n in counts.items())
-    input_tokens = sum(n * _episode_input_tokens(shape, prompt, image_tokens=image_tokens,
-                                                 keep_last_images=keep_last_images,
-                                                 reply_tokens=reply_tokens)
-                       for shape, n in counts.items())
+                      reply_tokens: int = ASSUMED_REPLY_TOKENS,
+                      tasks_per_conversation: int = 1) -> RunEstimate:
+    """Estimate episodes of the given shapes (one shape an episode) with this prompt.
+
+    With ``--context across-tasks`` (``tasks_per_conversation`` > 1) the shapes come in
+    conversation order, each run of ``tasks_per_conversation`` shapes one conversation.
+    """
+    shapes = list(shapes)
+    size = max(1, tasks_per_conversation)
+    counts = Counter(tuple(shapes[i:i + size]) for i in range(0, len(shapes), size))
+    episodes = len(shapes)
+    requests = sum(shape.replies for shape in shapes)
+    input_tokens = sum(n * _conversation_input_tokens(conversation, prompt,
+                                                      image_tokens=image_tokens,
+                                                      keep_last_images=keep_last_images,
+                                                      reply_tokens=reply_tokens)
+                       for conversation, n in counts.items())
     output_tokens = requests * reply_tokens
     usd = prices.cost(input_tokens, output_tokens) if prices is not None else None
     return RunEstimate(episodes, requests, input_tokens, output_tokens, usd, reply_tokens)

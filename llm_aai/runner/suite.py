@@ -1,4 +1,9 @@
-"""A run: tasks x trials scheduled on an executor, logged into one resumable directory."""
+"""A run: tasks x trials scheduled on an executor, logged into one resumable directory.
+
+Each episode is a job, except with ``--context across-tasks``: then each trial's
+conversation is a job (``llm_aai.runner.conversation``), whose tasks run one after another
+and are recorded as each ends; conversations run in parallel.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +29,19 @@ from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetedClient, BudgetGate
 from llm_aai.runner.config import RunConfig
-from llm_aai.runner.episode import EpisodeCancelled, EpisodeRunner, EpisodeSpec
+from llm_aai.runner.conversation import (
+    Conversation,
+    context_of,
+    conversation_orders,
+    plan_conversations,
+)
+from llm_aai.runner.episode import (
+    ConversationContext,
+    EpisodeCancelled,
+    EpisodeRunner,
+    EpisodeSpec,
+    episode_id,
+)
 from llm_aai.runner.thread_pool import Executor, ThreadExecutor
 
 
@@ -76,9 +93,16 @@ class SuiteConfig:
         return episode_seed(self.seed, task_id, trial)
 
     def to_manifest(self) -> dict[str, Any]:
-        """The config as JSON data (tasks as ids)."""
+        """The config as JSON data, tasks as ids.
+
+        With ``--context across-tasks`` it also holds every conversation's task order
+        (``conversations``: conversation id -> task ids).
+        """
         data = dataclasses.asdict(self)
         data["tasks"] = [task.task_id for task in self.tasks]
+        if self.modes.across_tasks:
+            data["conversations"] = conversation_orders(data["tasks"], self.trials,
+                                                        self.modes.order, self.seed)
         return data
 
 
@@ -86,11 +110,6 @@ def episode_seed(run_seed: int, task_id: str, trial: int) -> int:
     """A stable per-episode seed: same run seed, task and trial -> same episode."""
     digest = hashlib.sha256(f"{run_seed}:{task_id}:{trial}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
-
-
-def episode_id(task_id: str, trial: int) -> str:
-    """The directory name of an episode."""
-    return f"{task_id}_t{trial}"
 
 
 @dataclass
@@ -160,6 +179,8 @@ class Suite:
         """Every worker thread's env, closed when the run ends (a Unity player left running
         keeps mlagents' gRPC thread alive, and the interpreter then never exits)."""
         self._setup_lock = threading.Lock()
+        self._record_lock = threading.Lock()
+        self._results: list[EpisodeResult] = []
 
     def pending(self) -> list[EpisodeSpec]:
         """Episodes without a sealed result, in task then trial order.
@@ -194,23 +215,65 @@ class Suite:
         self.failed_in_a_row = 0
         self._failing.clear()
         self.cancel.clear()
-        results = []
+        self._results = []
+        across = self.config.modes.across_tasks
+        jobs = self.conversations() if across else self.pending()
+        work = self._run_conversation if across else self._run_one
         try:
-            for result in self.executor.map_unordered(self._run_one, self.pending(),
+            for result in self.executor.map_unordered(work, jobs,
                                                       stop=self._should_stop_scheduling,
                                                       on_abort=self.cancel.set):
-                results.append(result)
-                failed = result.end_reason == "infrastructure"
-                with self._lock:  # from failing in flight to lost, in one step
-                    self._failing.discard(result.episode_id)
-                    self.failed_in_a_row = self.failed_in_a_row + 1 if failed else 0
-                    self.progress.add(result)
-                self.store.write_summary()
-                if self.on_result:
-                    self.on_result(result, self.progress)
+                if not across:  # a conversation records its tasks as they end
+                    self._record(result)
         finally:
             self.store.write_summary()
             self._close_envs()
+        return list(self._results)
+
+    def conversations(self) -> list[Conversation]:
+        """With ``--context across-tasks``: each trial's conversation with tasks left to play.
+
+        Raises:
+            ConversationError: a conversation's finished tasks are not the first ones.
+
+        """
+        return plan_conversations([task.task_id for task in self.config.tasks],
+                                  self.config.trials, self.config.modes.order,
+                                  self.config.seed, self.pending())
+
+    def _record(self, result: EpisodeResult) -> None:
+        """Count a sealed episode, bring the summary up to date and report it."""
+        with self._record_lock:
+            self._results.append(result)
+            failed = result.end_reason == "infrastructure"
+            with self._lock:  # from failing in flight to lost, in one step
+                self._failing.discard(result.episode_id)
+                self.failed_in_a_row = self.failed_in_a_row + 1 if failed else 0
+                self.progress.add(result)
+            self.store.write_summary()
+            if self.on_result:
+                self.on_result(result, self.progress)
+
+    def _run_conversation(self, conversation: Conversation) -> list[EpisodeResult]:
+        """Play a conversation's tasks in order, recording each as it ends.
+
+        It stops before a task when the run is stopping (budget, failures, interruption),
+        and after a task that holds no result about the model (an unreachable model, the
+        budget): the tasks after it need its outcome, so resume plays them after it.
+        """
+        results = []
+        for spec in conversation.pending:
+            if self.cancel.is_set():
+                raise EpisodeCancelled(spec.episode_id)
+            if self._should_stop_scheduling():
+                break
+            context = context_of(conversation, spec, self.store.episodes_dir,
+                                 self.prompt.messages)
+            result = self._run_one(spec, context)
+            self._record(result)
+            results.append(result)
+            if result.end_reason in RERUN_END_REASONS:
+                break
         return results
 
     def _close_envs(self) -> None:
@@ -282,7 +345,8 @@ class Suite:
         in_process = getattr(backend, "simulates_in_process", False)
         return self._setup_lock if in_process else nullcontext()
 
-    def _run_one(self, spec: EpisodeSpec) -> EpisodeResult:
+    def _run_one(self, spec: EpisodeSpec,
+                 context: ConversationContext | None = None) -> EpisodeResult:
         attempt = first_attempt = self.store.set_aside_infrastructure_failure(spec.episode_id) + 1
         while True:
             writer = self.store.start_episode(spec.episode_id)
@@ -292,7 +356,8 @@ class Suite:
                                    should_stop=self.cancel.is_set, modes=self.config.modes,
                                    observation=ObservationMode(
                                        self.config.observation, self.config.frame,
-                                       arena_map=self.config.prompt == PLAN_PROMPT))
+                                       arena_map=self.config.prompt == PLAN_PROMPT),
+                                   context=context)
             try:
                 result = runner.run(spec, writer)
             except BaseException:

@@ -37,7 +37,8 @@ def runs(tmp_path, mode_arena):
 def test_the_manifest_records_the_mode_and_resume_restores_it(runs):
     manifest = read_manifest(runs["frame"])
     assert manifest.config["modes"] == {"control": "frame", "observe_every": None,
-                                        "filmstrip": False}
+                                        "filmstrip": False, "context": "per-task",
+                                        "order": "testbed"}
     assert manifest.config["protocol"]["max_replies"] == 3
     assert manifest.run_config["modes"]["control"] == "frame"
     assert manifest.agent["options"] == {"control": "frame"}
@@ -70,8 +71,27 @@ def test_analyze_notes_the_modes_and_compares_them_by_mode(runs, capsys, tmp_pat
     assert table[0].startswith("mode,level") and len(table) == 3
 
 
+def test_a_run_across_tasks_is_its_own_mode(runs, tmp_path, capsys):
+    arenas = read_manifest(runs["paper-a"]).arenas_dir
+    across = start_run(RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=arenas,
+                                 resolution=64, protocol=PaperProtocol(max_scripts=2),
+                                 modes=ModeSettings(context="across-tasks", order="shuffled")),
+                       out=tmp_path / "runs", run_id="across", show_progress=False).run_dir
+    paths = [runs["paper-a"], across]
+    loaded = load_runs(paths, with_turns=False)
+    assert sorted(loaded.runs["label"]) == ["heuristic", "heuristic (context across-tasks "
+                                                         "shuffled)"]
+    assert loaded.episodes.groupby("label").size().to_dict() == {
+        "heuristic": 1, "heuristic (context across-tasks shuffled)": 1}
+    assert analyze([*map(str, paths), "--by", "mode"]) == 0
+    out = capsys.readouterr().out
+    assert "heuristic [react] by mode (paper, context across-tasks shuffled):" in out
+
+
 def test_mode_labels_name_what_differs_from_the_paper():
     assert mode_label(None, None) == "paper"  # runs from before the modes
     assert mode_label({"control": "script", "observe_every": 6, "filmstrip": True},
                       {"max_scripts": None}) == "observe every 6 filmstrip + no script cap"
     assert mode_label({"control": "frame"}, {"max_scripts": None}) == "frame control"
+    assert mode_label({"context": "across-tasks", "order": "testbed"}, {}) == (
+        "context across-tasks")

@@ -24,6 +24,7 @@ MODES = {  # the mode's flags and the reply the fake model gives in it
     "text observation": (["--observation", "text", "--max-scripts", "4"], TURN),
     "text and images": (["--observation", "both", "--max-scripts", "4"], TURN),
     "plan then act": (["--prompt", "plan"], 'Think("To the goal.");Turn(6);Go(3);'),
+    "across tasks": (["--context", "across-tasks", "--max-scripts", "4"], TURN),
 }
 
 

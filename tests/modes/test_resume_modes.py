@@ -1,0 +1,138 @@
+"""Resume mid-episode in every mode: the resumed run's results and logs are the uninterrupted run's.
+
+The runner's rule: an interrupted episode is left unfinished and played again from its start
+on resume (a finished one is kept). So a run interrupted in the middle of an episode and
+resumed must end with the same results, turn logs and frame files as a run never interrupted,
+and must send the model the same requests from that episode on. The interruption is a real
+signal: SIGINT in this process (as Ctrl-C), sent by the fake model while it answers a chosen
+request; across tasks also SIGTERM to a ``python -m llm_aai.run`` subprocess.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+
+from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs import RunStore, read_turns
+from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol.modes import ModeSettings
+from llm_aai.runner import ModelOptions, RunConfig, RunInterrupted, resume_run, start_run
+
+from .helpers import request_sequence
+from .resume_helpers import by_user_count, by_user_count_frame, run_record
+
+MODES = {
+    "frame control": ({"modes": ModeSettings(control="frame"),
+                       "protocol": PaperProtocol(max_scripts=None, max_replies=6)},
+                      by_user_count_frame, "01-04-03", 3),
+    "observe every": ({"modes": ModeSettings(observe_every=4),
+                       "protocol": PaperProtocol(max_scripts=4)}, by_user_count, "01-04-03", 3),
+    "filmstrip": ({"modes": ModeSettings(observe_every=4, filmstrip=True),
+                   "protocol": PaperProtocol(max_scripts=4)}, by_user_count, "01-04-03", 3),
+    "no script cap": ({"protocol": PaperProtocol(max_scripts=None, max_replies=5)},
+                      by_user_count, "01-04-03", 3),
+    "across tasks": ({"modes": ModeSettings(context="across-tasks"),
+                      "protocol": PaperProtocol(max_scripts=3)},
+                     by_user_count, "01-04-03,01-06-02", 5),
+}
+"""mode -> (its settings, the model's replies, the tasks, the request the signal comes with)."""
+
+
+def interrupting(responder, at: int):
+    """``responder``, sending this process SIGINT (Ctrl-C) while it answers request ``at``."""
+    count = itertools.count(1)
+
+    def respond(body):
+        if next(count) == at:
+            os.kill(os.getpid(), signal.SIGINT)
+        return responder(body)
+
+    return respond
+
+
+def config_for(settings, tasks, testbed_dir, url) -> RunConfig:
+    return replace(RunConfig(model="openai/fake", tasks=tasks, arenas_dir=testbed_dir,
+                             resolution=64,
+                             model_options=ModelOptions(api_base=url, max_retries=0)),
+                   **settings)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_run_interrupted_mid_episode_resumes_to_the_uninterrupted_run(
+        mode, testbed_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings, responder, tasks, at = MODES[mode]
+    with FakeChatServer(responder=responder) as server:
+        whole = start_run(config_for(settings, tasks, testbed_dir, server.url),
+                          out=tmp_path, run_id="whole", show_progress=False).run_dir
+        uninterrupted = request_sequence([r.body for r in server.requests])
+    with FakeChatServer(responder=interrupting(responder, at)) as server:
+        with pytest.raises(RunInterrupted):
+            start_run(config_for(settings, tasks, testbed_dir, server.url),
+                      out=tmp_path, run_id="cut", show_progress=False)
+        cut = tmp_path / "cut"
+        before = len(server.requests)
+        sealed = RunStore(cut).finished_results()
+        unfinished = [d for d in (cut / "episodes").iterdir() if d.name not in sealed]
+        assert len(unfinished) == 1  # stopped mid-episode: turns logged, no result
+        assert len([t for t in read_turns(unfinished[0]) if t.reply is not None]) >= 1
+        resume_run(cut, show_progress=False)
+        resumed = request_sequence([r.body for r in server.requests[before:]])
+    assert run_record(cut) == run_record(whole)
+    # the unfinished episode is played again from its start, sending what it sent before
+    replayed_from = sum(result.scripts_used for result in sealed.values())
+    assert resumed == uninterrupted[replayed_from:]
+    if mode == "across tasks":
+        assert set(sealed) == {"01-04-03_t1"} and replayed_from == 3
+
+
+@pytest.mark.slow
+def test_sigterm_mid_conversation_then_resume_sends_the_uninterrupted_requests(
+        testbed_dir, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    tasks = "01-04-03,01-06-02,02-02-01"
+
+    def args(url, run_id):
+        return ["--model", "openai/fake", "--api-base", url, "--tasks", tasks,
+                "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", run_id,
+                "--resolution", 64, "--max-scripts", 3, "--context", "across-tasks",
+                "--max-retries", 0, "--no-progress"]
+
+    def run(*flags):
+        return subprocess.run([sys.executable, "-m", "llm_aai.run", *map(str, flags)], env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    with FakeChatServer(responder=by_user_count) as server:
+        finished = run(*args(server.url, "whole"))
+        assert finished.returncode == 0, finished.stderr
+        uninterrupted = request_sequence([r.body for r in server.requests])
+    assert len(uninterrupted) == 9
+    with FakeChatServer(responder=by_user_count, latency_s=0.3) as server:
+        process = subprocess.Popen([sys.executable, "-m", "llm_aai.run",
+                                    *map(str, args(server.url, "cut"))], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        second = tmp_path / "cut" / "episodes" / "01-06-02_t1" / "turns.jsonl"
+        deadline = time.monotonic() + 180
+        while not (second.exists() and second.read_text().count("\n") >= 2):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 143, stderr
+        assert set(RunStore(tmp_path / "cut").finished_results()) == {"01-04-03_t1"}
+        before = len(server.requests)
+        assert request_sequence([r.body for r in server.requests]) == uninterrupted[:before]
+        resumed = run("--resume", tmp_path / "cut", "--api-base", server.url, "--no-progress")
+        assert resumed.returncode == 0, resumed.stderr
+        after = request_sequence([r.body for r in server.requests[before:]])
+    # task 2 is played again from its start, with task 1's history rebuilt from its log
+    assert after == uninterrupted[3:]
+    assert run_record(tmp_path / "cut") == run_record(tmp_path / "whole")
