@@ -137,6 +137,9 @@ class EpisodeResult:
     attempts: int = 1
     infra_error: str | None = None
     schema: int = SCHEMA_VERSION
+    parent_task: str | None = None
+    """For a variant (``run --variants``; ``task_id`` is then the variant's id): its testbed
+    task. None for a testbed task."""
 
 
 SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult))

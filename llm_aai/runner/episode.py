@@ -51,6 +51,7 @@ class EpisodeSpec:
     seed: int
     arena_path: Path
     pass_mark: float
+    parent_task: str | None = None
 
 
 def command_records(script: Script) -> tuple[dict[str, Any], ...]:
@@ -235,4 +236,5 @@ class EpisodeRunner:
             output_tokens=sum(u.output_tokens for u in usage),
             cost_usd=None if cost is None else round(cost, 6),
             duration_s=round(time.monotonic() - started, 3), infra_error=infra_error,
+            parent_task=spec.parent_task,
         )
