@@ -87,6 +87,9 @@ def _tasks(tokens: list[str], level: str | None):
 def _line(outcome: TaskOutcome, count: int) -> str:
     rejected = outcome.rejections
     text = f"{outcome.task_id}: {len(outcome.kept)}/{count} kept"
+    parent = [row for row in outcome.rows if row.get("seed", "") == ""]
+    if parent:  # the task itself was refused: say why
+        return f"{text}; {parent[0]['reason']}: {parent[0].get('detail', '')}"
     if rejected:
         text += "; rejected " + ", ".join(f"{n} {reason}" for reason, n in rejected.items())
     return text

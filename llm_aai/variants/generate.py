@@ -42,7 +42,9 @@ from llm_aai.variants.validation import (
 MAX_COUNT = 20
 """Most variants asked of one task: beyond the 8 symmetries of the square the rest differ only
 by jitter, translation and colour, and a larger K mostly buys near-copies."""
-OPTIONAL_STEPS = ("swap", "translate", "jitter", "recolour")
+UNTRANSFORMABLE = "layout cannot be transformed"
+PARENT_CRASH = "the simulator failed on the parent"
+TRANSFORM_CRASH = "a transformation failed"
 
 
 class VariantRequestError(ValueError):
@@ -160,10 +162,12 @@ def make_task_variants(task: Task, parent_path: Path, out: Path, settings: MakeS
     base = {"parent": task.task_id, "level": task.level, "pass_mark": mark}
     try:
         verdict = validator.judge_parent(parent, parent_path, mark)
-    except Rejected as error:
-        outcome.rows.append({**base, "variant_id": "", "outcome": REJECTED,
-                             "reason": error.reason, "detail": error.detail,
-                             "transformations": "", "seed": "", "file": ""})
+    except Exception as error:  # Rejected, or the physics diverged: recorded, never fatal
+        reason, detail = ((error.reason, error.detail) if isinstance(error, Rejected)
+                          else (PARENT_CRASH, f"{type(error).__name__}: {error}"[:300]))
+        outcome.rows.append({**base, "variant_id": "", "outcome": REJECTED, "reason": reason,
+                             "detail": detail, "transformations": "", "seed": "",
+                             "file": ""})
         return outcome
     parent = dataclasses.replace(parent, pass_mark=mark)  # the competition's, carried over
     seen = {verdict.checksum}
@@ -176,10 +180,16 @@ def make_task_variants(task: Task, parent_path: Path, out: Path, settings: MakeS
         if len(outcome.kept) == settings.count:
             break
         candidate_seed = rng.randrange(2**31)
-        arena, steps = draw_candidate(parent, random.Random(candidate_seed),
-                                      order[number % len(order)], outcome.not_applied)
-        row = {**base, "transformations": ";".join(steps), "seed": candidate_seed,
-               "heuristic_parent": _passes(verdict.heuristic)}
+        row = {**base, "seed": candidate_seed, "heuristic_parent": _passes(verdict.heuristic)}
+        try:
+            arena, steps = draw_candidate(parent, random.Random(candidate_seed),
+                                          order[number % len(order)], outcome.not_applied)
+        except Exception as error:  # a transformation's own failure: recorded, never fatal
+            outcome.rows.append({**row, "variant_id": "", "outcome": REJECTED,
+                                 "reason": TRANSFORM_CRASH, "transformations": "",
+                                 "detail": f"{type(error).__name__}: {error}"[:300]})
+            continue
+        row["transformations"] = ";".join(steps)
         kept = _judge(task, config, arena, out, number, mark, verdict, seen, validator, row,
                       len(outcome.kept) + 1)
         if kept is not None:
@@ -251,19 +261,25 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
     Returns:
         Each task's outcome, in the order they finished.
 
+    A task whose layout cannot be transformed gets one rejected row with the reason.
+
     Raises:
         ArenaNotFoundError: a task's file is missing (checked before anything runs).
-        VariantRequestError: ``out`` holds a variants index already.
+        VariantRequestError: ``out`` holds a variants index already, or no task given can be
+            transformed (the reasons).
     """
     out = Path(out)
     tasks = list(tasks)
     paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir)) for task in tasks}
-    for task in tasks:
-        _check_transformable(task, Path(paths[task.task_id]))
-    out.mkdir(parents=True, exist_ok=True)
+    refused = {task.task_id: reason for task in tasks
+               if (reason := untransformable(Path(paths[task.task_id]))) is not None}
+    if refused and len(refused) == len(tasks):
+        raise VariantRequestError("; ".join(f"{task_id}: {UNTRANSFORMABLE}: {reason}"
+                                            for task_id, reason in refused.items()))
     if (out / "variants.csv").exists():
         raise VariantRequestError(f"{out} holds variants already (variants.csv); choose "
                                   "another --out")
+    out.mkdir(parents=True, exist_ok=True)
     outcomes = []
 
     def finish(outcome: TaskOutcome) -> None:
@@ -271,6 +287,14 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
         outcomes.append(outcome)
         if on_task:
             on_task(outcome)
+
+    for task in tasks:
+        if task.task_id in refused:
+            finish(TaskOutcome(task.task_id, rows=[{
+                "variant_id": "", "parent": task.task_id, "level": task.level,
+                "outcome": REJECTED, "reason": UNTRANSFORMABLE,
+                "detail": refused[task.task_id]}]))
+    tasks = [task for task in tasks if task.task_id not in refused]
 
     if workers <= 1:
         for task in tasks:
@@ -284,18 +308,14 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
     return outcomes
 
 
-def _check_transformable(task: Task, path: Path) -> None:
-    """Refuse a task whose file has several arenas or nothing a transformation can move.
-
-    Raises:
-        VariantRequestError: with the task and the reason.
-    """
+def untransformable(path: Path) -> str | None:
+    """Why no variant can be made of this file (several arenas, nothing fixed), or None."""
     config = load_config(path)
     if len(config.arenas) != 1:
-        raise VariantRequestError(f"{task.task_id}: {path} holds {len(config.arenas)} arenas; "
-                                  "variants are made of single-arena files")
+        return (f"{path} holds {len(config.arenas)} arenas; variants are made of single-arena "
+                "files")
     arena = config.arena()
     if not any(p.x >= 0 or p.z >= 0 for item in arena.items for p in item.positions):
-        raise VariantRequestError(f"{task.task_id}: every object is placed at random, so no "
-                                  "transformation changes the task (it is new every episode "
-                                  "already)")
+        return ("every object is placed at random, so no transformation changes the task (it "
+                "is new every episode already)")
+    return None

@@ -19,7 +19,7 @@ import shapely
 from shapely.geometry import Point, Polygon
 
 from llm_aai.arena.errors import PlacementError
-from llm_aai.arena.geometry import ARENA_SIZE, Sphere
+from llm_aai.arena.geometry import ARENA_SIZE, Box, Sphere
 from llm_aai.arena.model import Arena
 from llm_aai.arena.objects import Kind, lookup
 from llm_aai.arena.placement import PlacedObject, collision_shapes, place_arena
@@ -43,12 +43,14 @@ class Footprint:
     Attributes:
         item_index / instance_index: where in the YAML it comes from.
         kind: the object family.
+        name: the object type (AAI 3 name).
         shape: its footprint (union of its colliders' outlines).
     """
 
     item_index: int
     instance_index: int
     kind: Kind
+    name: str
     shape: Polygon
 
 
@@ -79,7 +81,8 @@ def _outline(obj: PlacedObject) -> Polygon:
         if isinstance(shape, Sphere):
             parts.append(Point(shape.center[0], shape.center[2]).buffer(shape.radius, 16))
             continue
-        (ax, az), (bx, bz) = shape.axes()
+        # boxes, ramps' wedges and tunnels' arches: their bounding rectangle seen from above
+        (ax, az), (bx, bz) = Box(shape.center, shape.half, shape.yaw).axes()
         hx, _, hz = shape.half
         cx, _, cz = shape.center
         corners = [(cx + sx * hx * ax + sz * hz * bx, cz + sx * hx * az + sz * hz * bz)
@@ -107,7 +110,7 @@ def fixed_footprints(arena: Arena) -> list[Footprint]:
                                                        obj.instance_index):
             continue
         found.append(Footprint(obj.item_index, obj.instance_index, obj.spec.kind,
-                               _outline(obj)))
+                               obj.spec.name, _outline(obj)))
     return found
 
 

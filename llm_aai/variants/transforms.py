@@ -37,7 +37,6 @@ import math
 import random
 
 import shapely
-from shapely.geometry import Polygon
 
 from llm_aai.arena.geometry import ARENA_SIZE
 from llm_aai.arena.model import RGB, Arena, Item, Vector3
@@ -320,11 +319,14 @@ def swap_sides(arena: Arena) -> Arena:
     else:
         raise NotApplicable(f"the agent faces {rotation:g} degrees, not along an axis")
     swapped = reflect(arena, axis, at)
-    before, after = fixed_footprints(arena), fixed_footprints(swapped)
-    if _union(before, goals=False).symmetric_difference(_union(after, goals=False)).area > \
-            _SYMMETRY_TOLERANCE * max(_union(before, goals=False).area, 1e-9):
+    before, after = _unions(fixed_footprints(arena)), _unions(fixed_footprints(swapped))
+    if before.keys() != after.keys():
         raise NotApplicable(f"the layout is not symmetric about {axis} = {at:g}")
-    if _union(before, goals=True).symmetric_difference(_union(after, goals=True)).area < 1e-3:
+    moved = {name: before[name].symmetric_difference(after[name]).area for name in before}
+    if any(area > _SYMMETRY_TOLERANCE * max(before[name].area, 1e-9)
+           for name, area in moved.items() if lookup(name).kind is not Kind.GOAL):
+        raise NotApplicable(f"the layout is not symmetric about {axis} = {at:g}")
+    if all(area < 1e-3 for name, area in moved.items() if lookup(name).kind is Kind.GOAL):
         raise NotApplicable(f"the balls are symmetric about {axis} = {at:g}: nothing to swap")
     return swapped
 
@@ -339,7 +341,8 @@ def _fixed_agent(arena: Arena) -> tuple[Vector3, float] | None:
     return None
 
 
-def _union(footprints, *, goals: bool):
-    shapes = [f.shape for f in footprints
-              if (f.kind is Kind.GOAL) == goals and f.kind is not Kind.AGENT]
-    return shapely.union_all(shapes) if shapes else Polygon()
+def _unions(footprints) -> dict:
+    """Each object type's footprints as one shape (the agent left out: it is on the line)."""
+    names = {f.name for f in footprints if f.kind is not Kind.AGENT}
+    return {name: shapely.union_all([f.shape for f in footprints if f.name == name])
+            for name in names}
