@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import csv
-import re
 import json
+import re
 import shutil
 from pathlib import Path
 
