@@ -45,6 +45,7 @@ by jitter, translation and colour, and a larger K mostly buys near-copies."""
 UNTRANSFORMABLE = "layout cannot be transformed"
 PARENT_CRASH = "the simulator failed on the parent"
 TRANSFORM_CRASH = "a transformation failed"
+TASK_CRASH = "the task's worker failed"
 
 
 class VariantRequestError(ValueError):
@@ -301,10 +302,17 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
             finish(_task_job(task, paths[task.task_id], str(out), settings))
         return outcomes
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_task_job, task, paths[task.task_id], str(out), settings)
-                   for task in tasks]
+        futures = {pool.submit(_task_job, task, paths[task.task_id], str(out), settings): task
+                   for task in tasks}
         for future in as_completed(futures):
-            finish(future.result())
+            try:
+                finish(future.result())
+            except Exception as error:  # one task's failure must not lose the others'
+                task = futures[future]
+                finish(TaskOutcome(task.task_id, rows=[{
+                    "variant_id": "", "parent": task.task_id, "level": task.level,
+                    "outcome": REJECTED, "reason": TASK_CRASH,
+                    "detail": f"{type(error).__name__}: {error}"[:300]}]))
     return outcomes
 
 
