@@ -37,6 +37,7 @@ from llm_aai.variants.validation import (
     ValidationSettings,
     Validator,
     Verdict,
+    passes_text,
 )
 
 MAX_COUNT = 20
@@ -181,7 +182,7 @@ def make_task_variants(task: Task, parent_path: Path, out: Path, settings: MakeS
         if len(outcome.kept) == settings.count:
             break
         candidate_seed = rng.randrange(2**31)
-        row = {**base, "seed": candidate_seed, "heuristic_parent": _passes(verdict.heuristic)}
+        row = {**base, "seed": candidate_seed, "heuristic_parent": passes_text(verdict.heuristic)}
         try:
             arena, steps = draw_candidate(parent, random.Random(candidate_seed),
                                           order[number % len(order)], outcome.not_applied)
@@ -206,7 +207,6 @@ def _judge(task: Task, config: ArenaConfig, arena: Arena, out: Path, number: int
     """Write the candidate, validate it, keep it as ``<task>-v<k>.yaml`` or delete it."""
     draft = out / f".candidate-{task.task_id}-c{number}.yaml"
     variant = dataclasses.replace(config, arenas=((config.arenas[0][0], arena),), source=None)
-    verdict = None
     try:
         draft.write_text(dump_config(variant), encoding="utf-8")
         try:
@@ -229,12 +229,8 @@ def _judge(task: Task, config: ArenaConfig, arena: Arena, out: Path, number: int
     os.replace(draft, final)
     row.update(variant_id=name, outcome=KEPT, reason="", detail="", file=final.name,
                oracle_rewards="/".join(f"{r:g}" for r in verdict.oracle_rewards),
-               heuristic_variant=_passes(verdict.heuristic), placed_sha256=verdict.checksum)
+               heuristic_variant=passes_text(verdict.heuristic), placed_sha256=verdict.checksum)
     return verdict
-
-
-def _passes(passes: tuple[bool, ...]) -> str:
-    return "".join("P" if p else "F" for p in passes)
 
 
 def _task_job(task: Task, parent_path: str, out: str, settings: MakeSettings) -> TaskOutcome:

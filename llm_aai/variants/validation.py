@@ -127,7 +127,7 @@ class Validator:
             self._env.close()
             self._env = None
 
-    def heuristic_passes(self, path: Path, pass_mark: float) -> tuple[bool, ...]:
+    def heuristicpasses_text(self, path: Path, pass_mark: float) -> tuple[bool, ...]:
         """Whether the heuristic agent passes ``path`` on each validation seed (paper protocol)."""
         if self._env is None:
             self._env = AnimalAIEnv(resolution=self.settings.resolution)
@@ -167,7 +167,7 @@ class Validator:
         if min(rewards) < pass_mark:
             raise Rejected(PARENT_UNSOLVED, f"oracle returns {_rewards(rewards)}, pass mark "
                            f"{pass_mark:g}")
-        return Verdict(placed_checksum(placed[0]), self.heuristic_passes(path, pass_mark),
+        return Verdict(placed_checksum(placed[0]), self.heuristicpasses_text(path, pass_mark),
                        rewards)
 
     def judge_variant(self, arena: Arena, path: Path, pass_mark: float, parent: Verdict,
@@ -181,10 +181,10 @@ class Validator:
         checksum = placed_checksum(placed[0])
         if checksum in seen:
             raise Rejected(DUPLICATE)
-        heuristic = self.heuristic_passes(path, pass_mark)
+        heuristic = self.heuristicpasses_text(path, pass_mark)
         if heuristic != parent.heuristic:
-            raise Rejected(HEURISTIC, f"parent {_passes(parent.heuristic)}, variant "
-                           f"{_passes(heuristic)}")
+            raise Rejected(HEURISTIC, f"parent {passes_text(parent.heuristic)}, variant "
+                           f"{passes_text(heuristic)}")
         rewards = self.oracle_rewards(placed, pass_mark)
         if min(rewards) < pass_mark:
             raise Rejected(UNSOLVED, f"oracle returns {_rewards(rewards)}, pass mark "
@@ -196,5 +196,6 @@ def _rewards(rewards: tuple[float, ...]) -> str:
     return "/".join(f"{r:g}" for r in rewards)
 
 
-def _passes(passes: tuple[bool, ...]) -> str:
+def passes_text(passes: tuple[bool, ...]) -> str:
+    """Per-seed passes as letters, ``P`` passed, ``F`` failed (``PFP``)."""
     return "".join("P" if p else "F" for p in passes)
