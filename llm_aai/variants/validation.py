@@ -2,7 +2,9 @@
 
 1. The file is an arena ``python -m llm_aai.arenas validate`` accepts (it is read back with
    the validating loader).
-2. It places with no object dropped for lack of space, on every validation seed.
+2. It places every object its parent places, on every validation seed: no object is dropped
+   for lack of space because of a transformation. (A few testbed files drop an object
+   themselves, a wall laid into another, in AAI as here; their variants may drop that one.)
 3. Its placed arena differs from its parent's and from every variant kept before it
    (``placed_checksum``: the placed objects, rounded to the millimetre).
 4. The built-in heuristic agent passes it on exactly the seeds on which it passes the parent:
@@ -23,6 +25,7 @@ import numpy as np
 
 from llm_aai.agents.base import TurnInput
 from llm_aai.agents.heuristic import HeuristicAgent
+from llm_aai.arena.errors import PlacementError
 from llm_aai.arena.model import Arena
 from llm_aai.arena.placement import PlacedArena, place_arena
 from llm_aai.env.animalai_env import AnimalAIEnv, world_seed
@@ -30,12 +33,12 @@ from llm_aai.oracle import DEFAULT_BUDGET, SearchSettings, play_oracle_episode
 from llm_aai.protocol import Episode
 
 INVALID = "not a valid arena file"
-DROPPED = "an object is dropped when placed"
+DROPPED = "an object the parent places is dropped"
 DUPLICATE = "same placed arena as the parent or an earlier variant"
 HEURISTIC = "the heuristic agent passes it on other seeds than the parent"
 UNSOLVED = "unsolved by the oracle"
 PARENT_UNSOLVED = "parent unsolved by the oracle"
-PARENT_DROPPED = "parent drops an object when placed"
+PARENT_NO_ROOM = "the parent's agent finds no room"
 CRASH = "the simulator failed"
 REASONS = (INVALID, DROPPED, DUPLICATE, HEURISTIC, UNSOLVED, CRASH)
 """Why a candidate variant is rejected (the counts in ``variants.csv`` use these words)."""
@@ -73,11 +76,13 @@ class Verdict:
 
     Attributes:
         checksum: ``placed_checksum`` of the arena placed with the first seed's world.
+        placed: per seed, the (item, instance) of every object placed.
         heuristic: per seed, whether the heuristic agent passed.
         oracle_rewards: per seed, the oracle's return.
     """
 
     checksum: str
+    placed: tuple[frozenset, ...]
     heuristic: tuple[bool, ...]
     oracle_rewards: tuple[float, ...]
 
@@ -95,19 +100,16 @@ def place_all(arena: Arena, settings: ValidationSettings, source: str) -> list[P
     """The arena placed in each validation seed's world.
 
     Raises:
-        Rejected: an object is dropped for lack of space (``DROPPED``), or the agent finds no
-            spot at all.
+        PlacementError: the agent finds no spot at all.
     """
-    placed = []
-    for seed in range(1, settings.seeds + 1):
-        try:
-            one = place_arena(arena, np.random.default_rng(world_seed(seed)), source=source)
-        except Exception as error:  # PlacementError: the agent has nowhere to stand
-            raise Rejected(DROPPED, str(error)) from error
-        if one.dropped:
-            raise Rejected(DROPPED, one.dropped[0])
-        placed.append(one)
-    return placed
+    return [place_arena(arena, np.random.default_rng(world_seed(seed)), source=source)
+            for seed in range(1, settings.seeds + 1)]
+
+
+def placed_keys(placed: PlacedArena) -> frozenset:
+    """The (item, instance) of every object placed (the agent included)."""
+    return frozenset((obj.item_index, obj.instance_index)
+                     for obj in (placed.agent, *placed.objects))
 
 
 class Validator:
@@ -127,7 +129,7 @@ class Validator:
             self._env.close()
             self._env = None
 
-    def heuristicpasses_text(self, path: Path, pass_mark: float) -> tuple[bool, ...]:
+    def heuristic_passes(self, path: Path, pass_mark: float) -> tuple[bool, ...]:
         """Whether the heuristic agent passes ``path`` on each validation seed (paper protocol)."""
         if self._env is None:
             self._env = AnimalAIEnv(resolution=self.settings.resolution)
@@ -157,18 +159,18 @@ class Validator:
         """Measure the parent task; a parent the oracle cannot solve yields no variants.
 
         Raises:
-            Rejected: ``PARENT_DROPPED`` or ``PARENT_UNSOLVED``.
+            Rejected: ``PARENT_NO_ROOM`` or ``PARENT_UNSOLVED``.
         """
         try:
             placed = place_all(arena, self.settings, str(path))
-        except Rejected as error:
-            raise Rejected(PARENT_DROPPED, error.detail) from error
+        except PlacementError as error:
+            raise Rejected(PARENT_NO_ROOM, str(error)) from error
         rewards = self.oracle_rewards(placed, pass_mark)
         if min(rewards) < pass_mark:
             raise Rejected(PARENT_UNSOLVED, f"oracle returns {_rewards(rewards)}, pass mark "
                            f"{pass_mark:g}")
-        return Verdict(placed_checksum(placed[0]), self.heuristicpasses_text(path, pass_mark),
-                       rewards)
+        return Verdict(placed_checksum(placed[0]), tuple(map(placed_keys, placed)),
+                       self.heuristic_passes(path, pass_mark), rewards)
 
     def judge_variant(self, arena: Arena, path: Path, pass_mark: float, parent: Verdict,
                       seen: set[str]) -> Verdict:
@@ -177,11 +179,17 @@ class Validator:
         Raises:
             Rejected: the first check it fails.
         """
-        placed = place_all(arena, self.settings, str(path))
+        try:
+            placed = place_all(arena, self.settings, str(path))
+        except PlacementError as error:
+            raise Rejected(DROPPED, str(error)) from error
+        for seed, (world, before) in enumerate(zip(placed, parent.placed, strict=True), 1):
+            if before - placed_keys(world):
+                raise Rejected(DROPPED, next(iter(world.dropped), f"seed {seed}"))
         checksum = placed_checksum(placed[0])
         if checksum in seen:
             raise Rejected(DUPLICATE)
-        heuristic = self.heuristicpasses_text(path, pass_mark)
+        heuristic = self.heuristic_passes(path, pass_mark)
         if heuristic != parent.heuristic:
             raise Rejected(HEURISTIC, f"parent {passes_text(parent.heuristic)}, variant "
                            f"{passes_text(heuristic)}")
@@ -189,7 +197,7 @@ class Validator:
         if min(rewards) < pass_mark:
             raise Rejected(UNSOLVED, f"oracle returns {_rewards(rewards)}, pass mark "
                            f"{pass_mark:g}")
-        return Verdict(checksum, heuristic, rewards)
+        return Verdict(checksum, tuple(map(placed_keys, placed)), heuristic, rewards)
 
 
 def _rewards(rewards: tuple[float, ...]) -> str:

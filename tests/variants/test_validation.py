@@ -19,7 +19,9 @@ from llm_aai.variants.validation import (
     Rejected,
     ValidationSettings,
     Validator,
+    Verdict,
     placed_checksum,
+    placed_keys,
 )
 
 GREY = RGB(153, 153, 153)
@@ -77,26 +79,42 @@ def test_a_transformation_that_closes_a_gap_is_rejected(tmp_path, validator):
     assert kept.checksum != verdict.checksum and kept.heuristic == verdict.heuristic
 
 
+def placement_only(arena: Arena) -> Verdict:
+    """A parent's verdict from its placement alone (no episode: the checks must not need one)."""
+    placed = place_arena(arena, np.random.default_rng(world_seed(1)))
+    return Verdict(placed_checksum(placed), (placed_keys(placed),), (), ())
+
+
 def test_a_copy_of_the_parent_is_rejected_before_any_episode(tmp_path, validator):
     parent = gap_arena(3.0)
-    with pytest.raises(Rejected) as caught:  # no parent verdict: no episode may be needed
-        validator.judge_variant(parent, write(parent, tmp_path / "copy.yaml"), 0.0, None,
-                                {_checksum_in_seed_1(parent)})
+    verdict = placement_only(parent)
+    with pytest.raises(Rejected) as caught:
+        validator.judge_variant(parent, write(parent, tmp_path / "copy.yaml"), 0.0, verdict,
+                                {verdict.checksum})
     assert caught.value.reason == DUPLICATE
 
 
-def _checksum_in_seed_1(arena: Arena) -> str:
-    return placed_checksum(place_arena(arena, np.random.default_rng(world_seed(1))))
-
-
 def test_an_object_that_no_longer_fits_is_rejected(tmp_path, validator):
-    parent = gap_arena(3.0)
-    crowded = dataclasses.replace(parent, items=(*parent.items, wall(5, 20, 2, 1)))  # overlaps
-    with pytest.raises(Rejected) as caught:
-        validator.judge_variant(crowded, write(crowded, tmp_path / "crowded.yaml"), 0.0, None,
-                                set())
+    parent = dataclasses.replace(gap_arena(3.0), items=(*gap_arena(3.0).items,
+                                                        wall(5, 30, 2, 1)))
+    moved = dataclasses.replace(parent, items=(*parent.items[:4], wall(5, 20, 2, 1)))  # into
+    with pytest.raises(Rejected) as caught:  # the wall across the arena: no room there
+        validator.judge_variant(moved, write(moved, tmp_path / "moved.yaml"), 0.0,
+                                placement_only(parent), set())
     assert caught.value.reason == DROPPED
     assert "no free spot" in caught.value.detail
+
+
+def test_an_object_the_parent_drops_too_is_no_reason_to_reject(tmp_path, validator):
+    """Some testbed files lay a wall into another (AAI drops it too): that is the task."""
+    parent = dataclasses.replace(gap_arena(3.0), items=(*gap_arena(3.0).items,
+                                                        wall(5, 20, 2, 1)))
+    verdict = placement_only(parent)
+    mirrored = transforms.mirror(parent)
+    with pytest.raises(Rejected) as caught:  # it gets past placement to the episodes
+        validator.judge_variant(mirrored, write(mirrored, tmp_path / "mirrored.yaml"), 0.0,
+                                verdict, {verdict.checksum})
+    assert caught.value.reason == HEURISTIC  # the stand-in verdict has no heuristic passes
 
 
 def test_placed_checksum_tells_a_mirror_image_from_the_original():
