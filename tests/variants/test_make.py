@@ -159,3 +159,19 @@ def test_run_refuses_a_folder_without_an_index(tmp_path, capsys):
     assert run(["--model", "heuristic", "--variants", str(tmp_path), "--out",
                 str(tmp_path / "runs"), "--no-progress"]) == 2
     assert "no variants.csv" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags", [
+    ["--model", "oracle"],  # a privileged agent reads the variant's placed world
+    ["--model", "heuristic", "--observation", "text"],
+    ["--model", "heuristic", "--control", "frame", "--max-replies", "20"],
+])
+def test_variants_play_in_every_mode(made, tmp_path, flags):
+    runs = tmp_path / "runs"
+    assert run([*flags, "--variants", str(made), "--tasks", "01-04-03", "--out", str(runs),
+                "--run-id", "mode", "--no-progress"]) == 0
+    summary = pd.read_csv(runs / "mode" / "summary.csv")
+    assert sorted(summary["task_id"]) == ["01-04-03-v1", "01-04-03-v2"]
+    assert set(summary["parent_task"]) == {"01-04-03"}
+    if flags[1] == "oracle":
+        assert summary["passed"].all()  # 01-04-03 places nothing at random: as validated
