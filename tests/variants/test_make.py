@@ -13,8 +13,10 @@ import pytest
 
 from llm_aai.arena import check_file, errors_only
 from llm_aai.cli.analyze import main as analyze
+from llm_aai.cli.replay import main as replay
 from llm_aai.cli.run import main as run
 from llm_aai.cli.variants import main as make
+from llm_aai.cli.view import main as view
 from llm_aai.variants import MAX_COUNT, read_variants
 from llm_aai.variants.index import COLUMNS, INDEX_FILE
 
@@ -153,6 +155,12 @@ def test_run_plays_variants_and_analyze_compares_them(made, testbed_dir, tmp_pat
     assert "heuristic" in table and "Food Retrieval" in table
     food = next(line for line in table.splitlines() if "Food Retrieval" in line)
     assert re.search(r" \d/1 .* \d/2 ", food)  # 1 original episode, 2 on its variants
+    # a variant's episode re-simulates and shows like any other (its file found in DIR)
+    assert replay([str(runs / "variants" / "episodes" / "01-04-03-v1_t1"),
+                   "--resimulate"]) == 0
+    assert "verdict: MATCH" in capsys.readouterr().out
+    assert view([str(runs / "variants"), "--out", str(tmp_path / "site")]) == 0
+    assert (tmp_path / "site" / "index.html").is_file()
 
 
 def test_run_refuses_a_folder_without_an_index(tmp_path, capsys):
