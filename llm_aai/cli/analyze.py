@@ -30,6 +30,7 @@ from llm_aai.analysis.plots import (
 )
 from llm_aai.analysis.probes import plan_metrics_table, probe_table
 from llm_aai.analysis.report import level_report, render, summary_report, task_report
+from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.arena.catalog import children_subset
 
 CHILDREN = {"complete": "children", "all": "children_all"}
@@ -56,11 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out the caption line with the runs' settings")
     parser.add_argument("--csv", type=Path, metavar="FILE",
                         help="write the table (per --by) with the reference columns as CSV")
-    parser.add_argument("--by", choices=("level", "task", "mode", "observation"), default="level",
+    parser.add_argument("--by", choices=("level", "task", "mode", "observation", "variants"),
+                        default="level",
                         help="rows of the printed table and the CSV (default: level); mode: "
                              "per model, one column per control and sensing mode, per level; "
                              "observation: per model, one column per probe (image, text, both, "
-                             "plan), per level")
+                             "plan), per level; variants: per model and level, the originals "
+                             "against their variants (run --variants), gaps flagged")
     parser.add_argument("--children", choices=sorted(CHILDREN), default="complete",
                         help="children population: 'complete' = the 59 with all 40 tasks "
                              "(default), 'all' = every child who played the level")
@@ -97,6 +100,8 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     """Print the tables and write the files asked for; return the exit status."""
     if args.by == "observation":
         return _report_probes(runs, args)
+    if args.by == "variants":
+        return _report_variants(runs, args)
     reference = reference_populations()
     levels = pass_rates(runs.episodes, by="level")
     overall = model_summary(runs.episodes)
@@ -110,6 +115,9 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     print("\nk/n proportion [Wilson 95% CI]; +Ni = N infrastructure failures, excluded.")
     print("\n" + render(summary_report(overall)))
     _notes(runs, infra_failures(runs.episodes))
+    if has_variants(runs.episodes):
+        print("note: some episodes were played on variants (run --variants), counted here "
+              "under their own ids; compare them with the originals with --by variants")
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
         with_reference(table, reference, populations).to_csv(args.csv, index=False)
@@ -150,6 +158,41 @@ def _report_probes(runs, args) -> int:
         table.to_csv(args.csv, index=False)
         print(f"\ntable written to {args.csv}")
     return 0
+
+
+def _report_variants(runs, args) -> int:
+    """Each model's pass rate on the originals against that on their variants, per level."""
+    if args.plot:
+        return _fail("--plot draws levels against the reference populations; with --by "
+                     "variants write --csv and plot that table")
+    try:
+        table = variants_table(runs.episodes)
+    except ValueError as error:
+        return _fail(str(error))
+    shown = table.assign(level=table["level"].map(lambda v: v or "all"),
+                         gap=table.apply(_gap_cell, axis=1))
+    print(render(shown[["label", "level", "level_name", "original", "variant", "gap",
+                        "flag"]]))
+    print("\nk/n proportion [Wilson 95% CI]; originals are the parents of the variants played; "
+          "gap = original - variant [Newcombe 95% CI]; "
+          f"'{MEMORISATION_FLAG}': the originals are passed more often beyond the interval "
+          "(episodes of one task are not independent: a pointer, not a test)")
+    flagged = table[table["flag"] != ""]
+    for row in flagged.itertuples(index=False):
+        where = "over all levels" if row.level == 0 else f"on level {row.level}"
+        print(f"note: {row.label} passes the originals more often than their variants "
+              f"{where} ({row.original} against {row.variant}): {MEMORISATION_FLAG}")
+    if args.csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.csv, index=False)
+        print(f"\ntable written to {args.csv}")
+    return 0
+
+
+def _gap_cell(row) -> str:
+    if row["gap"] != row["gap"]:  # NaN: one side has no episodes
+        return "-"
+    return f"{row['gap']:+.2f} [{row['gap_low']:+.2f}, {row['gap_high']:+.2f}]"
 
 
 def _plot(levels, reference, args, populations: tuple[str, ...], runs) -> int:

@@ -17,6 +17,7 @@ COMMANDS = {
     "arenas": ("llm_aai.cli.arenas", "validate, list, show or fetch testbed arenas"),
     "view": ("llm_aai.cli.view", "browse runs and episodes in a static web site"),
     "audit": ("llm_aai.cli.audit", "the oracle over the testbed against what was passed in Unity"),
+    "variants": ("llm_aai.cli.variants", "make validated procedural variants of testbed tasks"),
 }
 
 

@@ -178,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="continue a run: finished episodes are kept, others rerun")
     parser.add_argument("--arenas-dir", type=Path,
                         help="local folder of testbed YAMLs (else $LLM_AAI_ARENAS or the cache)")
+    parser.add_argument("--variants", type=Path, metavar="DIR",
+                        help="play the validated variants in DIR (python -m llm_aai.variants "
+                             "make) instead of the testbed files; --level/--tasks pick parents")
     llm = parser.add_argument_group("model options")
     llm.add_argument("--api-base", help=("base URL of the provider's API: a local "
                                          "OpenAI-compatible server, a proxy, or "

@@ -147,6 +147,9 @@ class EpisodeResult:
     schema: int = SCHEMA_VERSION
     conversation: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
     position: int | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    parent_task: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    """For a variant (``run --variants``; ``task_id`` is then the variant's id): its testbed
+    task. None for a testbed task."""
 
 
 CONVERSATION_COLUMNS = ("conversation", "position")

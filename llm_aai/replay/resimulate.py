@@ -176,6 +176,26 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
     if not expected:
         raise ReplayInputError(f"{_manifest_path(episode)}: arenas.{task_id}: no checksum "
                                "recorded for this task")
+    variants = (manifest.run_config or {}).get("variants")
+    if variants:  # a `run --variants` episode: its file is <variant id>.yaml in that folder
+        path = Path(arenas_dir or variants) / f"{task_id}.yaml"
+        if not path.is_file():
+            raise ReplayInputError(f"{path}: no such variant file (the run played the variants "
+                                   f"in {variants}; give the folder that holds them now as "
+                                   "arenas_dir)")
+    else:
+        path = _testbed_arena(task_id, arenas_dir, manifest)
+    actual = file_sha256(path)
+    if actual != expected:
+        raise ReplayInputError(
+            f"{path}: sha256 {actual} differs from {expected}, the checksum of task {task_id} "
+            f"in {_manifest_path(episode)}: this is not the arena the episode was played in")
+    return path
+
+
+def _testbed_arena(task_id: str, arenas_dir: str | Path | None,
+                   manifest: RunManifest) -> Path:
+    """A testbed task's file: in ``arenas_dir``, else the run's own folder, else as run finds it."""
     if arenas_dir is None:
         run_dir = manifest.arenas_dir
         if run_dir:
@@ -184,15 +204,9 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
             except (ArenaError, LookupError, FileNotFoundError):
                 arenas_dir = None
     try:
-        path = resolve_arena_path(task_id, arenas_dir)
+        return resolve_arena_path(task_id, arenas_dir)
     except (ArenaError, LookupError, FileNotFoundError) as error:
         raise ReplayInputError(str(error)) from error
-    actual = file_sha256(path)
-    if actual != expected:
-        raise ReplayInputError(
-            f"{path}: sha256 {actual} differs from {expected}, the checksum of task {task_id} "
-            f"in {_manifest_path(episode)}: this is not the arena the episode was played in")
-    return path
 
 
 def resimulate(

@@ -67,6 +67,7 @@ from llm_aai.runner.estimate import (
     measure_observation_texts,
 )
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
+from llm_aai.variants.index import VariantIndexError, variant_tasks
 
 __all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
            "resume_run", "run_config_of", "start_run"]
@@ -126,6 +127,8 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     """
     if config.arenas_dir is not None:  # the manifest must name the folder from anywhere
         config = dataclasses.replace(config, arenas_dir=Path(config.arenas_dir).resolve())
+    if config.variants is not None:
+        config = dataclasses.replace(config, variants=Path(config.variants).resolve())
     out = Path(out)
     _check_run_location(out, run_id)
     tasks, arena_paths, agent, prompt = _resolve(config)
@@ -298,13 +301,17 @@ def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec,
     A misread arena or a missing API key stops the run here, before it starts.
     """
     try:
-        tasks = select_tasks(config.level, config.tasks, full=config.full_testbed)
-        arena_paths = {t.task_id: resolve_arena_path(t.task_id, config.arenas_dir)
-                       for t in tasks}
+        if config.variants is not None:
+            tasks, arena_paths, _ = variant_tasks(config.variants, config.level, config.tasks)
+        else:
+            tasks = select_tasks(config.level, config.tasks, full=config.full_testbed)
+            arena_paths = {t.task_id: resolve_arena_path(t.task_id, config.arenas_dir)
+                           for t in tasks}
         for path in arena_paths.values():
             load_config(path)
         agent = resolve_agent(config.model, **_agent_options(config))
-    except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError) as error:
+    except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError,
+            VariantIndexError) as error:
         raise RunError(_message(error)) from error
     _check_modes(config)
     return tasks, arena_paths, agent, _load_prompt(config)
@@ -334,6 +341,8 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         replay_seed=replay_seed, observation=config.observation, frame=config.frame,
         price_per_mtok=(prices.input_per_mtok, prices.output_per_mtok) if prices else None,
         cost_known=prices is not None or agent.kind != "model", modes=config.modes,
+        variants=(variant_tasks(config.variants, config.level, config.tasks)[2]
+                  if config.variants is not None else {}),
     )
     return _Plan(config, suite, agent, prompt, arena_paths, prices)
 

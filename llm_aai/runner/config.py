@@ -140,6 +140,8 @@ class RunConfig:
         observation: what each message shows: ``image`` (the paper's), ``text`` (a
             description of what the eye sees, ``llm_aai.perception``) or ``both``.
         frame: the text's frame of reference: ``egocentric`` or ``allocentric``.
+        variants: play the kept variants of this folder (``python -m llm_aai.variants make``)
+            instead of testbed tasks; ``level`` and ``tasks`` then filter by parent task.
 
     """
 
@@ -170,6 +172,7 @@ class RunConfig:
     cache_dir: Path | None = None
     observation: str = "image"
     frame: str = "egocentric"
+    variants: Path | None = None
 
     def __post_init__(self) -> None:
         """Refuse values a run cannot use, so a library call fails as early as the CLI does.
@@ -293,7 +296,7 @@ FLAG_FIELDS = {
     "control": "modes.control", "observe_every": "modes.observe_every",
     "filmstrip": "modes.filmstrip", "max_replies": "protocol.max_replies",
     "context": "modes.context", "order": "modes.order",
-    "observation": "observation", "frame": "frame",
+    "observation": "observation", "frame": "frame", "variants": "variants",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
 

@@ -73,6 +73,7 @@ class EpisodeSpec:
     seed: int
     arena_path: Path
     pass_mark: float
+    parent_task: str | None = None
 
 
 def episode_id(task_id: str, trial: int) -> str:
@@ -272,4 +273,5 @@ class EpisodeRunner:
             duration_s=round(time.monotonic() - started, 3), infra_error=infra_error,
             conversation=self.context.conversation if self.context else None,
             position=self.context.position if self.context else None,
+            parent_task=spec.parent_task,
         )

@@ -85,6 +85,8 @@ class SuiteConfig:
     """The model's prices used for its costs (the user's, else litellm's); None: unknown."""
     cost_known: bool = True
     """False for a model without a price: its costs are recorded as 0 but are not zero."""
+    variants: dict[str, str] = field(default_factory=dict)
+    """With ``run --variants``: each variant id (a task of this run) -> its parent task."""
 
     def seed_of(self, task_id: str, trial: int) -> int:
         """The seed of one episode of this run."""
@@ -200,7 +202,8 @@ class Suite:
                     continue
                 specs.append(EpisodeSpec(eid, task.task_id, task.level, trial,
                                          self.config.seed_of(task.task_id, trial),
-                                         path, pass_mark))
+                                         path, pass_mark,
+                                         self.config.variants.get(task.task_id)))
         return specs
 
     def run(self) -> list[EpisodeResult]:

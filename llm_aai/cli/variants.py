@@ -1,0 +1,138 @@
+"""``python -m llm_aai.variants make``: validated procedural variants of testbed tasks.
+
+Examples::
+
+    python -m llm_aai.variants make 01-04-03 04-05-02 --count 3 --seed 7 --out variants/
+    python -m llm_aai.variants make children --count 3 --out variants/ --workers 2
+    python -m llm_aai.run --model heuristic --variants variants/
+
+Each kept variant is ``DIR/<task>-v<k>.yaml``; ``DIR/variants.csv`` lists every candidate,
+kept or rejected with its reason, and the command ends with the rejection counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from llm_aai.arena import ArenaError
+from llm_aai.arena.catalog import (
+    ArenaNotFoundError,
+    TaskSelectionError,
+    all_tasks,
+    children_subset,
+    select_tasks,
+)
+from llm_aai.oracle import DEFAULT_BUDGET
+from llm_aai.variants import (
+    MakeSettings,
+    TaskOutcome,
+    ValidationSettings,
+    VariantRequestError,
+    make_variants,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command's arguments."""
+    parser = argparse.ArgumentParser(
+        prog="python -m llm_aai.variants",
+        description="Make procedural variants of testbed tasks, each validated in the "
+                    "simulator.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("make", help="make K validated variants of each task")
+    make.add_argument("tasks", nargs="+", metavar="TASK",
+                      help="task ids (01-04-03), 'children' (the 40) or 'all' (the 900)")
+    make.add_argument("--count", type=int, required=True, help="variants to keep per task")
+    make.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    make.add_argument("--out", type=Path, required=True, help="folder for the variants")
+    make.add_argument("--level", help="keep only tasks of these levels, e.g. 1-3,7")
+    make.add_argument("--arenas-dir", type=Path, default=None,
+                      help="folder of LL-TT-VV.yaml testbed files (as run has it)")
+    make.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    make.add_argument("--seeds", type=int, default=1,
+                      help="validation episodes per arena for the oracle and the heuristic "
+                           "agent (default 1)")
+    make.add_argument("--oracle-budget", type=int, default=DEFAULT_BUDGET,
+                      help=f"oracle search budget per episode ({DEFAULT_BUDGET} steps)")
+    make.add_argument("--candidates", type=int, default=None,
+                      help="candidates tried per task (default 4 x count + 8)")
+    return parser
+
+
+def _tasks(tokens: list[str], level: str | None):
+    ids: list[str] = []
+    chosen = []
+    for token in tokens:
+        for part in filter(None, token.split(",")):
+            if part == "children":
+                chosen += children_subset()
+            elif part == "all":
+                chosen += all_tasks()
+            else:
+                ids.append(part)
+    if ids:
+        chosen += select_tasks(tasks=",".join(ids), full=True)
+    if level:
+        allowed = {t.task_id for t in select_tasks(level=level, full=True)}
+        chosen = [t for t in chosen if t.task_id in allowed]
+        if not chosen:
+            raise TaskSelectionError(f"no task given is in level(s) {level}")
+    return sorted(set(chosen))
+
+
+def _line(outcome: TaskOutcome, count: int) -> str:
+    rejected = outcome.rejections
+    text = f"{outcome.task_id}: {len(outcome.kept)}/{count} kept"
+    parent = [row for row in outcome.rows if row.get("seed", "") == ""]
+    if parent:  # the task itself was refused: say why
+        return f"{text}; {parent[0]['reason']}: {parent[0].get('detail', '')}"
+    if rejected:
+        text += "; rejected " + ", ".join(f"{n} {reason}" for reason, n in rejected.items())
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Make variants; exit 2 on bad input, 0 otherwise (a task short of K is reported)."""
+    args = build_parser().parse_args(argv)
+    if args.workers < 1 or args.seeds < 1 or args.oracle_budget < 0:
+        print("variants: --workers and --seeds must be >= 1 and --oracle-budget >= 0",
+              file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    try:
+        tasks = _tasks(args.tasks, args.level)
+        settings = MakeSettings(count=args.count, seed=args.seed, candidates=args.candidates,
+                                validation=ValidationSettings(seeds=args.seeds,
+                                                              budget=args.oracle_budget))
+        outcomes = make_variants(tasks, args.out, settings, arenas_dir=args.arenas_dir,
+                                 workers=args.workers,
+                                 on_task=lambda o: print(_line(o, args.count), flush=True))
+    except (TaskSelectionError, ArenaNotFoundError, VariantRequestError, ArenaError) as error:
+        print(f"variants: {error}", file=sys.stderr)
+        return 2
+    _summary(outcomes, args.count, args.out, time.monotonic() - started)
+    return 0
+
+
+def _summary(outcomes: list[TaskOutcome], count: int, out: Path, seconds: float) -> None:
+    rejected: Counter = Counter()
+    not_applied: Counter = Counter()
+    for outcome in outcomes:
+        rejected += outcome.rejections
+        not_applied += outcome.not_applied
+    full = sum(len(o.kept) >= count for o in outcomes)
+    kept = sum(len(o.kept) for o in outcomes)
+    print(f"\n{kept} variants kept in {out}; {full} of {len(outcomes)} tasks have all {count} "
+          f"({seconds / 60:.1f} min)")
+    print("rejected, by reason: " + (", ".join(f"{reason} {n}" for reason, n
+                                              in rejected.most_common()) or "none"))
+    if not_applied:
+        print("transformations that did not apply (left out of the candidate): " + ", ".join(
+            f"{reason} {n}" for reason, n in not_applied.most_common()))
+    short = [o.task_id for o in outcomes if len(o.kept) < count]
+    if short:
+        print(f"short of {count}: {', '.join(sorted(short))}")

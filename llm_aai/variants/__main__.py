@@ -1,0 +1,3 @@
+from llm_aai.cli.variants import main
+
+raise SystemExit(main())
