@@ -93,5 +93,5 @@ def test_the_heuristic_refuses_a_turn_with_neither_image_nor_view():
 
     agent = HeuristicAgent()
     agent.start_episode("", 0)
-    with pytest.raises(ValueError, match="no egocentric text observation"):
+    with pytest.raises(ValueError, match="no text observation"):
         agent.act(TurnInput(images=[], text="Your remaining health is 100.0."))
