@@ -65,11 +65,13 @@ def _replayed_views(example: Example, mode: ObservationMode,
     try:
         episode = Episode(env, settings, control=control)
         start = episode.start(seed=int(example.source.get("seed", 0)),
-                              arena=str(example.arena_path), observe_last=False)
+                              arena=str(example.arena_path), observe_last=False,
+                              also_capture=mode.capture(env))
         first = example.turns[0]
         _check(example, first, start.first_observation_health, start.outcome.reward,
                start.outcome.steps, None, None)
-        views = [mode.describe(env)]
+        # the words of the instant the last picture shown was taken
+        views = [start.views[-1] if start.views else mode.describe(env)]
         for turn in example.turns[1:]:
             if not episode.wants_reply:
                 raise ExampleError(f"worked example {example.name}: the replay ended before "

@@ -10,7 +10,10 @@ import pytest
 
 from llm_aai.agents.heuristic import HeuristicAgent
 from llm_aai.agents.text_reading import read_view
+from llm_aai.frames import read_frame
 from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs.store import read_turns
+from llm_aai.perception import NOTHING
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 
@@ -95,3 +98,43 @@ def test_the_heuristic_refuses_a_turn_with_neither_image_nor_view():
     agent.start_episode("", 0)
     with pytest.raises(ValueError, match="no text observation"):
         agent.act(TurnInput(images=[], text="Your remaining health is 100.0."))
+
+
+BLACKOUT_ARENA = """!ArenaConfig
+arenas:
+  0: !Arena
+    t: 250
+    blackouts: [-3]
+    items:
+    - !Item
+      name: Agent
+      positions: [!Vector3 {x: 20, y: 0, z: 5}]
+      rotations: [0]
+    - !Item
+      name: GoodGoal
+      positions: [!Vector3 {x: 20, y: 0, z: 35}]
+      sizes: [!Vector3 {x: 1, y: 1, z: 1}]
+"""
+
+
+def test_a_blackout_says_you_see_nothing_when_the_picture_goes_black(tmp_path):
+    """The lights toggle every 15 physics steps (5 AAI steps); one step per script."""
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    (arenas / f"{TASK}.yaml").write_text(BLACKOUT_ARENA)
+    with FakeChatServer(default="Go(1);") as server:
+        config = RunConfig(model="openai/fake", tasks=TASK, arenas_dir=arenas, resolution=64,
+                           observation="both",
+                           protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=14,
+                                                        run_out_clock=False),
+                           model_options=ModelOptions(api_base=server.url, max_tokens=64))
+        outcome = start_run(config, out=tmp_path, run_id="dark", show_progress=False)
+    episode = outcome.run_dir / "episodes" / f"{TASK}_t1"
+    seen = []
+    for turn in (t for t in read_turns(episode) if t.reply is not None):
+        black = read_frame(episode / turn.sent_images[-1]).max() < 16
+        said_nothing = NOTHING in turn.sent_text.splitlines()
+        assert black == said_nothing, (turn.turn, turn.sent_text)
+        assert said_nothing or "- a green ball (1 m across), " in turn.sent_text
+        seen.append(black)
+    assert True in seen and False in seen  # both dark and lit turns were sent
