@@ -3,8 +3,9 @@
 The inverse of ``llm_aai.perception.text``'s lines: what a hand-written policy needs to act
 on words instead of pixels (the heuristic's text mode). An allocentric view (arena
 coordinates and the agent's pose) is turned into distances and bearings from that pose, so
-the same policy plays both frames of reference. Lines it cannot read are refused, so a change
-of wording breaks the tests, not the agent's play in silence.
+the same policy plays both frames of reference; the plan probe's map is read likewise. Lines
+it cannot read are refused, so a change of wording breaks the tests, not the agent's play in
+silence.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from llm_aai.perception.arena_map import NO_OBJECTS, OBJECTS_HEADER
 from llm_aai.perception.text import EMPTY, NOTHING
 
 _BEARING = r"straight ahead|\d+° (?:left|right)"
@@ -66,7 +68,9 @@ def _bearing(text: str) -> float:
 
 
 def read_view(text: str) -> View:
-    """The view in a message's text, in either frame (other lines are ignored).
+    """The view in a message's text, in either frame, or the plan probe's map.
+
+    The map reads as a view of every object from the agent's pose; other lines are ignored.
 
     Raises:
         ValueError: the text holds no view, or an object line that does not parse.
@@ -74,13 +78,14 @@ def read_view(text: str) -> View:
     lines = text.splitlines()
     if NOTHING in lines:
         return View(True, ())
-    if EMPTY in lines:
+    if EMPTY in lines or NO_OBJECTS in lines:
         return View(False, ())
-    if "You see:" not in lines:
-        raise ValueError(f"no text observation in the message: {text[:200]!r}")
+    header = next((h for h in ("You see:", OBJECTS_HEADER) if h in lines), None)
+    if header is None:
+        raise ValueError(f"no text observation or map in the message: {text[:200]!r}")
     pose = next((m for m in map(_POSE.match, lines) if m is not None), None)
     objects = []
-    for line in lines[lines.index("You see:") + 1:]:
+    for line in lines[lines.index(header) + 1:]:
         if not line.startswith("- "):
             break
         seen = _egocentric(line) if pose is None else _allocentric(line, pose)

@@ -96,7 +96,7 @@ def test_the_heuristic_refuses_a_turn_with_neither_image_nor_view():
 
     agent = HeuristicAgent()
     agent.start_episode("", 0)
-    with pytest.raises(ValueError, match="no text observation"):
+    with pytest.raises(ValueError, match="no text observation or map"):
         agent.act(TurnInput(images=[], text="Your remaining health is 100.0."))
 
 
@@ -138,3 +138,22 @@ def test_a_blackout_says_you_see_nothing_when_the_picture_goes_black(tmp_path):
         assert said_nothing or "- a green ball (1 m across), " in turn.sent_text
         seen.append(black)
     assert True in seen and False in seen  # both dark and lit turns were sent
+
+
+@pytest.mark.parametrize(("model", "passes"), [("heuristic", True), ("random", None),
+                                               ("oracle", True)])
+def test_the_built_in_agents_play_every_probe_offline(testbed_dir, tmp_path, model, passes):
+    """Text in either frame, and the plan: no model, no image needed."""
+    for run_id, changes in (("text", {"observation": "text"}),
+                            ("allo", {"observation": "text", "frame": "allocentric"}),
+                            ("plan", {"prompt": "plan", "observation": "text"})):
+        outcome = start_run(RunConfig(model=model, tasks=TASK, arenas_dir=testbed_dir,
+                                      resolution=64, oracle_budget=2000 if model == "oracle"
+                                      else None, **changes),
+                            out=tmp_path, run_id=run_id, show_progress=False)
+        [result] = outcome.results
+        assert result.end_reason != "infrastructure", (run_id, result.infra_error)
+        if passes and run_id != "plan":  # the heuristic's one-script plan need not pass
+            assert result.passed, (model, run_id)
+    if model == "oracle":
+        assert result.passed  # its plan, open-loop, reaches the ball
