@@ -95,3 +95,12 @@ def test_an_unparsed_plan_is_not_executable_and_aggregates_per_level():
     assert list(aggregate([bad, good], by="task_id").index) == ["a", "b"]
     with pytest.raises(ValueError, match="aggregate by"):
         aggregate([bad], by="model")
+
+
+def test_a_hot_zone_crossed_and_a_red_ball_hit_count_one_each():
+    placed = arena(obj("HotZone", (20.0, 0.0, 24.0), (4.0, 0.5, 2.0)),
+                   obj("BadGoal", (20.0, 0.0, 30.0), (1.0, 1.0, 1.0)))
+    sim, plan, trace = _drive(placed, "Go(40);")
+    assert sim.end_reason is not None and sim.total_reward < 0
+    counts = violations(trace)
+    assert (counts.hot_zone, counts.red_ball, counts.death_zone, counts.total) == (1, 1, 0, 2)
