@@ -7,9 +7,10 @@ after each turn the view is worded as the run words its own (``ObservationMode.d
 the same frame of reference, "you see nothing" in a blackout), put before the recorded health
 line as the runner puts it. In text mode the pictures are dropped; in ``both`` they stay.
 
-The replay must give the recorded turns (health, reward, steps, events, end): a replay that
-differs is another episode, whose words would not match the scripts' thoughts, and is
-refused with the turn where it departs.
+An example made from an episode of a text run already says what was seen, and is sent as
+recorded. Otherwise the replay must give the recorded turns (health, reward, steps, events,
+end): a replay that differs is another episode, whose words would not match the scripts'
+thoughts, and is refused with the turn where it departs.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import hashlib
 from llm_aai.env import AnimalAIEnv
 from llm_aai.logs.events import logged_events
 from llm_aai.perception.observer import ObservationMode
+from llm_aai.perception.text import EMPTY, NOTHING
 from llm_aai.prompts.examples import Example, ExampleError, ExampleTurn
 from llm_aai.protocol import PAPER_PROTOCOL, Episode, PaperProtocol, ScriptControl
 
@@ -43,6 +45,9 @@ def example_in_words(example: Example, mode: ObservationMode,
     """
     if not mode.text:
         return example
+    if _worded(example):  # made from a text run's episode: its words are sent verbatim
+        return dataclasses.replace(example, rendering={
+            "observation": mode.observation, "frame": mode.frame, "views": "as recorded"})
     if example.arena_path is None:
         raise ExampleError(f"worked example {example.name} has no arena copy, so it cannot be "
                            "shown in words; make it with --arena, or use --observation image")
@@ -54,6 +59,12 @@ def example_in_words(example: Example, mode: ObservationMode,
     words = hashlib.sha256("\n\n".join(views).encode("utf-8")).hexdigest()
     return dataclasses.replace(example, turns=turns, rendering={
         "observation": mode.observation, "frame": mode.frame, "views_sha256": words})
+
+
+def _worded(example: Example) -> bool:
+    """Whether the example's texts already word the view (it was recorded in words)."""
+    return any(line in (NOTHING, EMPTY, "You see:")
+               for turn in example.turns for line in turn.text.splitlines())
 
 
 def _replayed_views(example: Example, mode: ObservationMode,

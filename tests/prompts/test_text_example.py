@@ -13,7 +13,7 @@ import pytest
 
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.perception.observer import ObservationMode
-from llm_aai.prompts.examples import ExampleError, load_example
+from llm_aai.prompts.examples import ExampleError, example_from_episode, load_example
 from llm_aai.prompts.text_example import example_in_words
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 
@@ -102,3 +102,15 @@ def test_an_example_without_its_arena_cannot_be_worded(testbed_dir, tmp_path, tu
                             prompt="icl", example=folder, observation="text"),
                   out=tmp_path, run_id="x", show_progress=False)
     assert not (tmp_path / "x").exists()  # refused before anything was written
+
+
+def test_an_example_made_from_a_text_run_keeps_its_own_words(testbed_dir, tmp_path):
+    outcome = start_run(RunConfig(model="heuristic", tasks=TASK, arenas_dir=testbed_dir,
+                                  resolution=64, observation="text"),
+                        out=tmp_path, run_id="t", show_progress=False)
+    example = example_from_episode(outcome.run_dir / "episodes" / f"{TASK}_t1",
+                                   arena_path=testbed_dir / f"{TASK}.yaml")
+    worded = example_in_words(example, ObservationMode("text"))
+    assert [t.text for t in worded.turns] == [t.text for t in example.turns]
+    assert all(t.text.count("You see") <= 1 for t in worded.turns)
+    assert worded.rendering["views"] == "as recorded"
