@@ -12,6 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
+from llm_aai.analysis.metrics import pass_rates
+from llm_aai.analysis.plan_reference import References
+from llm_aai.analysis.reference import reference_levels
 from llm_aai.analysis.stats import wilson_interval
 from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs.store import read_manifest
@@ -31,41 +34,81 @@ def _cell(group: pd.DataFrame) -> str:
     return f"{k}/{n} {k / n:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def probe_table(episodes: pd.DataFrame) -> pd.DataFrame:
+def _ordered(episodes: pd.DataFrame) -> list[str]:
+    """The probes the runs hold, in ``PROBE_ORDER`` (others after them, by name)."""
+    present = set(episodes["probe"])
+    return [p for p in PROBE_ORDER if p in present] + sorted(present - set(PROBE_ORDER))
+
+
+def probe_table(episodes: pd.DataFrame, reference: pd.DataFrame | None = None,
+                populations: tuple[str, ...] = ()) -> pd.DataFrame:
     """Rows per model and level, one column per probe the runs hold (``k/n p [CI]``).
 
     Infrastructure failures are left out, as in every agent metric. A probe a model was
-    not run under shows ``-``.
+    not run under shows ``-``. Each population of ``populations`` (``children``,
+    ``olympics_top10``...) gets a column with its pooled pass rate on the level and its
+    interquartile range, from ``reference`` (``reference_populations()``).
     """
-    probes = [p for p in PROBE_ORDER if p in set(episodes["probe"])]
-    probes += sorted(set(episodes["probe"]) - set(probes))
+    probes = _ordered(episodes)
+    levels = reference_levels(reference) if populations else None
     rows = []
     for (model, level), group in episodes.groupby(["model", "level"], sort=True):
         row = {"model": model, "level": int(level), "level_name": LEVEL_NAMES.get(int(level))}
         for probe in probes:
             row[probe] = _cell(group[group["probe"] == probe])
+        for population in populations:
+            row[population] = _population_cell(levels, population, int(level))
         rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "level", "level_name", *probes])
+    return pd.DataFrame(rows, columns=["model", "level", "level_name", *probes, *populations])
+
+
+def _population_cell(levels: pd.DataFrame, population: str, level: int) -> str:
+    """``p (IQR q1-q3)`` of a population on a level; ``-`` where it has no figure."""
+    if not (levels["population"] == population).any():
+        raise ValueError(f"no reference population {population!r}")
+    found = levels[(levels["population"] == population) & (levels["level"] == level)]
+    if found.empty:
+        return "-"
+    ref = found.iloc[0]
+    return f"{ref['proportion']:.2f} (IQR {ref['q1']:.2f}-{ref['q3']:.2f})"
+
+
+def probe_levels(episodes: pd.DataFrame) -> pd.DataFrame:
+    """``pass_rates`` per level with one label per model and probe (``claude: text``).
+
+    What the comparison figure draws with ``plot_pass_rates``: each probe a bar with its
+    Wilson interval, models in the order loaded, probes in ``PROBE_ORDER``.
+    """
+    rank = {probe: i for i, probe in enumerate(_ordered(episodes))}
+    order = {model: i for i, model in enumerate(pd.unique(episodes["model"]))}
+    ordered = episodes.assign(_model=episodes["model"].map(order),
+                              _probe=episodes["probe"].map(rank))
+    ordered = ordered.sort_values(["_model", "_probe"], kind="stable")
+    labelled = ordered.assign(label=ordered["model"] + ": " + ordered["probe"])
+    return pass_rates(labelled, by="level")
 
 
 def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = None,
-                       by: str = "level") -> pd.DataFrame:
-    """The plan probe's metrics per level (or ``task_id``), each plan driven again.
+                       by: str = "level", references: References | None = None) -> pd.DataFrame:
+    """The plan probe's metrics per model and level (or ``task_id``), each plan driven again.
 
-    Similarity to a reference plan and path efficiency need one (the oracle's); none is
-    known here, so those columns are empty. Infrastructure failures are left out.
+    Similarity and path efficiency compare each plan with its episode's reference plan
+    (same task and seed; ``llm_aai.analysis.plan_reference``); without ``references`` those
+    columns are empty. Infrastructure failures are left out.
 
     Args:
         episodes: ``Runs.episodes``; only the ``plan`` probe's rows are used.
         arenas_dir: where the testbed's arena files are; None: each run's own (its
             manifest), then ``$LLM_AAI_ARENAS`` or the download cache.
         by: ``level`` or ``task_id``.
+        references: where the reference plans come from (the oracle's, or a run's).
 
     Raises:
-        ValueError: a plan that, driven again, did not take the logged steps.
+        ValueError: a plan that, driven again, did not take the logged steps, or a reference
+            that cannot be had for one of the episodes.
     """
     rows = episodes[(episodes["probe"] == "plan") & ~episodes["infra_failure"]]
-    metrics = []
+    metrics: dict[str, list] = {}
     for run_dir, group in rows.groupby(rows["episode_dir"].map(lambda d: Path(d).parents[1])):
         manifest = read_manifest(run_dir)
         # the protocol the episodes played (a plan run's has max_scripts=1)
@@ -73,8 +116,14 @@ def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = N
         where = arenas_dir if arenas_dir is not None else (
             (manifest.run_config or {}).get("arenas_dir"))
         for row in group.itertuples():
-            metrics.append(evaluate_plan_episode(
-                row.episode_dir, resolve_arena_path(row.task_id, where), protocol))
+            arena_path = resolve_arena_path(row.task_id, where)
+            reference = None if references is None else references.plan_for(
+                task_id=row.task_id, seed=int(row.seed), pass_mark=float(row.pass_mark),
+                arena_path=arena_path, protocol=protocol)
+            metrics.setdefault(row.model, []).append(evaluate_plan_episode(
+                row.episode_dir, arena_path, protocol, reference=reference))
     if not metrics:
         return pd.DataFrame()
-    return aggregate(metrics, by=by).reset_index()
+    table = pd.concat([aggregate(scored, by=by).reset_index().assign(model=model)
+                       for model, scored in metrics.items()], ignore_index=True)
+    return table[["model", *(column for column in table.columns if column != "model")]]

@@ -21,6 +21,7 @@ from llm_aai.analysis import (
     repeated_seeds,
     with_reference,
 )
+from llm_aai.analysis.plan_reference import OracleReferences, RunReferences
 from llm_aai.analysis.plots import (
     FORMATS,
     LeftOutOfFigure,
@@ -28,10 +29,11 @@ from llm_aai.analysis.plots import (
     plot_pass_rates,
     settings_caption,
 )
-from llm_aai.analysis.probes import plan_metrics_table, probe_table
+from llm_aai.analysis.probes import plan_metrics_table, probe_levels, probe_table
 from llm_aai.analysis.report import level_report, render, summary_report, task_report
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.arena.catalog import children_subset
+from llm_aai.oracle import DEFAULT_BUDGET
 
 CHILDREN = {"complete": "children", "all": "children_all"}
 
@@ -62,8 +64,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="rows of the printed table and the CSV (default: level); mode: "
                              "per model, one column per control and sensing mode, per level; "
                              "observation: per model, one column per probe (image, text, both, "
-                             "plan), per level; variants: per model and level, the originals "
-                             "against their variants (run --variants), gaps flagged")
+                             "plan) and per reference population, per level; the plan "
+                             "metrics; --plot draws each probe beside the populations; "
+                             "variants: per model and level, the originals against their "
+                             "variants (run --variants), gaps flagged")
+    parser.add_argument("--reference", type=Path, metavar="RUN",
+                        help="with --by observation: the plan run whose plans are the plan "
+                             "metrics' reference, matched by task and seed (e.g. run --model "
+                             "oracle --prompt plan with the same --seed); default: the "
+                             "oracle's plans, computed here and cached in "
+                             "$XDG_CACHE_HOME/llm-aai/oracle-plans")
+    parser.add_argument("--oracle-budget", type=int, default=DEFAULT_BUDGET, metavar="STEPS",
+                        help="with --by observation: the search budget of the oracle's "
+                             f"reference plans, in simulated steps (default {DEFAULT_BUDGET})")
     parser.add_argument("--children", choices=sorted(CHILDREN), default="complete",
                         help="children population: 'complete' = the 59 with all 40 tasks "
                              "(default), 'all' = every child who played the level")
@@ -80,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
             args.size = parse_size(args.size)
         except ValueError as error:
             return _fail(f"--size: {error}")
+    if args.by != "observation" and (args.reference is not None
+                                     or args.oracle_budget != DEFAULT_BUDGET):
+        return _fail("--reference and --oracle-budget choose the plan metrics' reference "
+                     "plans: use them with --by observation")
+    if args.oracle_budget < 0:
+        return _fail(f"--oracle-budget must be >= 0 steps, got {args.oracle_budget}")
     try:
         runs = load_runs(args.runs, with_turns=False)
     except RunDirectoryError as error:
@@ -99,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 def _report(runs, args, populations: tuple[str, ...]) -> int:
     """Print the tables and write the files asked for; return the exit status."""
     if args.by == "observation":
-        return _report_probes(runs, args)
+        return _report_probes(runs, args, populations)
     if args.by == "variants":
         return _report_variants(runs, args)
     reference = reference_populations()
@@ -138,25 +157,31 @@ def _mode_tables(episodes, reference, populations: tuple[str, ...]):
         print()
         tables.append(levels.rename(columns={"label": "mode"}).assign(model=model, prompt=prompt))
     return pd.concat(tables, ignore_index=True)
-def _report_probes(runs, args) -> int:
-    """Each model's pass rate per level under each probe (image, text, both, plan)."""
-    if args.plot:
-        return _fail("--plot draws levels against the reference populations; with --by "
-                     "observation write --csv and plot that table")
-    table = probe_table(runs.episodes)
+def _report_probes(runs, args, populations: tuple[str, ...]) -> int:
+    """Each model's pass rate per level under each probe, the plan metrics, the figure."""
+    reference = reference_populations()
+    table = probe_table(runs.episodes, reference, populations)
     print(render(table))
-    print("\nk/n proportion [Wilson 95% CI] per probe; infrastructure failures excluded.")
+    print("\nk/n proportion [Wilson 95% CI] per probe; infrastructure failures excluded; "
+          "populations: pooled rate (interquartile range).")
     try:
-        plans = plan_metrics_table(runs.episodes)
+        references = (RunReferences(args.reference) if args.reference is not None
+                      else OracleReferences(budget=args.oracle_budget))
+        plans = plan_metrics_table(runs.episodes, references=references)
     except (ValueError, FileNotFoundError, LookupError) as error:
         return _fail(f"plan metrics: {error}")
     if not plans.empty:
-        print("\nPlan metrics (means per episode; each plan driven again in the simulator):")
+        print("\nPlan metrics (means per episode; each plan driven again in the simulator; "
+              "lcs, command_f1 and path_efficiency against the reference plan):")
         print(render(plans.round(3)))
+        print(_reference_note(references))
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.csv, index=False)
         print(f"\ntable written to {args.csv}")
+    if args.plot:
+        return _plot(probe_levels(runs.episodes), reference, args, populations, runs,
+                     title="Proportion of trials passed per level, by probe")
     return 0
 
 
@@ -195,7 +220,17 @@ def _gap_cell(row) -> str:
     return f"{row['gap']:+.2f} [{row['gap_low']:+.2f}, {row['gap_high']:+.2f}]"
 
 
-def _plot(levels, reference, args, populations: tuple[str, ...], runs) -> int:
+def _reference_note(references) -> str:
+    """Where the plan metrics' reference plans came from."""
+    if isinstance(references, RunReferences):
+        return f"reference plans: the plans of run {references.run_dir}, by task and seed"
+    return (f"reference plans: the oracle's (budget {references.budget} steps), "
+            f"{references.computed} computed, {references.cached} from the cache in "
+            f"{references.cache_dir}")
+
+
+def _plot(levels, reference, args, populations: tuple[str, ...], runs,
+          title: str = "Proportion of trials passed per level") -> int:
     """Write the figure; models it leaves out become notes, a figure it cannot draw an error."""
     path = args.plot
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -204,7 +239,7 @@ def _plot(levels, reference, args, populations: tuple[str, ...], runs) -> int:
         warnings.simplefilter("always")
         try:
             plot_pass_rates(levels, reference, path, populations=populations, style=args.style,
-                            size=args.size, caption=caption)
+                            size=args.size, caption=caption, title=title)
         except ValueError as error:
             return _fail(f"{path}: no figure written: {error}")
     for warning in caught:  # ours become notes; any other warning is shown as it was raised

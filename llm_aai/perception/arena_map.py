@@ -14,6 +14,9 @@ from llm_aai.perception.text import placed_line, pose_line
 from llm_aai.perception.words import metres
 from llm_aai.sim.sight import Eye
 
+OBJECTS_HEADER = "Objects (size given as width, height, depth before rotation):"
+NO_OBJECTS = "There are no objects in the arena."
+
 
 def describe_arena(eye: Eye, objects: Sequence[PlacedObject],
                    centres: Sequence[tuple[float, float, float]]) -> str:
@@ -26,8 +29,8 @@ def describe_arena(eye: Eye, objects: Sequence[PlacedObject],
     order = sorted(range(len(objects)),
                    key=lambda i: (round(centres[i][2], 3), round(centres[i][0], 3), i))
     if order:
-        lines.append("Objects (size given as width, height, depth before rotation):")
+        lines.append(OBJECTS_HEADER)
         lines += [placed_line(objects[i], centres[i]) for i in order]
     else:
-        lines.append("There are no objects in the arena.")
+        lines.append(NO_OBJECTS)
     return "\n".join(lines)

@@ -7,6 +7,7 @@ puts this text before the health line of each message and leaves the images out 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,18 +86,41 @@ class ObservationMode:
             return []
         return images[:1] if self.arena_map else images
 
-    def first_message(self, env: Any, text: str) -> str:
-        """The first message's text: the map (plan-then-act) or as ``message``."""
+    def capture(self, env: Any) -> Callable[[], str] | None:
+        """What to capture as each initial observation is taken (``also_capture``), if any.
+
+        The first message's pictures were taken before the start's last no-ops; its words
+        must be of the same instant (a blackout may begin in between), so the view is worded
+        as each picture is taken rather than when the message is sent.
+        """
+        if not self.text or self.arena_map:
+            return None
+        return lambda: self.describe(env)
+
+    def first_message(self, env: Any, text: str, view: str | None = None) -> str:
+        """The first message's text: the map (plan-then-act) or as ``message``.
+
+        Args:
+            env: the episode's env.
+            text: the health line.
+            view: the worded view when the last initial picture was taken (``capture``);
+                None: worded now.
+        """
         if not self.arena_map:
-            return self.message(env, text)
+            return self.message(env, text, view)
         layout = getattr(_backend(env), "layout", None)
         if layout is None:
             raise TextUnavailable("the arena's map needs the embedded backend")
         return f"{describe_arena(*layout())}\n{text}"
 
-    def message(self, env: Any, text: str) -> str:
-        """``text`` (the health line) with the description before it when text is sent."""
-        return f"{self.describe(env)}\n{text}" if self.text else text
+    def message(self, env: Any, text: str, view: str | None = None) -> str:
+        """``text`` (the health line), after the description when text is sent.
+
+        The description is ``view`` if given, else what the eye sees now.
+        """
+        if not self.text:
+            return text
+        return f"{view if view is not None else self.describe(env)}\n{text}"
 
 
 def _backend(env: Any) -> Any:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm_aai.env import AnimalAIEnv
+from llm_aai.logs.schema import TurnRecord
 from llm_aai.logs.store import read_result, read_turns
-from llm_aai.plans.metrics import PlanMetrics, plan_metrics
+from llm_aai.plans.metrics import PlanMetrics, ReferencePlan, plan_metrics
 from llm_aai.plans.trace import trace_actions
 from llm_aai.protocol import PaperProtocol, start_episode
 from llm_aai.script import Command, Go, Script, Think, Turn
@@ -28,10 +29,22 @@ def logged_script(commands) -> Script | None:
     return Script(tuple(parsed)) if parsed else None
 
 
+def first_reply(directory: Path) -> TurnRecord:
+    """The logged turn of an episode's first reply (its plan, in a plan run).
+
+    Raises:
+        ValueError: the episode has no reply.
+    """
+    first = next((t for t in read_turns(directory) if t.reply is not None), None)
+    if first is None:
+        raise ValueError(f"{directory}: the episode has no reply to score as a plan")
+    return first
+
+
 def evaluate_plan_episode(episode_dir: str | Path, arena_path: str | Path,
-                          protocol: PaperProtocol, *, reference: Script | None = None,
-                          reference_steps: int | None = None) -> PlanMetrics:
-    """Score the plan of one logged episode (its first reply).
+                          protocol: PaperProtocol, *,
+                          reference: ReferencePlan | None = None) -> PlanMetrics:
+    """Score the plan of one logged episode (its first reply) against ``reference``.
 
     Raises:
         ValueError: the episode has no reply, or driving its plan again did not take the
@@ -39,10 +52,7 @@ def evaluate_plan_episode(episode_dir: str | Path, arena_path: str | Path,
     """
     directory = Path(episode_dir)
     result = read_result(directory)
-    turns = read_turns(directory)
-    first = next((t for t in turns if t.reply is not None), None)
-    if first is None:
-        raise ValueError(f"{directory}: the episode has no reply to score as a plan")
+    first = first_reply(directory)
     plan = logged_script(first.commands)
     env = AnimalAIEnv(resolution=64, backend="embedded")
     try:
@@ -57,4 +67,4 @@ def evaluate_plan_episode(episode_dir: str | Path, arena_path: str | Path,
                          f"the log says {first.steps}; the world it played in differs")
     return plan_metrics(task_id=result.task_id, level=result.level, plan=plan,
                         passed=result.passed, reward=result.reward, trace=trace,
-                        reference=reference, reference_steps=reference_steps)
+                        reference=reference)

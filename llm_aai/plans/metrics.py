@@ -4,8 +4,9 @@ Per episode: whether the plan parsed (executable), passed and reward, the constr
 violations along the path it drove (death or hot zone entered, wall or fence hit, red ball
 touched), path efficiency (the reference plan's steps / the steps taken, for passed plans)
 and similarity to a reference plan: normalised longest common subsequence over frame
-actions, and F1 over commands. The reference is an input, so any planner's plan can serve
-(the oracle's, once it exists, or a hand-made one). Aggregation is per task and per level.
+actions, and F1 over commands. The reference is an input (``ReferencePlan``), so any
+planner's plan can serve; ``llm_aai.analysis.plan_reference`` gives the oracle's for the same
+task and seed. Aggregation is per task and per level.
 """
 
 from __future__ import annotations
@@ -106,6 +107,22 @@ def command_f1(commands: Iterable[Command], reference: Iterable[Command]) -> flo
     return 2 * precision * recall / (precision + recall)
 
 
+@dataclass(frozen=True)
+class ReferencePlan:
+    """The plan another planner made for the same task and seed, to compare a plan with.
+
+    Attributes:
+        script: its script.
+        steps: the steps its script drove when played open-loop from the same start (fewer
+            than the script's when the episode ended first, e.g. at the green ball).
+        passed: whether that episode passed; path efficiency needs a reference that did.
+    """
+
+    script: Script
+    steps: int
+    passed: bool
+
+
 def path_efficiency(steps_taken: int, reference_steps: int, passed: bool) -> float | None:
     """Reference steps / steps taken for a passed plan; None for a failed one."""
     if not passed or steps_taken <= 0:
@@ -134,8 +151,8 @@ class PlanMetrics:
 
 
 def plan_metrics(*, task_id: str, level: int, plan: Script | None, passed: bool, reward: float,
-                 trace: Sequence[TraceStep], reference: Script | None = None,
-                 reference_steps: int | None = None) -> PlanMetrics:
+                 trace: Sequence[TraceStep],
+                 reference: ReferencePlan | None = None) -> PlanMetrics:
     """The metrics of one executed plan.
 
     Args:
@@ -145,20 +162,21 @@ def plan_metrics(*, task_id: str, level: int, plan: Script | None, passed: bool,
         passed: whether the episode reached its pass mark.
         reward: the episode's return.
         trace: every step the plan drove (its actions' steps, cut where the episode ended).
-        reference: a reference plan for the same task and seed, e.g. the oracle's.
-        reference_steps: the steps the reference needed (it may pass before its script
-            ends); default: its script's steps.
+        reference: a reference plan for the same task and seed, e.g. the oracle's. Path
+            efficiency is its steps / the plan's, when both passed; the similarities compare
+            the scripts whether they passed or not.
     """
     counts = violations(trace)
     similar = plan is not None and reference is not None
     steps = len(trace)
+    theirs = reference.script if reference is not None else None
     return PlanMetrics(
         task_id=task_id, level=level, executable=plan is not None, passed=passed,
         reward=reward, steps=steps, **asdict(counts), violations=counts.total,
-        path_efficiency=(path_efficiency(steps, reference_steps or reference.n_steps, passed)
-                         if reference is not None else None),
-        lcs=lcs_similarity(plan.actions(), reference.actions()) if similar else None,
-        command_f1=command_f1(plan.commands, reference.commands) if similar else None,
+        path_efficiency=(path_efficiency(steps, reference.steps, passed)
+                         if reference is not None and reference.passed else None),
+        lcs=lcs_similarity(plan.actions(), theirs.actions()) if similar else None,
+        command_f1=command_f1(plan.commands, theirs.commands) if similar else None,
     )
 
 

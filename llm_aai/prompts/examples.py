@@ -109,6 +109,8 @@ class Example:
         arena_yaml: the arena's text, if known.
         sha256: SHA-256 of ``example.json`` (None before the example is saved).
         directory: the folder it was loaded from.
+        rendering: how its turns were re-rendered for the run (``observation``, ``frame``
+            and the worded views' sha256, ``llm_aai.prompts.text_example``); None as recorded.
 
     """
 
@@ -119,6 +121,7 @@ class Example:
     arena_yaml: str | None = None
     sha256: str | None = None
     directory: Path | None = None
+    rendering: Mapping[str, Any] | None = None
 
     @property
     def scripts(self) -> tuple[str, ...]:
@@ -150,10 +153,13 @@ class Example:
 
     def manifest(self) -> dict[str, Any]:
         """What a run manifest records about the example."""
-        return {"name": self.name, "sha256": self.sha256,
-                "path": None if self.directory is None else str(self.directory),
-                "scripts": len(self.scripts),
-                "images": sum(len(t.frames) for t in self.turns[:-1])}
+        record = {"name": self.name, "sha256": self.sha256,
+                  "path": None if self.directory is None else str(self.directory),
+                  "scripts": len(self.scripts),
+                  "images": sum(len(t.frames) for t in self.turns[:-1])}
+        if self.rendering is not None:
+            record["rendering"] = dict(self.rendering)
+        return record
 
     def save(self, directory: str | Path, *, resolution: int | None = None) -> Example:
         """Write the example folder (replacing its files) and return it loaded back.

@@ -3,6 +3,7 @@
 ``--control frame`` plays ``react`` as ``react-frame`` (the same background, with the nine
 actions instead of the script language); the worked example of ``icl`` is a scripted
 demonstration, so it has no frame version and is refused rather than shown as scripts.
+Under ``--observation text`` or ``both`` the worked example is shown in words too.
 ``--observe-every`` appends a note on the extra pictures to the system prompt and adds the
 line that goes with them to the turn messages; both are hashed into the manifest's prompt
 record, as the prompt itself is. ``--context across-tasks`` appends a note on the levels that
@@ -20,7 +21,9 @@ from types import MappingProxyType
 
 import yaml
 
+from llm_aai.perception.observer import IMAGE_ONLY, ObservationMode
 from llm_aai.prompts import Prompt, TurnMessages, load_prompt_set
+from llm_aai.prompts.text_example import example_in_words
 from llm_aai.protocol.modes import ModeSettings
 
 __all__ = ["FRAME_PROMPTS", "frames_line", "load_prompt_for_mode", "next_level_line",
@@ -51,10 +54,18 @@ def prompt_name_for_mode(name: str, modes: ModeSettings) -> str:
     return name
 
 
-def load_prompt_for_mode(name: str, modes: ModeSettings, example: Path | None = None) -> Prompt:
-    """Load the prompt ``name`` as played under ``modes`` (see the module docstring)."""
+def load_prompt_for_mode(name: str, modes: ModeSettings, example: Path | None = None,
+                         observation: ObservationMode = IMAGE_ONLY) -> Prompt:
+    """Load the prompt ``name`` as played under ``modes`` (see the module docstring).
+
+    Its worked example, if any, is shown as the run shows the world: in words under
+    ``--observation text`` or ``both`` (``llm_aai.prompts.text_example``).
+    """
     chosen = prompt_name_for_mode(name, modes)
     prompt = load_prompt_set(chosen, example=example) if example else load_prompt_set(chosen)
+    if prompt.example is not None and observation.text:
+        prompt = dataclasses.replace(prompt, example=example_in_words(prompt.example,
+                                                                      observation))
     if modes.observe_every is not None:
         prompt = _with_note(prompt, _OBSERVE_EVERY, {"every": modes.observe_every},
                             {"frames_during": "frames", "filmstrip": "filmstrip"})

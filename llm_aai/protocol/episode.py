@@ -15,7 +15,9 @@ what happens in the env and the running totals (``episode.totals``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from llm_aai.protocol.control import Control, Decision, ScriptControl
 from llm_aai.protocol.observation import LAST_FRAME, ObservationPolicy
@@ -128,10 +130,11 @@ class Episode:
         """The current observation; None while its frame is not drawn (``observe`` draws it)."""
 
     def start(self, *, seed: int | None, arena: str | None = None,
-              observe_last: bool = True) -> InitialObservations:
+              observe_last: bool = True,
+              also_capture: Callable[[], Any] | None = None) -> InitialObservations:
         """Reset the env and run the initial observations (see ``start_episode``)."""
         start = start_episode(self.env, self.protocol, seed=seed, arena=arena,
-                              observe_last=observe_last)
+                              observe_last=observe_last, also_capture=also_capture)
         self.totals.add(start.outcome)
         self.observation = start.outcome.observation
         return start

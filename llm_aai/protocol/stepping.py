@@ -14,7 +14,7 @@ that also has ``play(actions, observe=...)`` (``AnimalAIEnv``) plays a run with 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -82,12 +82,15 @@ class InitialObservations:
         first_observation_health: health when the first observation was taken. The paper's
             harness displayed this value at turn 0, although 48 no-op steps followed.
         outcome: totals over every step taken (health and observation at the end).
+        views: what ``also_capture`` returned as each observation was taken (empty without
+            it): e.g. the text observation of the same instant as the frame.
 
     """
 
     observations: tuple[Observation, ...]
     first_observation_health: float
     outcome: StepOutcome
+    views: tuple[Any, ...] = ()
 
 
 def health_of(observation: Observation) -> float:
@@ -194,6 +197,7 @@ def run_initial_observations(
     protocol: PaperProtocol = PAPER_PROTOCOL,
     *,
     observe_last: bool = True,
+    also_capture: Callable[[], Any] | None = None,
 ) -> InitialObservations:
     """Run the start of an episode: no-ops after reset, then the initial observations.
 
@@ -203,21 +207,26 @@ def run_initial_observations(
         protocol: the step counts to use.
         observe_last: False skips drawing the frame after the last no-op block, which the
             model sees only if its first script takes no step (see ``execute_actions``).
+        also_capture: called at the instant each shown observation is taken (no-ops follow
+            it), its results kept as ``views``.
 
     """
     blocks = protocol.initial_observations
     runs = [execute_actions(env, [NOOP] * protocol.steps_after_reset, observation=observation,
                             observe=observe_last or blocks > 0)]
     shown: list[Observation] = []
+    views: list[Any] = []
     for block in range(blocks):
         if runs[-1].done:
             break
         shown.append(runs[-1].observation)
+        if also_capture is not None:
+            views.append(also_capture())
         runs.append(execute_actions(
             env, [NOOP] * protocol.noops_after_initial_observation,
             observation=runs[-1].observation, observe=observe_last or block < blocks - 1,
         ))
-    return InitialObservations(tuple(shown), runs[0].health, combine(runs))
+    return InitialObservations(tuple(shown), runs[0].health, combine(runs), tuple(views))
 
 
 def start_episode(
@@ -227,6 +236,7 @@ def start_episode(
     seed: int | None,
     arena: str | None = None,
     observe_last: bool = True,
+    also_capture: Callable[[], Any] | None = None,
 ) -> InitialObservations:
     """Reset ``env`` (switching to ``arena`` if given) and run the initial observations.
 
@@ -236,8 +246,10 @@ def start_episode(
         seed: the reset seed (fixes the arena's random placements).
         arena: an arena path or task id for ``options={"arena": ...}``; None keeps the env's.
         observe_last: see ``run_initial_observations``.
+        also_capture: see ``run_initial_observations``.
 
     """
     options = {"arena": str(arena)} if arena is not None else None
     observation, _ = env.reset(seed=seed, options=options)
-    return run_initial_observations(env, observation, protocol, observe_last=observe_last)
+    return run_initial_observations(env, observation, protocol, observe_last=observe_last,
+                                    also_capture=also_capture)

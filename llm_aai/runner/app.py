@@ -326,7 +326,6 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
                        "scripts file")
     if config.model == "replay" and config.replay_from:
         replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
-    _check_observation(config)
     _check_backend(config)
     prices = _prices(config, agent)
     suite = SuiteConfig(
@@ -545,8 +544,14 @@ def _check_modes(config: RunConfig) -> None:
 
 
 def _load_prompt(config: RunConfig) -> Prompt:
+    """The prompt as the run plays it.
+
+    The observation is checked first: the worked example is shown in its words.
+    """
+    _check_observation(config)
     try:
-        return load_prompt_for_mode(config.prompt, config.modes, config.example)
+        return load_prompt_for_mode(config.prompt, config.modes, config.example,
+                                    ObservationMode(config.observation, config.frame))
     except (KeyError, ValueError, ExampleError, FileNotFoundError) as error:
         raise RunError(_message(error)) from error
 

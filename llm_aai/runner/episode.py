@@ -171,7 +171,8 @@ class EpisodeRunner:
               usage: list[Usage]) -> None:
         with self.setup_gate:
             # the frame after the last no-ops is drawn only if the first script takes no step
-            start = episode.start(seed=spec.seed, arena=str(spec.arena_path), observe_last=False)
+            start = episode.start(seed=spec.seed, arena=str(spec.arena_path), observe_last=False,
+                                  also_capture=self.observation.capture(self.env))
         # the ICL prompt's worked example arrives as a prelude of prior exchanges
         self.agent.start_episode(self.prompt.system_text, spec.seed, prelude=self.prompt.prelude)
         if self.context is not None:  # the earlier tasks of its conversation come first
@@ -192,7 +193,7 @@ class EpisodeRunner:
         if self.context is not None and self.context.opening:  # how the last task ended
             preamble = f"{self.context.opening}\n\n{preamble}"
         text = self.observation.first_message(self.env, self.messages.initial(
-            start.first_observation_health))
+            start.first_observation_health), start.views[-1] if start.views else None)
         while episode.wants_reply:
             if self.should_stop():
                 raise EpisodeCancelled(spec.episode_id)

@@ -36,8 +36,9 @@ from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
 PHYSICS_STEPS_PER_ACTION = 3
-_SETTINGS = ("resolution", "_render", "_renderer", "_spare")
-"""Attributes a restore leaves alone: how this simulator draws, not what the world is."""
+_SETTINGS = ("resolution", "_render", "_renderer", "_spare", "_sight")
+"""Attributes a restore leaves alone: how this simulator draws and sees (the ray caster is
+derived from the loaded model, with scratch space of its own), not what the world is."""
 PHYSICS_BUILDS = ("3.x", "2019")
 """Animal-AI builds whose physics differ in a way the simulator models: ``"3.x"`` (3.x/4.x,
 the build the LLM-AAI paper used: Animal-AI 3.1.3; the default) and ``"2019"`` (the Olympics

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from llm_aai.analysis.load import probe_of
-from llm_aai.analysis.probes import probe_table
+from llm_aai.analysis.probes import probe_levels, probe_table
+from llm_aai.analysis.reference import reference_levels, reference_populations
 from llm_aai.cli.analyze import main as analyze_main
 from llm_aai.runner import RunConfig, start_run
 
@@ -33,25 +35,60 @@ def test_the_table_has_a_column_per_probe_and_leaves_out_infrastructure_failures
     assert table.iloc[1]["text"] == "-" and table.iloc[1]["image"] == "-"
 
 
-def test_analyze_by_observation_on_real_runs(testbed_dir, tmp_path, capsys):
+def test_the_table_gives_children_and_olympics_beside_the_probes():
+    episodes = pd.DataFrame({"model": ["m", "m"], "level": [1, 10], "probe": ["image", "text"],
+                             "passed": [True, False], "infra_failure": [False, False]})
+    reference = reference_populations()
+    table = probe_table(episodes, reference, ("children", "olympics_top10"))
+    assert list(table.columns)[-2:] == ["children", "olympics_top10"]
+    levels = reference_levels(reference)
+    for population in ("children", "olympics_top10"):
+        ref = levels[(levels["population"] == population) & (levels["level"] == 10)].iloc[0]
+        assert table.iloc[1][population] == (f"{ref['proportion']:.2f} "
+                                             f"(IQR {ref['q1']:.2f}-{ref['q3']:.2f})")
+    with pytest.raises(ValueError, match="no reference population 'adults'"):
+        probe_table(episodes, reference, ("adults",))
+
+
+def test_the_figures_bars_are_one_per_model_and_probe_in_probe_order():
+    episodes = pd.DataFrame({
+        "model": ["b", "a", "a", "a", "a"], "level": [1, 1, 1, 2, 1],
+        "probe": ["plan", "plan", "image", "text", "image"],
+        "passed": [True, False, True, True, False], "infra_failure": [False] * 5,
+        "task_id": ["t"] * 5, "reward": [1.0] * 5, "final_health": [50.0] * 5,
+    }).assign(label=lambda e: e["model"])
+    levels = probe_levels(episodes)
+    assert list(pd.unique(levels["label"])) == ["b: plan", "a: image", "a: text", "a: plan"]
+    image = levels[levels["label"] == "a: image"].iloc[0]
+    assert (image["k"], image["n"]) == (1, 2) and image["ci_low"] < 0.5 < image["ci_high"]
+
+
+def test_analyze_by_observation_on_real_runs(testbed_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the oracle's plans
     for name, changes in (("img", {}), ("txt", {"observation": "text"}),
+                          ("allo", {"observation": "text", "frame": "allocentric"}),
                           ("plan", {"prompt": "plan"})):
         start_run(RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=testbed_dir,
                             resolution=64, **changes),
                   out=tmp_path, run_id=name, show_progress=False)
-    csv = tmp_path / "probes.csv"
-    status = analyze_main([str(tmp_path / n) for n in ("img", "txt", "plan")]
-                          + ["--by", "observation", "--csv", str(csv)])
+    csv, figure = tmp_path / "probes.csv", tmp_path / "probes.png"
+    status = analyze_main([str(tmp_path / n) for n in ("img", "txt", "allo", "plan")]
+                          + ["--by", "observation", "--csv", str(csv), "--plot", str(figure),
+                             "--oracle-budget", "2000"])
     assert status == 0
     out = capsys.readouterr().out
     assert "image" in out and "text" in out and "plan" in out
     plan_table = out.split("Plan metrics")[1].splitlines()
     header, row = plan_table[1].split(), plan_table[3].split()
-    assert header[:4] == ["level", "episodes", "executable", "passed"]
+    assert header[:5] == ["model", "level", "episodes", "executable", "passed"]
     assert "wall_hit" in header and "lcs" in header
-    assert row[:3] == ["1", "1", "1.0"]  # the heuristic's one-script plan parsed
+    assert row[:4] == ["heuristic", "1", "1", "1.0"]  # the heuristic's one-script plan parsed
+    metrics = dict(zip(header, row, strict=True))
+    assert 0 < float(metrics["lcs"]) <= 1 and 0 <= float(metrics["command_f1"]) <= 1
     table = pd.read_csv(csv)
-    assert list(table.columns) == ["model", "level", "level_name", "image", "text", "plan"]
+    assert list(table.columns) == ["model", "level", "level_name", "image", "text",
+                                   "text (allocentric)", "plan", "children", "olympics_top10"]
     assert table.iloc[0]["text"].startswith("1/1")  # the heuristic reads its way to the ball
-    assert analyze_main([str(tmp_path / "img"), "--by", "observation", "--plot",
-                         str(tmp_path / "f.png")]) == 2  # a usage error, with its reason
+    # GSU's two frames of reference side by side: the heuristic reads both
+    assert table.iloc[0]["text (allocentric)"].startswith("1/1")
+    assert figure.stat().st_size > 10_000 and f"figure written to {figure}" in out

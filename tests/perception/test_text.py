@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from llm_aai.agents.text_reading import read_view
 from llm_aai.perception import NOTHING, describe
 from llm_aai.perception.words import colour_name, degrees_side, metres
 from llm_aai.sim import Simulator
@@ -87,3 +88,19 @@ def test_darkness_and_an_empty_view_have_their_own_words(look):
     assert describe(seen, eye) == "You see no objects, only the floor and the fence."
     with pytest.raises(ValueError, match="frame must be one of"):
         describe(seen, eye, frame="north-up")
+
+
+@pytest.mark.parametrize("yaw", [0.0, 90.0, 200.0])
+def test_an_allocentric_view_reads_back_as_the_egocentric_one(look, yaw):
+    """The heuristic plays both frames: coordinates and pose become distance and bearing."""
+    eye, seen = look(arena(obj("GoodGoal", (23.0, 0.0, 28.0), (1.0, 1.0, 1.0)),
+                           obj("BadGoal", (17.0, 0.0, 24.0), (0.8, 0.8, 0.8)),
+                           obj("GoodGoal", (16.0, 0.0, 13.0), (1.0, 1.0, 1.0)),
+                           obj("GoodGoal", (27.0, 0.0, 15.0), (1.0, 1.0, 1.0)), yaw=yaw))
+    assert seen  # something in view at every heading
+    ego = read_view(describe(seen, eye))
+    allo = read_view(describe(seen, eye, frame="allocentric"))
+    assert [o.noun for o in allo.objects] == [o.noun for o in ego.objects]
+    for a, e in zip(allo.objects, ego.objects, strict=True):
+        assert a.distance == pytest.approx(e.distance, rel=0.1, abs=0.3)
+        assert a.bearing == pytest.approx(e.bearing, abs=3.0)

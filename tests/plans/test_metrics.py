@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from llm_aai.plans.metrics import (
+    ReferencePlan,
     TraceStep,
     aggregate,
     command_f1,
@@ -75,7 +76,7 @@ def test_a_plan_around_the_zone_passes_without_violations_and_a_wall_hit_counts(
     sim, plan, trace = _drive(placed, detour)
     assert sim.end_reason == "good_goal"
     metrics = plan_metrics(task_id="t", level=1, plan=plan, passed=True, reward=sim.total_reward,
-                           trace=trace, reference=plan, reference_steps=len(trace))
+                           trace=trace, reference=ReferencePlan(plan, len(trace), passed=True))
     assert metrics.violations == 0
     assert (metrics.lcs, metrics.command_f1, metrics.path_efficiency) == (1.0, 1.0, 1.0)
     walled = arena(obj("Wall", (20.0, 0.0, 23.0), (6.0, 2.0, 0.5)))
@@ -86,7 +87,7 @@ def test_a_plan_around_the_zone_passes_without_violations_and_a_wall_hit_counts(
 def test_an_unparsed_plan_is_not_executable_and_aggregates_per_level():
     bad = plan_metrics(task_id="a", level=1, plan=None, passed=False, reward=-1.0, trace=[])
     good = plan_metrics(task_id="b", level=1, plan=REFERENCE, passed=True, reward=1.0,
-                        trace=[TraceStep()] * 21, reference=REFERENCE)
+                        trace=[TraceStep()] * 21, reference=ReferencePlan(REFERENCE, 21, True))
     table = aggregate([bad, good])
     row = table.loc[1]
     assert (row["episodes"], row["executable"], row["passed"]) == (2, 0.5, 0.5)
@@ -94,3 +95,12 @@ def test_an_unparsed_plan_is_not_executable_and_aggregates_per_level():
     assert list(aggregate([bad, good], by="task_id").index) == ["a", "b"]
     with pytest.raises(ValueError, match="aggregate by"):
         aggregate([bad], by="model")
+
+
+def test_a_hot_zone_crossed_and_a_red_ball_hit_count_one_each():
+    placed = arena(obj("HotZone", (20.0, 0.0, 24.0), (4.0, 0.5, 2.0)),
+                   obj("BadGoal", (20.0, 0.0, 30.0), (1.0, 1.0, 1.0)))
+    sim, plan, trace = _drive(placed, "Go(40);")
+    assert sim.end_reason is not None and sim.total_reward < 0
+    counts = violations(trace)
+    assert (counts.hot_zone, counts.red_ball, counts.death_zone, counts.total) == (1, 1, 0, 2)

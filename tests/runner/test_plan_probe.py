@@ -12,6 +12,7 @@ from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs.store import read_turns
 from llm_aai.perception.arena_map import describe_arena
 from llm_aai.plans.evaluate import evaluate_plan_episode, logged_script
+from llm_aai.plans.metrics import ReferencePlan
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 from llm_aai.sim import Simulator
@@ -86,7 +87,7 @@ def test_a_logged_plan_is_scored_by_driving_it_again(testbed_dir, tmp_path):
     logged = read_turns(episode)[1]
     script = logged_script(logged.commands)
     metrics = evaluate_plan_episode(episode, testbed_dir / f"{TASK}.yaml", protocol,
-                                    reference=script)
+                                    reference=ReferencePlan(script, logged.steps, False))
     assert metrics.executable and not metrics.passed
     assert metrics.wall_hit == 1 and metrics.violations == 1  # one long push against it
     # the arena's time limit cut the plan; the replay took exactly the logged steps

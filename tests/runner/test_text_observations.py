@@ -10,7 +10,10 @@ import pytest
 
 from llm_aai.agents.heuristic import HeuristicAgent
 from llm_aai.agents.text_reading import read_view
+from llm_aai.frames import read_frame
 from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs.store import read_turns
+from llm_aai.perception import NOTHING
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 
@@ -93,5 +96,64 @@ def test_the_heuristic_refuses_a_turn_with_neither_image_nor_view():
 
     agent = HeuristicAgent()
     agent.start_episode("", 0)
-    with pytest.raises(ValueError, match="no egocentric text observation"):
+    with pytest.raises(ValueError, match="no text observation or map"):
         agent.act(TurnInput(images=[], text="Your remaining health is 100.0."))
+
+
+BLACKOUT_ARENA = """!ArenaConfig
+arenas:
+  0: !Arena
+    t: 250
+    blackouts: [-3]
+    items:
+    - !Item
+      name: Agent
+      positions: [!Vector3 {x: 20, y: 0, z: 5}]
+      rotations: [0]
+    - !Item
+      name: GoodGoal
+      positions: [!Vector3 {x: 20, y: 0, z: 35}]
+      sizes: [!Vector3 {x: 1, y: 1, z: 1}]
+"""
+
+
+def test_a_blackout_says_you_see_nothing_when_the_picture_goes_black(tmp_path):
+    """The lights toggle every 15 physics steps (5 AAI steps); one step per script."""
+    arenas = tmp_path / "arenas"
+    arenas.mkdir()
+    (arenas / f"{TASK}.yaml").write_text(BLACKOUT_ARENA)
+    with FakeChatServer(default="Go(1);") as server:
+        config = RunConfig(model="openai/fake", tasks=TASK, arenas_dir=arenas, resolution=64,
+                           observation="both",
+                           protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=14,
+                                                        run_out_clock=False),
+                           model_options=ModelOptions(api_base=server.url, max_tokens=64))
+        outcome = start_run(config, out=tmp_path, run_id="dark", show_progress=False)
+    episode = outcome.run_dir / "episodes" / f"{TASK}_t1"
+    seen = []
+    for turn in (t for t in read_turns(episode) if t.reply is not None):
+        black = read_frame(episode / turn.sent_images[-1]).max() < 16
+        said_nothing = NOTHING in turn.sent_text.splitlines()
+        assert black == said_nothing, (turn.turn, turn.sent_text)
+        assert said_nothing or "- a green ball (1 m across), " in turn.sent_text
+        seen.append(black)
+    assert True in seen and False in seen  # both dark and lit turns were sent
+
+
+@pytest.mark.parametrize(("model", "passes"), [("heuristic", True), ("random", None),
+                                               ("oracle", True)])
+def test_the_built_in_agents_play_every_probe_offline(testbed_dir, tmp_path, model, passes):
+    """Text in either frame, and the plan: no model, no image needed."""
+    for run_id, changes in (("text", {"observation": "text"}),
+                            ("allo", {"observation": "text", "frame": "allocentric"}),
+                            ("plan", {"prompt": "plan", "observation": "text"})):
+        outcome = start_run(RunConfig(model=model, tasks=TASK, arenas_dir=testbed_dir,
+                                      resolution=64, oracle_budget=2000 if model == "oracle"
+                                      else None, **changes),
+                            out=tmp_path, run_id=run_id, show_progress=False)
+        [result] = outcome.results
+        assert result.end_reason != "infrastructure", (run_id, result.infra_error)
+        if passes and run_id != "plan":  # the heuristic's one-script plan need not pass
+            assert result.passed, (model, run_id)
+    if model == "oracle":
+        assert result.passed  # its plan, open-loop, reaches the ball

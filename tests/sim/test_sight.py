@@ -86,6 +86,19 @@ def test_a_ball_beyond_the_far_plane_is_not_listed(physics_sim):
     assert "GoodGoal" in _seen(sim)
 
 
+def test_a_simulator_that_has_looked_snapshots_and_restores(physics_sim):
+    """The ray caster is how the simulator sees, not world state: a snapshot leaves it alone
+    (the oracle snapshots the episode's simulator after the text probe has looked)."""
+    sim = physics_sim(arena(obj("GoodGoal", (23.0, 0.0, 28.0), (1.0, 1.0, 1.0))))
+    before = _seen(sim)["GoodGoal"].distance
+    snapshot = sim.snapshot()
+    for _ in range(10):
+        sim.step(1, 0)
+    assert _seen(sim)["GoodGoal"].distance < before - 1
+    sim.restore(snapshot)
+    assert _seen(sim)["GoodGoal"].distance == before
+
+
 def _segmentation(sim, size):
     """Per-pixel placed-object index (-1 for none) of the eye image, drawn by MuJoCo.
 
