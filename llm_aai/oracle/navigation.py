@@ -274,7 +274,11 @@ def _surface(sim) -> tuple[np.ndarray, np.ndarray]:
     """(height of the standing surface, whether it is a ramp) per cell, by casting rays.
 
     Rays see the arena's solid geometry only: balls, boxes (pushable), zones and the agent
-    are hidden for the cast.
+    are hidden for the cast, and so is the floor (a ray that meets nothing stands on it).
+    Without the floor, a ray cast down from inside a solid always leaves through the solid's
+    own underside: walls are free bodies resting on the floor and sink a millimetre or two
+    into it (MuJoCo's soft contact), so with the floor in the cast that ray met the floor
+    first and a standing wall read as an overhead one, open underneath.
     """
     import mujoco
 
@@ -285,6 +289,7 @@ def _surface(sim) -> tuple[np.ndarray, np.ndarray]:
                model.body_jntnum[model.geom_bodyid[g]] > 0 and
                model.jnt_type[model.body_jntadr[model.geom_bodyid[g]]] == mujoco.mjtJoint.mjJNT_FREE
                and model.body_mass[model.geom_bodyid[g]] < 50.0}
+    cast_hidden = hidden | {int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "floor"))}
     saved = model.geom_group.copy()
     groups = np.array([1, 0, 0, 0, 0, 0], dtype=np.uint8)  # solid geometry only
     height = np.zeros((N, N))
@@ -292,7 +297,7 @@ def _surface(sim) -> tuple[np.ndarray, np.ndarray]:
     geom = np.zeros(1, dtype=np.int32)
     down, up = np.array([0.0, 0.0, -1.0]), np.array([0.0, 0.0, 1.0])
     try:
-        for g in hidden:
+        for g in cast_hidden:
             model.geom_group[g] = 5
         for i in range(N):
             for j in range(N):
@@ -307,13 +312,13 @@ def _surface(sim) -> tuple[np.ndarray, np.ndarray]:
                     # inside a solid it leaves through the top face instead.
                     ceiling = mujoco.mj_ray(model, data, np.array([x, z, 0.02]), up, groups, 1,
                                             -1, geom)
-                    above = int(geom[0])
                     if ceiling >= HEADROOM:
                         # From inside a solid the ray leaves through its far face; a ray back
-                        # down from just below that point then meets the same solid again.
-                        mujoco.mj_ray(model, data, np.array([x, z, ceiling - 0.03]), down,
-                                      groups, 1, -1, geom)
-                        if int(geom[0]) != above:
+                        # down from just below that point then meets a solid again (its
+                        # underside), where under an overhead one it meets nothing.
+                        back = mujoco.mj_ray(model, data, np.array([x, z, ceiling - 0.03]),
+                                             down, groups, 1, -1, geom)
+                        if back < 0:
                             height[i, j], hit = 0.0, -1
                 ramp[i, j] = hit >= 0 and model.geom_type[hit] == mujoco.mjtGeom.mjGEOM_MESH
     finally:

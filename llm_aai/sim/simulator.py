@@ -22,6 +22,7 @@ from llm_aai.arena.geometry import Sphere, box_sphere_overlap
 from llm_aai.arena.placement import PlacedArena, PlacedObject
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
+from llm_aai.sim.angular_limit import AngularSpeedLimit
 from llm_aai.sim.bounce import Restitution
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.corrections import ContactRead, PhysicsCorrection
@@ -193,6 +194,7 @@ class Simulator:
             FloorFriction(model, data, [(p.body, p.geoms) for p in scene.pushables]),
             PairFriction(model, data, [(p.geoms, p.cardbox) for p in scene.pushables]),
             AngularDrag(model, data, [goal.body for goal in scene.goals]),
+            AngularSpeedLimit(model, data, [p.body for p in scene.pushables]),
         ]
         if self.physics_build == "2019":
             self._corrections.append(Restitution(model, data, [b.body for b in scene.bounces]))

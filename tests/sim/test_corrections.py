@@ -4,6 +4,7 @@ import copy
 
 from llm_aai.sim.agent_physics import AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
+from llm_aai.sim.angular_limit import AngularSpeedLimit
 from llm_aai.sim.corrections import ContactRead
 from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
@@ -43,7 +44,7 @@ def test_a_correction_in_the_list_runs_before_and_after_every_physics_step(physi
 def test_the_built_in_corrections_share_one_contact_read(physics_sim):
     sim = physics_sim(arena(obj("Cardbox1", (20.0, 0.0, 22.0), (1, 1, 1))))
     kinds = [type(c) for c in sim._corrections]
-    assert kinds == [AgentPhysics, FloorFriction, PairFriction, AngularDrag]
+    assert kinds == [AgentPhysics, FloorFriction, PairFriction, AngularDrag, AngularSpeedLimit]
     seen = []
     for correction in sim._corrections:
         finish = correction.after_physics_step
@@ -54,7 +55,7 @@ def test_the_built_in_corrections_share_one_contact_read(physics_sim):
 
         correction.after_physics_step = traced
     sim.step(1, 0)
-    assert len(seen) == 12 and all(read is seen[0] for read in seen)
+    assert len(seen) == 15 and all(read is seen[0] for read in seen)
     assert isinstance(seen[0], ContactRead)
 
 
