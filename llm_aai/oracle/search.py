@@ -5,9 +5,11 @@ the simulator (physics only) from the snapshot: at every step it heads for a way
 the walking-distance field of its target ball (``llm_aai.oracle.navigation``), turning when
 it is off course and moving forward otherwise. Variants differ in the order of targets
 (nearest first; yellow balls before the episode-ending green; each ball first). When none
-of them passes, the search tries random macro-actions (turn to a bearing, go n) before
-handing over to the controller, so it can get round what the map does not know (boxes to
-push, balls that fall, a wall that tips), until the budget is spent.
+of them passes, the search predicts the paths of moving balls (the world simulated with the
+agent still) and tries waiting for each at a few spots it can reach before the ball does;
+then random macro-actions (turn to a bearing, go n) before handing over to the controller,
+so it can get round what the map does not know (boxes to push, balls that fall, a wall that
+tips), until the budget is spent.
 
 The budget counts simulated AAI steps, not seconds, so a result does not depend on the
 machine; the search's randomness comes from the seed only. Everything is deterministic for
@@ -25,7 +27,14 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from llm_aai.oracle.navigation import UNREACHABLE, Goal, NavMap, agent_pose, live_goals
+from llm_aai.oracle.navigation import (
+    AGENT_RADIUS,
+    UNREACHABLE,
+    Goal,
+    NavMap,
+    agent_pose,
+    live_goals,
+)
 from llm_aai.script import Go, Script, Think, Turn, format_script
 from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
 from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
@@ -35,6 +44,19 @@ DEFAULT_BUDGET = 20_000
 HORIZON = 700
 """Longest controller rollout (AAI steps) before its end state is scored."""
 STUCK_STEPS = 25
+MEETINGS = 6
+"""Intercept candidates tried per search: spots on moving balls' predicted paths."""
+MEET_RADIUS = 0.4
+"""How close to a meeting point the agent stops to wait (m)."""
+MEET_SPEED = 0.5
+"""Metres per AAI step the agent is assumed to cover towards a meeting point (it reaches
+about 0.8 at full speed; the margin pays for turning and starting)."""
+MEET_SAMPLE = 5
+MOVING = 0.3
+"""m/s: a ball slower than this everywhere is not worth predicting."""
+"""Steps between samples of a ball's predicted path."""
+FIRST_TARGETS = 16
+"""Good balls each tried as the first target (a drop from a platform may be one-way)."""
 MAX_SCRIPT_STEPS = 500
 """The parser's limit on the steps of one script."""
 FORWARD, BACKWARD, RIGHT, LEFT, WAIT = (1, 0), (2, 0), (0, 1), (0, 2), (0, 0)
@@ -100,17 +122,41 @@ def _wrap(degrees: float) -> float:
     return (degrees + 180.0) % 360.0 - 180.0
 
 
-class _Controller:
-    """Steers the agent to its targets in order; one action per call (see the module doc)."""
+@dataclass(frozen=True)
+class _Meeting:
+    """Where and until when to wait for a moving ball (an intercept candidate).
 
-    def __init__(self, nav: NavMap, order: str, per_frame: bool) -> None:
+    Attributes:
+        point: a spot of the ball's predicted path, as a goal to walk to (Unity coordinates).
+        until: the step of the rollout after which the controller stops waiting there.
+        ball: the ball it waits for, for the plan's thought.
+    """
+
+    point: Goal
+    until: int
+    ball: Goal
+
+
+class _Controller:
+    """Steers the agent to its targets in order; one action per call (see the module doc).
+
+    With a ``meeting`` it first walks to the meeting point and waits there (turning in
+    place under the script protocol, which has no no-op) until ``meeting.until``, so that a
+    moving ball rolls into it; then it carries on with ``order``.
+    """
+
+    def __init__(self, nav: NavMap, order: str, per_frame: bool,
+                 meeting: _Meeting | None = None) -> None:
         self.nav = nav
         self.order = order  # "nearest", "multis", or "first:<geom>"
         self.per_frame = per_frame
+        self.meeting = meeting
+        self._steps = 0
+        self._arrived = False
         self._waypoint: tuple[float, float] | None = None
         self._refresh = 0
         self._tour: list[int] | None = None
-        self.first_target: Goal | None = None
+        self.first_target: Goal | None = meeting.ball if meeting else None
 
     def _target(self, sim, x: float, z: float) -> tuple[Goal | None, object]:
         good, _ = live_goals(sim)
@@ -146,11 +192,25 @@ class _Controller:
 
     def act(self, sim) -> tuple[int, int]:
         x, _, z, yaw = agent_pose(sim)
+        self._steps += 1
+        meeting = self.meeting
+        if meeting is not None and self._steps <= meeting.until:
+            px, _, pz = meeting.point.position
+            self._arrived = self._arrived or math.dist((x, z), (px, pz)) < MEET_RADIUS
+            if self._arrived:
+                return WAIT if self.per_frame else RIGHT
+            return self._steer(x, z, yaw, meeting.point, self.nav.field(meeting.point))
+        if meeting is not None:  # waited long enough: back to collecting
+            self.meeting, self._waypoint = None, None
         goal, grid = self._target(sim, x, z)
         if goal is None:
             return WAIT if self.per_frame else FORWARD
         if self.first_target is None:
             self.first_target = goal
+        return self._steer(x, z, yaw, goal, grid)
+
+    def _steer(self, x: float, z: float, yaw: float, goal: Goal, grid) -> tuple[int, int]:
+        """One action towards ``goal`` along the walking-distance field ``grid``."""
         gx, _, gz = goal.position
         aim = (gx, gz)
         if grid is not None and self.nav.distance(grid, x, z) < UNREACHABLE:
@@ -239,10 +299,11 @@ def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
 
 
 def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
-             settings: SearchSettings, budget: _Budget, horizon: int) -> Plan | None:
+             settings: SearchSettings, budget: _Budget, horizon: int,
+             meeting: _Meeting | None = None) -> Plan | None:
     """Play ``prefix`` then the controller from the simulator's current state."""
     actions: list[tuple[int, int]] = []
-    controller = _Controller(nav, order, settings.per_frame)
+    controller = _Controller(nav, order, settings.per_frame, meeting)
     recent: list[tuple[float, float]] = []
     for action in prefix:
         if sim.done or len(actions) >= horizon:
@@ -261,16 +322,63 @@ def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
         recent.append((x, z))
         if len(recent) > STUCK_STEPS:
             recent.pop(0)
-            if math.dist(recent[0], recent[-1]) < 0.05 and action == FORWARD:
+            if (math.dist(recent[0], recent[-1]) < 0.05 and action == FORWARD
+                    and controller.meeting is None):
                 break  # pressing against something: score where it stands
     if not actions:
         return None
     target = controller.first_target
     name = ""
-    if target is not None:
+    if meeting is not None:
+        px, _, pz = meeting.point.position
+        name = f"the moving {target.name}: wait for it at x {px:.1f}, z {pz:.1f}"
+    elif target is not None:
         name = f"the {target.name} at x {target.position[0]:.1f}, z {target.position[2]:.1f}"
     return Plan(actions, sim.total_reward, sim.done, sim.end_reason, name,
                 score=_score(sim, nav, settings.pass_mark))
+
+
+def _meetings(sim, nav: NavMap, budget: _Budget, horizon: int) -> list[_Meeting]:
+    """Spots where a moving good ball will pass that the agent can reach before it does.
+
+    The balls' paths are predicted by simulating the world with the agent standing still
+    (the simulator is the model; its state is left for the caller to restore). A spot
+    counts if the walking map reaches it and the walk, at ``MEET_SPEED``, ends before the
+    ball gets there. Up to ``MEETINGS`` of them, spread over the horizon, earliest first.
+    """
+    start = {g.geom: g for g in live_goals(sim)[0]}
+    if not any(_speed(sim, geom) > MOVING for geom in start):
+        return []  # nothing rolls: the prediction would cost a horizon for nothing
+    x0, _, z0, _ = agent_pose(sim)
+    here = Goal(-1, "agent", 0.0, False, (x0, 0.5, z0), AGENT_RADIUS)
+    from_agent = nav.field(here)  # distances to the agent: the walk is symmetric enough
+    feasible: list[_Meeting] = []
+    for step in range(1, horizon + 1):
+        if sim.done or not budget.take():
+            break
+        sim.step(*WAIT)
+        if step % MEET_SAMPLE:
+            continue
+        for ball in live_goals(sim)[0]:
+            first = start.get(ball.geom)
+            bx, by, bz = ball.position
+            if first is None or math.dist((bx, bz), first.position[::2]) < 1.0:
+                continue  # a ball that does not move is the controller's business
+            walk = nav.distance(from_agent, bx, bz)
+            if walk == UNREACHABLE or walk / MEET_SPEED > step:
+                continue
+            point = Goal(-1, "a spot on its path", 0.0, False, (bx, by, bz), ball.radius)
+            feasible.append(_Meeting(point, step + 3 * STUCK_STEPS, first))
+    if len(feasible) <= MEETINGS:
+        return feasible
+    stride = (len(feasible) - 1) / (MEETINGS - 1)
+    return [feasible[round(k * stride)] for k in range(MEETINGS)]
+
+
+def _speed(sim, geom: int) -> float:
+    """A ball's speed now (m/s), read from the simulator's state (privileged)."""
+    dof = sim._goals[geom].dof
+    return float(math.hypot(*sim._data.qvel[dof : dof + 3]))
 
 
 def _random_prefix(rng: random.Random, per_frame: bool) -> list[tuple[int, int]]:
@@ -310,24 +418,30 @@ def plan_script(sim, settings: SearchSettings, budget: int,
     rng = random.Random(settings.seed)
     nav = NavMap(sim)
     good, _ = live_goals(sim)
-    orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:4]]
+    orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:FIRST_TARGETS]]
     if sum(g.multi for g in good) > 3:
         orders.insert(0, "tour")
     best: Plan | None = None
     try:
-        candidates: list[tuple[list[tuple[int, int]], str]] = []
+        candidates: list[tuple[list[tuple[int, int]], str, _Meeting | None]] = []
         if hint:
-            candidates.append((hint, "nearest"))
-        candidates += [([], order) for order in orders]
-        tried = 0
+            candidates.append((hint, "nearest", None))
+        candidates += [([], order, None) for order in orders]
+        tried, predicted = 0, False
         while spent.left > 0:
+            if tried == len(candidates) and not predicted:
+                # nothing plain passes: wait for a moving ball where it will pass
+                predicted = True
+                sim.restore(root)
+                candidates += [([], "nearest", m) for m in _meetings(sim, nav, spent, horizon)]
             if tried < len(candidates):
-                prefix, order = candidates[tried]
+                prefix, order, meeting = candidates[tried]
             else:
                 prefix, order = _random_prefix(rng, settings.per_frame), rng.choice(orders)
+                meeting = None
             tried += 1
             sim.restore(root)
-            plan = _rollout(sim, nav, prefix, order, settings, spent, horizon)
+            plan = _rollout(sim, nav, prefix, order, settings, spent, horizon, meeting)
             if plan is not None and (best is None or plan.score > best.score):
                 best = plan
             if best is not None and best.score[0] == 3:
