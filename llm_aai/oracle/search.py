@@ -6,10 +6,11 @@ the walking-distance field of its target ball (``llm_aai.oracle.navigation``), t
 it is off course and moving forward otherwise. Variants differ in the order of targets
 (nearest first; yellow balls before the episode-ending green; each ball first). When none
 of them passes, the search predicts the paths of moving balls (the world simulated with the
-agent still) and tries waiting for each at a few spots it can reach before the ball does;
-then random macro-actions (turn to a bearing, go n) before handing over to the controller,
-so it can get round what the map does not know (boxes to push, balls that fall, a wall that
-tips), until the budget is spent.
+agent still) and tries waiting for each at a few spots it can reach before the ball does,
+then shoves each pushable block at its corners (tool use: a block that sweeps or knocks a
+ball out of a death zone), corners nearest a ball first; then random macro-actions (turn to
+a bearing, go n) before handing over to the controller, so it can get round what the map
+does not know (balls that fall, a wall that tips), until the budget is spent.
 
 The budget counts simulated AAI steps, not seconds, so a result does not depend on the
 machine; the search's randomness comes from the seed only. Everything is deterministic for
@@ -27,6 +28,8 @@ import math
 import random
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from llm_aai.oracle.navigation import (
     AGENT_RADIUS,
     UNREACHABLE,
@@ -36,6 +39,7 @@ from llm_aai.oracle.navigation import (
     live_goals,
 )
 from llm_aai.script import Go, Script, Think, Turn, format_script
+from llm_aai.sim.coords import to_unity
 from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
 from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
 
@@ -44,6 +48,8 @@ DEFAULT_BUDGET = 20_000
 HORIZON = 700
 """Longest controller rollout (AAI steps) before its end state is scored."""
 STUCK_STEPS = 25
+PUSHABLE_MASS = 50.0
+"""kg: free bodies lighter than this are blocks the agent can push (as the walking map has it)."""
 MEETINGS = 6
 """Intercept candidates tried per search: spots on moving balls' predicted paths."""
 MEET_RADIUS = 0.4
@@ -54,6 +60,25 @@ about 0.8 at full speed; the margin pays for turning and starting)."""
 MEET_SAMPLE = 5
 MOVING = 0.3
 """m/s: a ball slower than this everywhere is not worth predicting."""
+AIM_TOLERANCE = 3.5
+"""Degrees off a bearing the controller accepts before it turns (a turn step is 6)."""
+PUSH_STEPS = (10,)
+"""Forward steps of each shove tried (about 5 m of push at walking speed)."""
+PUSH_BACK = 20
+"""Steps it backs off after a shove, to clear the block before heading on."""
+PUSH_SETTLE = 40
+"""Steps it then waits (turning in place under the script protocol) for what the shove set
+rolling to come to rest, before it heads for a ball."""
+PUSH_ARRIVE = 0.2
+"""How close to a push's start the agent must get (m): an arm is about 1 m thick."""
+PUSH_WALK = 150
+"""Steps it may take to reach a push's start before that candidate is given up."""
+PUSH_STANDOFFS = (0.6, 1.2)
+"""Metres beyond a block's corner, along the push, where the agent starts (its radius and a
+short or a longer run-up: how hard it strikes changes where the block and a ball end up)."""
+PUSH_INSETS = (0.8, 0.3)
+"""Metres the push line lies inside the block's edge: the agent strikes near the corner, so
+the block turns as well as slides (an arm of a U or L block is about 1 m thick)."""
 """Steps between samples of a ball's predicted path."""
 FIRST_TARGETS = 16
 """Good balls each tried as the first target (a drop from a platform may be one-way)."""
@@ -137,20 +162,38 @@ class _Meeting:
     ball: Goal
 
 
+@dataclass(frozen=True)
+class _Push:
+    """A shove of a pushable block (a candidate for tasks that need a tool).
+
+    Attributes:
+        start: where the agent stands to push, as a goal to walk to (Unity coordinates).
+        heading: the Unity yaw (degrees) it pushes along.
+        steps: forward steps of the shove (then it backs off ``PUSH_BACK`` steps).
+    """
+
+    start: Goal
+    heading: float
+    steps: int
+
+
 class _Controller:
     """Steers the agent to its targets in order; one action per call (see the module doc).
 
     With a ``meeting`` it first walks to the meeting point and waits there (turning in
     place under the script protocol, which has no no-op) until ``meeting.until``, so that a
-    moving ball rolls into it; then it carries on with ``order``.
+    moving ball rolls into it; with a ``push`` it first walks to the push's start, turns to
+    its heading, shoves and backs off. Then it carries on with ``order``.
     """
 
     def __init__(self, nav: NavMap, order: str, per_frame: bool,
-                 meeting: _Meeting | None = None) -> None:
+                 meeting: _Meeting | None = None, push: _Push | None = None) -> None:
         self.nav = nav
         self.order = order  # "nearest", "multis", or "first:<geom>"
         self.per_frame = per_frame
         self.meeting = meeting
+        self.push = push
+        self._shove: list[tuple[int, int]] | None = None
         self._steps = 0
         self._arrived = False
         self._waypoint: tuple[float, float] | None = None
@@ -193,6 +236,10 @@ class _Controller:
     def act(self, sim) -> tuple[int, int]:
         x, _, z, yaw = agent_pose(sim)
         self._steps += 1
+        if self.push is not None:
+            action = self._pushing(x, z, yaw)
+            if action is not None:
+                return action
         meeting = self.meeting
         if meeting is not None and self._steps <= meeting.until:
             px, _, pz = meeting.point.position
@@ -209,6 +256,27 @@ class _Controller:
             self.first_target = goal
         return self._steer(x, z, yaw, goal, grid)
 
+    def _pushing(self, x: float, z: float, yaw: float) -> tuple[int, int] | None:
+        """The push's next action, or None once it is over (or cannot start in time)."""
+        push = self.push
+        if self._shove is None:
+            px, _, pz = push.start.position
+            if math.dist((x, z), (px, pz)) >= PUSH_ARRIVE:
+                if self._steps > PUSH_WALK:
+                    self.push = None  # never got there: give up the push
+                    return None
+                return self._steer(x, z, yaw, push.start, self.nav.field(push.start))
+            error = _wrap(push.heading - yaw)
+            if abs(error) > AIM_TOLERANCE:
+                return RIGHT if error > 0 else LEFT
+            hold = WAIT if self.per_frame else RIGHT
+            self._shove = [FORWARD] * push.steps + [BACKWARD] * PUSH_BACK + [hold] * PUSH_SETTLE
+            self._waypoint = None
+        if self._shove:
+            return self._shove.pop(0)
+        self.push = None
+        return None
+
     def _steer(self, x: float, z: float, yaw: float, goal: Goal, grid) -> tuple[int, int]:
         """One action towards ``goal`` along the walking-distance field ``grid``."""
         gx, _, gz = goal.position
@@ -223,7 +291,7 @@ class _Controller:
                 aim = self._waypoint or aim
         bearing = math.degrees(math.atan2(aim[0] - x, aim[1] - z))
         error = _wrap(bearing - yaw)
-        turn = 0 if abs(error) <= 3.5 else (1 if error > 0 else 2)
+        turn = 0 if abs(error) <= AIM_TOLERANCE else (1 if error > 0 else 2)
         if self.per_frame:
             move = 1 if abs(error) < 45.0 else 0
             return (move, turn)
@@ -300,10 +368,10 @@ def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
 
 def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
              settings: SearchSettings, budget: _Budget, horizon: int,
-             meeting: _Meeting | None = None) -> Plan | None:
+             meeting: _Meeting | None = None, push: _Push | None = None) -> Plan | None:
     """Play ``prefix`` then the controller from the simulator's current state."""
     actions: list[tuple[int, int]] = []
-    controller = _Controller(nav, order, settings.per_frame, meeting)
+    controller = _Controller(nav, order, settings.per_frame, meeting, push)
     recent: list[tuple[float, float]] = []
     for action in prefix:
         if sim.done or len(actions) >= horizon:
@@ -323,7 +391,7 @@ def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
         if len(recent) > STUCK_STEPS:
             recent.pop(0)
             if (math.dist(recent[0], recent[-1]) < 0.05 and action == FORWARD
-                    and controller.meeting is None):
+                    and controller.meeting is None and controller.push is None):
                 break  # pressing against something: score where it stands
     if not actions:
         return None
@@ -332,6 +400,10 @@ def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
     if meeting is not None:
         px, _, pz = meeting.point.position
         name = f"the moving {target.name}: wait for it at x {px:.1f}, z {pz:.1f}"
+    elif push is not None:
+        px, _, pz = push.start.position
+        name = (f"a block: push it from x {px:.1f}, z {pz:.1f} heading {push.heading:.0f}"
+                + (f", then the {target.name}" if target is not None else ""))
     elif target is not None:
         name = f"the {target.name} at x {target.position[0]:.1f}, z {target.position[2]:.1f}"
     return Plan(actions, sim.total_reward, sim.done, sim.end_reason, name,
@@ -373,6 +445,64 @@ def _meetings(sim, nav: NavMap, budget: _Budget, horizon: int) -> list[_Meeting]
         return feasible
     stride = (len(feasible) - 1) / (MEETINGS - 1)
     return [feasible[round(k * stride)] for k in range(MEETINGS)]
+
+
+def _pushes(sim, nav: NavMap) -> list[_Push]:
+    """Shoves of each pushable block at its corners, along either edge, that the map reaches.
+
+    A block's footprint is the box around its geometry now (Unity x, z); each corner gives
+    pushes along each edge that meets there, struck inside the edge so the block turns as
+    well as slides (a U or L block's arm can then sweep a ball along). Corners nearer a good
+    ball come first.
+    """
+    x0, _, z0, _ = agent_pose(sim)
+    here = Goal(-1, "agent", 0.0, False, (x0, 0.5, z0), AGENT_RADIUS)
+    from_agent = nav.field(here)
+    balls = [(g.position[0], g.position[2]) for g in live_goals(sim)[0]]
+    corners = [(cx, cz, sx, sz) for low, high in _block_footprints(sim)
+               for cx, cz, sx, sz in ((low[0], low[1], -1, -1), (low[0], high[1], -1, 1),
+                                      (high[0], low[1], 1, -1), (high[0], high[1], 1, 1))]
+    # corners near a ball first: the shove most likely to move it
+    corners.sort(key=lambda c: min((math.dist(c[:2], b) for b in balls), default=0.0))
+    pushes: list[_Push] = []
+    for cx, cz, sx, sz in corners:
+            # along x (towards the block: heading east if the corner is on its west side),
+            # then along z
+            starts = [((cx + sx * off, cz - sz * inset), 90.0 if sx < 0 else 270.0)
+                      for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
+            starts += [((cx - sx * inset, cz + sz * off), 0.0 if sz < 0 else 180.0)
+                       for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
+            for (px, pz), heading in starts:
+                if nav.distance(from_agent, px, pz) == UNREACHABLE:
+                    continue
+                start = Goal(-1, "a block's corner", 0.0, False, (px, 0.5, pz), AGENT_RADIUS)
+                pushes += [_Push(start, heading, steps) for steps in PUSH_STEPS]
+    return pushes
+
+
+def _block_footprints(sim) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """((min x, min z), (max x, max z)) of each pushable block (light free body, not a ball)."""
+    import mujoco
+
+    model, data = sim._model, sim._data
+    balls = {goal.body for goal in sim._goals.values()}
+    corners = np.array([(i, j, k) for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
+    boxes: dict[int, list] = {}
+    for geom in range(model.ngeom):
+        body = int(model.geom_bodyid[geom])
+        joint = model.body_jntadr[body]
+        if (body in balls or joint < 0 or model.jnt_type[joint] != mujoco.mjtJoint.mjJNT_FREE
+                or model.body_mass[body] >= PUSHABLE_MASS
+                or model.geom_type[geom] != mujoco.mjtGeom.mjGEOM_BOX):
+            continue
+        rotation = data.geom_xmat[geom].reshape(3, 3)
+        points = data.geom_xpos[geom] + (corners * model.geom_size[geom]) @ rotation.T
+        boxes.setdefault(body, []).extend(to_unity(point) for point in points)
+    footprints = []
+    for points in boxes.values():
+        xs, zs = [p[0] for p in points], [p[2] for p in points]
+        footprints.append(((min(xs), min(zs)), (max(xs), max(zs))))
+    return footprints
 
 
 def _speed(sim, geom: int) -> float:
@@ -423,25 +553,29 @@ def plan_script(sim, settings: SearchSettings, budget: int,
         orders.insert(0, "tour")
     best: Plan | None = None
     try:
-        candidates: list[tuple[list[tuple[int, int]], str, _Meeting | None]] = []
+        candidates: list[tuple[list[tuple[int, int]], str, _Meeting | None, _Push | None]] = []
         if hint:
-            candidates.append((hint, "nearest", None))
-        candidates += [([], order, None) for order in orders]
+            candidates.append((hint, "nearest", None, None))
+        candidates += [([], order, None, None) for order in orders]
         tried, predicted = 0, False
         while spent.left > 0:
             if tried == len(candidates) and not predicted:
-                # nothing plain passes: wait for a moving ball where it will pass
+                # nothing plain passes: wait for a moving ball where it will pass, then
+                # shove each block at its corners
                 predicted = True
                 sim.restore(root)
-                candidates += [([], "nearest", m) for m in _meetings(sim, nav, spent, horizon)]
+                candidates += [([], "nearest", m, None)
+                               for m in _meetings(sim, nav, spent, horizon)]
+                sim.restore(root)
+                candidates += [([], "nearest", None, p) for p in _pushes(sim, nav)]
             if tried < len(candidates):
-                prefix, order, meeting = candidates[tried]
+                prefix, order, meeting, push = candidates[tried]
             else:
                 prefix, order = _random_prefix(rng, settings.per_frame), rng.choice(orders)
-                meeting = None
+                meeting = push = None
             tried += 1
             sim.restore(root)
-            plan = _rollout(sim, nav, prefix, order, settings, spent, horizon, meeting)
+            plan = _rollout(sim, nav, prefix, order, settings, spent, horizon, meeting, push)
             if plan is not None and (best is None or plan.score > best.score):
                 best = plan
             if best is not None and best.score[0] == 3:
