@@ -4,23 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from llm_aai.audit import AuditSettings
-
-
-def audit(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "llm_aai.audit", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def rows(out: Path) -> list[dict]:
-    with (out / "audit.csv").open(newline="") as handle:
-        return list(csv.DictReader(handle))
+from tests.oracle.test_audit_cli import audit, rows
 
 
 def test_a_bounce_task_solved_only_in_2019_is_reported_build_dependent(testbed_dir, tmp_path):
