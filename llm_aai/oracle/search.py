@@ -8,7 +8,8 @@ it is off course and moving forward otherwise. Variants differ in the order of t
 of them passes, the search predicts the paths of moving balls (the world simulated with the
 agent still) and tries waiting for each at a few spots it can reach before the ball does,
 then shoves each pushable block at its corners (tool use: a block that sweeps or knocks a
-ball out of a death zone), corners nearest a ball first; then random macro-actions (turn to
+ball out of a death zone), corners nearest a ball first (both in ``llm_aai.oracle.tools``);
+then random macro-actions (turn to
 a bearing, go n) before handing over to the controller, so it can get round what the map
 does not know (balls that fall, a wall that tips), until the budget is spent.
 
@@ -28,18 +29,25 @@ import math
 import random
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from llm_aai.oracle.navigation import (
-    AGENT_RADIUS,
     UNREACHABLE,
     Goal,
     NavMap,
     agent_pose,
     live_goals,
 )
+from llm_aai.oracle.tools import (
+    MEET_RADIUS,
+    PUSH_ARRIVE,
+    PUSH_BACK,
+    PUSH_SETTLE,
+    PUSH_WALK,
+    Meeting,
+    Push,
+    meetings,
+    pushes,
+)
 from llm_aai.script import Go, Script, Think, Turn, format_script
-from llm_aai.sim.coords import to_unity
 from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
 from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
 
@@ -48,38 +56,8 @@ DEFAULT_BUDGET = 20_000
 HORIZON = 700
 """Longest controller rollout (AAI steps) before its end state is scored."""
 STUCK_STEPS = 25
-PUSHABLE_MASS = 50.0
-"""kg: free bodies lighter than this are blocks the agent can push (as the walking map has it)."""
-MEETINGS = 6
-"""Intercept candidates tried per search: spots on moving balls' predicted paths."""
-MEET_RADIUS = 0.4
-"""How close to a meeting point the agent stops to wait (m)."""
-MEET_SPEED = 0.5
-"""Metres per AAI step the agent is assumed to cover towards a meeting point (it reaches
-about 0.8 at full speed; the margin pays for turning and starting)."""
-MEET_SAMPLE = 5
-MOVING = 0.3
-"""m/s: a ball slower than this everywhere is not worth predicting."""
 AIM_TOLERANCE = 3.5
 """Degrees off a bearing the controller accepts before it turns (a turn step is 6)."""
-PUSH_STEPS = (10,)
-"""Forward steps of each shove tried (about 5 m of push at walking speed)."""
-PUSH_BACK = 20
-"""Steps it backs off after a shove, to clear the block before heading on."""
-PUSH_SETTLE = 40
-"""Steps it then waits (turning in place under the script protocol) for what the shove set
-rolling to come to rest, before it heads for a ball."""
-PUSH_ARRIVE = 0.2
-"""How close to a push's start the agent must get (m): an arm is about 1 m thick."""
-PUSH_WALK = 150
-"""Steps it may take to reach a push's start before that candidate is given up."""
-PUSH_STANDOFFS = (0.6, 1.2)
-"""Metres beyond a block's corner, along the push, where the agent starts (its radius and a
-short or a longer run-up: how hard it strikes changes where the block and a ball end up)."""
-PUSH_INSETS = (0.8, 0.3)
-"""Metres the push line lies inside the block's edge: the agent strikes near the corner, so
-the block turns as well as slides (an arm of a U or L block is about 1 m thick)."""
-"""Steps between samples of a ball's predicted path."""
 FIRST_TARGETS = 16
 """Good balls each tried as the first target (a drop from a platform may be one-way)."""
 MAX_SCRIPT_STEPS = 500
@@ -147,36 +125,6 @@ def _wrap(degrees: float) -> float:
     return (degrees + 180.0) % 360.0 - 180.0
 
 
-@dataclass(frozen=True)
-class _Meeting:
-    """Where and until when to wait for a moving ball (an intercept candidate).
-
-    Attributes:
-        point: a spot of the ball's predicted path, as a goal to walk to (Unity coordinates).
-        until: the step of the rollout after which the controller stops waiting there.
-        ball: the ball it waits for, for the plan's thought.
-    """
-
-    point: Goal
-    until: int
-    ball: Goal
-
-
-@dataclass(frozen=True)
-class _Push:
-    """A shove of a pushable block (a candidate for tasks that need a tool).
-
-    Attributes:
-        start: where the agent stands to push, as a goal to walk to (Unity coordinates).
-        heading: the Unity yaw (degrees) it pushes along.
-        steps: forward steps of the shove (then it backs off ``PUSH_BACK`` steps).
-    """
-
-    start: Goal
-    heading: float
-    steps: int
-
-
 class _Controller:
     """Steers the agent to its targets in order; one action per call (see the module doc).
 
@@ -187,7 +135,7 @@ class _Controller:
     """
 
     def __init__(self, nav: NavMap, order: str, per_frame: bool,
-                 meeting: _Meeting | None = None, push: _Push | None = None) -> None:
+                 meeting: Meeting | None = None, push: Push | None = None) -> None:
         self.nav = nav
         self.order = order  # "nearest", "multis", or "first:<geom>"
         self.per_frame = per_frame
@@ -368,7 +316,7 @@ def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
 
 def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
              settings: SearchSettings, budget: _Budget, horizon: int,
-             meeting: _Meeting | None = None, push: _Push | None = None) -> Plan | None:
+             meeting: Meeting | None = None, push: Push | None = None) -> Plan | None:
     """Play ``prefix`` then the controller from the simulator's current state."""
     actions: list[tuple[int, int]] = []
     controller = _Controller(nav, order, settings.per_frame, meeting, push)
@@ -408,107 +356,6 @@ def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
         name = f"the {target.name} at x {target.position[0]:.1f}, z {target.position[2]:.1f}"
     return Plan(actions, sim.total_reward, sim.done, sim.end_reason, name,
                 score=_score(sim, nav, settings.pass_mark))
-
-
-def _meetings(sim, nav: NavMap, budget: _Budget, horizon: int) -> list[_Meeting]:
-    """Spots where a moving good ball will pass that the agent can reach before it does.
-
-    The balls' paths are predicted by simulating the world with the agent standing still
-    (the simulator is the model; its state is left for the caller to restore). A spot
-    counts if the walking map reaches it and the walk, at ``MEET_SPEED``, ends before the
-    ball gets there. Up to ``MEETINGS`` of them, spread over the horizon, earliest first.
-    """
-    start = {g.geom: g for g in live_goals(sim)[0]}
-    if not any(_speed(sim, geom) > MOVING for geom in start):
-        return []  # nothing rolls: the prediction would cost a horizon for nothing
-    x0, _, z0, _ = agent_pose(sim)
-    here = Goal(-1, "agent", 0.0, False, (x0, 0.5, z0), AGENT_RADIUS)
-    from_agent = nav.field(here)  # distances to the agent: the walk is symmetric enough
-    feasible: list[_Meeting] = []
-    for step in range(1, horizon + 1):
-        if sim.done or not budget.take():
-            break
-        sim.step(*WAIT)
-        if step % MEET_SAMPLE:
-            continue
-        for ball in live_goals(sim)[0]:
-            first = start.get(ball.geom)
-            bx, by, bz = ball.position
-            if first is None or math.dist((bx, bz), first.position[::2]) < 1.0:
-                continue  # a ball that does not move is the controller's business
-            walk = nav.distance(from_agent, bx, bz)
-            if walk == UNREACHABLE or walk / MEET_SPEED > step:
-                continue
-            point = Goal(-1, "a spot on its path", 0.0, False, (bx, by, bz), ball.radius)
-            feasible.append(_Meeting(point, step + 3 * STUCK_STEPS, first))
-    if len(feasible) <= MEETINGS:
-        return feasible
-    stride = (len(feasible) - 1) / (MEETINGS - 1)
-    return [feasible[round(k * stride)] for k in range(MEETINGS)]
-
-
-def _pushes(sim, nav: NavMap) -> list[_Push]:
-    """Shoves of each pushable block at its corners, along either edge, that the map reaches.
-
-    A block's footprint is the box around its geometry now (Unity x, z); each corner gives
-    pushes along each edge that meets there, struck inside the edge so the block turns as
-    well as slides (a U or L block's arm can then sweep a ball along). Corners nearer a good
-    ball come first.
-    """
-    x0, _, z0, _ = agent_pose(sim)
-    here = Goal(-1, "agent", 0.0, False, (x0, 0.5, z0), AGENT_RADIUS)
-    from_agent = nav.field(here)
-    balls = [(g.position[0], g.position[2]) for g in live_goals(sim)[0]]
-    corners = [(cx, cz, sx, sz) for low, high in _block_footprints(sim)
-               for cx, cz, sx, sz in ((low[0], low[1], -1, -1), (low[0], high[1], -1, 1),
-                                      (high[0], low[1], 1, -1), (high[0], high[1], 1, 1))]
-    # corners near a ball first: the shove most likely to move it
-    corners.sort(key=lambda c: min((math.dist(c[:2], b) for b in balls), default=0.0))
-    pushes: list[_Push] = []
-    for cx, cz, sx, sz in corners:
-            # along x (towards the block: heading east if the corner is on its west side),
-            # then along z
-            starts = [((cx + sx * off, cz - sz * inset), 90.0 if sx < 0 else 270.0)
-                      for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
-            starts += [((cx - sx * inset, cz + sz * off), 0.0 if sz < 0 else 180.0)
-                       for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
-            for (px, pz), heading in starts:
-                if nav.distance(from_agent, px, pz) == UNREACHABLE:
-                    continue
-                start = Goal(-1, "a block's corner", 0.0, False, (px, 0.5, pz), AGENT_RADIUS)
-                pushes += [_Push(start, heading, steps) for steps in PUSH_STEPS]
-    return pushes
-
-
-def _block_footprints(sim) -> list[tuple[tuple[float, float], tuple[float, float]]]:
-    """((min x, min z), (max x, max z)) of each pushable block (light free body, not a ball)."""
-    import mujoco
-
-    model, data = sim._model, sim._data
-    balls = {goal.body for goal in sim._goals.values()}
-    corners = np.array([(i, j, k) for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
-    boxes: dict[int, list] = {}
-    for geom in range(model.ngeom):
-        body = int(model.geom_bodyid[geom])
-        joint = model.body_jntadr[body]
-        if (body in balls or joint < 0 or model.jnt_type[joint] != mujoco.mjtJoint.mjJNT_FREE
-                or model.body_mass[body] >= PUSHABLE_MASS
-                or model.geom_type[geom] != mujoco.mjtGeom.mjGEOM_BOX):
-            continue
-        rotation = data.geom_xmat[geom].reshape(3, 3)
-        points = data.geom_xpos[geom] + (corners * model.geom_size[geom]) @ rotation.T
-        boxes.setdefault(body, []).extend(to_unity(point) for point in points)
-    footprints = []
-    for points in boxes.values():
-        xs, zs = [p[0] for p in points], [p[2] for p in points]
-        footprints.append(((min(xs), min(zs)), (max(xs), max(zs))))
-    return footprints
-
-
-def _speed(sim, geom: int) -> float:
-    """A ball's speed now (m/s), read from the simulator's state (privileged)."""
-    dof = sim._goals[geom].dof
-    return float(math.hypot(*sim._data.qvel[dof : dof + 3]))
 
 
 def _random_prefix(rng: random.Random, per_frame: bool) -> list[tuple[int, int]]:
@@ -553,7 +400,7 @@ def plan_script(sim, settings: SearchSettings, budget: int,
         orders.insert(0, "tour")
     best: Plan | None = None
     try:
-        candidates: list[tuple[list[tuple[int, int]], str, _Meeting | None, _Push | None]] = []
+        candidates: list[tuple[list[tuple[int, int]], str, Meeting | None, Push | None]] = []
         if hint:
             candidates.append((hint, "nearest", None, None))
         candidates += [([], order, None, None) for order in orders]
@@ -565,9 +412,9 @@ def plan_script(sim, settings: SearchSettings, budget: int,
                 predicted = True
                 sim.restore(root)
                 candidates += [([], "nearest", m, None)
-                               for m in _meetings(sim, nav, spent, horizon)]
+                               for m in meetings(sim, nav, spent, horizon)]
                 sim.restore(root)
-                candidates += [([], "nearest", None, p) for p in _pushes(sim, nav)]
+                candidates += [([], "nearest", None, p) for p in pushes(sim, nav)]
             if tried < len(candidates):
                 prefix, order, meeting, push = candidates[tried]
             else:
