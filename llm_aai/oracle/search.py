@@ -60,6 +60,8 @@ AIM_TOLERANCE = 3.5
 """Degrees off a bearing the controller accepts before it turns (a turn step is 6)."""
 FIRST_TARGETS = 16
 """Good balls each tried as the first target (a drop from a platform may be one-way)."""
+RANDOM_FIRST = 4
+"""Of those, the ones tried among the plain candidates and drawn for random macro-actions."""
 MAX_SCRIPT_STEPS = 500
 """The parser's limit on the steps of one script."""
 FORWARD, BACKWARD, RIGHT, LEFT, WAIT = (1, 0), (2, 0), (0, 1), (0, 2), (0, 0)
@@ -358,6 +360,23 @@ def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
                 score=_score(sim, nav, settings.pass_mark))
 
 
+def _extras(sim, root, nav: NavMap, good: list[Goal], budget: _Budget, horizon: int):
+    """The deliberate candidates after the plain ones, made when first asked for.
+
+    Each further good ball as the first target (beyond the ``RANDOM_FIRST`` the random
+    macro-actions draw from), then waiting for each moving ball where it will pass, then
+    shoves of each block; as (prefix, order, meeting, push).
+    """
+    for goal in good[RANDOM_FIRST:FIRST_TARGETS]:
+        yield [], f"first:{goal.geom}", None, None
+    sim.restore(root)
+    for meeting in meetings(sim, nav, budget, horizon):
+        yield [], "nearest", meeting, None
+    sim.restore(root)
+    for push in pushes(sim, nav):
+        yield [], "nearest", None, push
+
+
 def _random_prefix(rng: random.Random, per_frame: bool) -> list[tuple[int, int]]:
     """One or two macro-actions: turn to a random bearing, go a random distance."""
     prefix: list[tuple[int, int]] = []
@@ -395,31 +414,28 @@ def plan_script(sim, settings: SearchSettings, budget: int,
     rng = random.Random(settings.seed)
     nav = NavMap(sim)
     good, _ = live_goals(sim)
-    orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:FIRST_TARGETS]]
+    orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:RANDOM_FIRST]]
     if sum(g.multi for g in good) > 3:
         orders.insert(0, "tour")
     best: Plan | None = None
     try:
-        candidates: list[tuple[list[tuple[int, int]], str, Meeting | None, Push | None]] = []
+        plain: list[tuple[list[tuple[int, int]], str]] = []
         if hint:
-            candidates.append((hint, "nearest", None, None))
-        candidates += [([], order, None, None) for order in orders]
-        tried, predicted = 0, False
+            plain.append((hint, "nearest"))
+        plain += [([], order) for order in orders]
+        extras = _extras(sim, root, nav, good, spent, horizon)
+        tried = 0
         while spent.left > 0:
-            if tried == len(candidates) and not predicted:
-                # nothing plain passes: wait for a moving ball where it will pass, then
-                # shove each block at its corners
-                predicted = True
-                sim.restore(root)
-                candidates += [([], "nearest", m, None)
-                               for m in meetings(sim, nav, spent, horizon)]
-                sim.restore(root)
-                candidates += [([], "nearest", None, p) for p in pushes(sim, nav)]
-            if tried < len(candidates):
-                prefix, order, meeting, push = candidates[tried]
+            meeting = push = None
+            if tried < len(plain):
+                prefix, order = plain[tried]
+            elif (tried - len(plain)) % 2 == 0 and (extra := next(extras, None)) is not None:
+                # nothing plain passes: every other try is a more deliberate one (another
+                # first ball, waiting for a moving ball, shoving a block), the others the
+                # random macro-actions
+                prefix, order, meeting, push = extra
             else:
                 prefix, order = _random_prefix(rng, settings.per_frame), rng.choice(orders)
-                meeting = push = None
             tried += 1
             sim.restore(root)
             plan = _rollout(sim, nav, prefix, order, settings, spent, horizon, meeting, push)

@@ -42,6 +42,9 @@ MEET_SAMPLE = 5
 """Steps between samples of a ball's predicted path."""
 MOVING = 0.3
 """m/s: a ball slower than this everywhere is not worth predicting."""
+PUSHES = 16
+"""Most shoves tried per search (the corners nearest a ball): each costs a walk and a
+rollout, taken from the random macro-actions' share of the budget."""
 PUSH_STEPS = (10,)
 """Forward steps of each shove tried (about 5 m of push at walking speed)."""
 PUSH_BACK = 20
@@ -134,7 +137,7 @@ def pushes(sim, nav: NavMap) -> list[Push]:
     A block's footprint is the box around its geometry now (Unity x, z); each corner gives
     pushes along each edge that meets there, struck inside the edge so the block turns as
     well as slides (a U or L block's arm can then sweep a ball along). Corners nearer a good
-    ball come first.
+    ball come first, and at most ``PUSHES`` shoves are returned.
     """
     x0, _, z0, _ = agent_pose(sim)
     here = Goal(-1, "agent", 0.0, False, (x0, 0.5, z0), AGENT_RADIUS)
@@ -158,7 +161,7 @@ def pushes(sim, nav: NavMap) -> list[Push]:
                     continue
                 start = Goal(-1, "a block's corner", 0.0, False, (px, 0.5, pz), AGENT_RADIUS)
                 pushes += [Push(start, heading, steps) for steps in PUSH_STEPS]
-    return pushes
+    return pushes[:PUSHES]
 
 
 def _block_footprints(sim) -> list[tuple[tuple[float, float], tuple[float, float]]]:
