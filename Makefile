@@ -21,7 +21,7 @@ $(ANIMALAI): $(STAMP)
 	    mlagents-envs-aai==1.0.0
 	touch $(ANIMALAI)
 
-.PHONY: demo test bench animalai
+.PHONY: demo test bench bench-audit animalai
 animalai: $(ANIMALAI)
 demo: $(STAMP)
 	$(PY) -m llm_aai.run --model heuristic --level 1-10 --trials 1 $(if $(ARENAS),--arenas-dir $(ARENAS))
@@ -33,3 +33,7 @@ test: $(STAMP) $(ANIMALAI)
 
 bench: $(STAMP) $(ANIMALAI)
 	$(if $(ARENAS),LLM_AAI_ARENAS=$(ARENAS)) $(PY) -m benchmarks
+
+# The testbed audit's speed: the 40-task audit on 2 workers, and the 900-task estimate.
+bench-audit: $(STAMP)
+	$(PY) -m benchmarks.bench_audit --workers 2 $(if $(ARENAS),--arenas-dir $(ARENAS))

@@ -30,7 +30,7 @@ LAZY_DEPENDENCIES = {
     "matplotlib": ("analysis/plots.py",),
     "imageio": ("replay/animation.py",),
     "imageio_ffmpeg": ("replay/animation.py",),
-    "mujoco": ("sim/", "oracle/navigation.py"),
+    "mujoco": ("sim/", "oracle/navigation.py", "oracle/tools.py"),
 }
 """Third-party packages imported only inside functions, and the only modules that import them.
 

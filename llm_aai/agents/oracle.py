@@ -8,6 +8,13 @@ plans. The runner parses, plays, logs and replays that script as it does a model
 Its privilege is the world itself: the runner hands it the env with ``bind_world`` (an
 optional agent hook), from which it takes the embedded simulator. A real model sees only the
 frames. It needs the embedded backend; with another one it says so.
+
+In frame control (``control="frame"``) it answers each turn with one AAI action of its plan,
+repeated while the plan repeats it (up to ``MAX_REPEAT``): the plan was simulated from the
+episode's exact state and the world is deterministic, so playing it reply by reply takes the
+states the search saw; when the plan runs out it searches again. ``per_frame=True`` is the
+``oracle-frames`` ceiling: its search uses any of the 3 x 3 actions (turning while moving,
+waiting), where script control limits it to what Go and Turn express.
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 from llm_aai.oracle.search import (
     DEFAULT_BUDGET,
     MAX_SCRIPT_STEPS,
+    WAIT,
     SearchSettings,
     describe,
     plan_script,
     to_script,
 )
+from llm_aai.protocol.frame_control import MAX_REPEAT, frame_reply
 from llm_aai.script import format_script
 
 __all__ = ["OracleAgent"]
@@ -39,24 +48,38 @@ def simulator_of(env):
 
 
 class OracleAgent:
-    """Plans each script by simulating from the episode's exact state (see the module doc).
+    """Plans each reply by simulating from the episode's exact state (see the module doc).
 
     Args:
         budget: simulated AAI steps its search may take over the whole episode.
+        control: ``"script"`` (a Think/Go/Turn script per reply, the paper's) or ``"frame"``
+            (one action per reply, ``llm_aai.protocol.frame_control``).
+        per_frame: search over every AAI action, the ``oracle-frames`` ceiling (needs
+            ``control="frame"``: a script cannot express those actions).
     """
 
     name = "oracle"
 
-    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, budget: int = DEFAULT_BUDGET, control: str = "script",
+                 per_frame: bool = False) -> None:
         if budget < 0:
             raise ValueError(f"the oracle's budget must be >= 0 steps, got {budget}")
+        if control not in ("script", "frame"):
+            raise ValueError(f"control must be script or frame, got {control!r}")
+        if per_frame and control != "frame":
+            raise ValueError("oracle-frames acts per frame: it plays --control frame only "
+                             "(a script cannot turn while it moves, or wait)")
         self.budget = int(budget)
+        self.control = control
+        self.per_frame = bool(per_frame)
+        self.name = "oracle-frames" if per_frame else "oracle"
         self._sim = None
         self._pass_mark = 0.0
         self._seed = 0
         self._left = self.budget
         self._turn = 0
         self._hint: list[tuple[int, int]] | None = None
+        self._queue: list[tuple[int, int]] = []
 
     def start_episode(self, system_prompt: str, seed: int,
                       prelude: Sequence[PriorTurn] = ()) -> None:
@@ -66,6 +89,7 @@ class OracleAgent:
         self._left = self.budget
         self._turn = 0
         self._hint = None
+        self._queue = []
 
     def bind_world(self, env, pass_mark: float) -> None:
         """Receive the episode's env (its simulator) and the pass mark to aim for."""
@@ -73,16 +97,40 @@ class OracleAgent:
         self._pass_mark = float(pass_mark)
 
     def act(self, turn: TurnInput) -> AgentReply:
-        """The next script: the first part of the best plan found from the state now."""
+        """The next reply: the first part of the best plan found from the state now."""
         del turn  # it reads the world itself
         if self._sim is None:
             raise RuntimeError("the oracle was not given its world (the runner calls "
                                "bind_world after reset)")
-        settings = SearchSettings(self.budget, False, self._seed + self._turn, self._pass_mark)
-        plan = plan_script(self._sim, settings, max(self._left, 0), self._hint)
-        self._left -= plan.searched
-        self._turn += 1
+        if self.control == "frame":
+            return AgentReply(self._next_frame_reply(), model=self.name)
+        plan = self._plan(self._hint)
         chunk = plan.actions[:MAX_SCRIPT_STEPS]
         self._hint = plan.actions[len(chunk):] or None
         script = to_script(chunk, describe(plan, len(chunk)))
-        return AgentReply(format_script(script), model="oracle")
+        return AgentReply(format_script(script), model=self.name)
+
+    def _plan(self, hint):
+        settings = SearchSettings(self.budget, self.per_frame, self._seed + self._turn,
+                                  self._pass_mark)
+        plan = plan_script(self._sim, settings, max(self._left, 0), hint)
+        self._left -= plan.searched
+        self._turn += 1
+        return plan
+
+    def _next_frame_reply(self) -> str:
+        """One action of the plan, repeated while the plan repeats it; a new plan when empty."""
+        thought = None
+        if not self._queue:
+            plan = self._plan(None)
+            # nothing found (the budget is spent): wait for the clock
+            self._queue = list(plan.actions) or [WAIT] * MAX_REPEAT
+            thought = describe(plan, len(self._queue)).replace("this script takes",
+                                                               "the replies take")
+            thought = thought.replace(")", "").replace('"', "'")
+        action = self._queue[0]
+        repeat = 1
+        while repeat < min(MAX_REPEAT, len(self._queue)) and self._queue[repeat] == action:
+            repeat += 1
+        del self._queue[:repeat]
+        return frame_reply(action, repeat, thought)

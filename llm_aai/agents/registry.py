@@ -53,6 +53,10 @@ def _oracle(**options: Any) -> Agent:
     return OracleAgent(**options)
 
 
+def _oracle_frames(control: str = "frame", **options: Any) -> Agent:
+    return OracleAgent(per_frame=True, control=control, **options)
+
+
 def _random(**options: Any) -> Agent:
     return RandomAgent(**options)
 
@@ -88,9 +92,12 @@ def _heuristic_options() -> frozenset[str]:
 AGENTS: dict[str, AgentEntry] = {
     "heuristic": AgentEntry(_heuristic, _heuristic_options(),
                             "colour-blob vision baseline: food first, avoid red, explore"),
-    "oracle": AgentEntry(_oracle, frozenset({"budget"}),
+    "oracle": AgentEntry(_oracle, frozenset({"budget", "control"}),
                          "privileged search in the simulator (a ceiling): plans by simulating "
                          "from exact snapshots"),
+    "oracle-frames": AgentEntry(_oracle_frames, frozenset({"budget", "control"}),
+                                "the oracle acting per frame with no script cap (the ceiling "
+                                "of what the physics allows); plays --control frame"),
     "random": AgentEntry(_random, frozenset({"max_go", "max_commands", "control"}),
                          "seeded random Go/Turn scripts"),
     "human": AgentEntry(_human, frozenset({"input_stream", "output_stream", "frame_dir"}),

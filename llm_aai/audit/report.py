@@ -7,6 +7,11 @@ Unity by at least one Olympics entrant and unsolved here is listed with its diag
 a search limit, ``build`` for a build-dependent task, ``protocol`` for a task the paper's
 protocol rules out, e.g. by its no-op steps before the first script), or as not yet
 diagnosed.
+
+Whether a task is build-dependent is measured, not asserted: rows the audit played in the
+other Animal-AI build (its second pass, ``llm_aai.audit.run``) say for each unsolved task
+whether that build solves it, and a task it solves is reported as build-dependent whatever
+the curated class says.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from llm_aai.arena.catalog import LEVEL_NAMES, unity_records
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 REPORT_FILE = "audit.md"
 
@@ -35,20 +41,30 @@ def _truthy(value: str) -> bool:
 def build_report(rows: list[dict], *, command: str = "", settings: dict | None = None,
                  revision: str = "", wall_seconds: float | None = None) -> str:
     """The report as Markdown (see the module doc)."""
+    settings = settings or {}
+    build = settings.get("physics_build") or PHYSICS_BUILDS[0]
+    other = next(b for b in PHYSICS_BUILDS if b != build)
     by_task: dict[str, list[dict]] = defaultdict(list)
+    in_other: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
-        by_task[row["task_id"]].append(row)
+        mine = (row.get("physics_build") or build) == build
+        (by_task if mine else in_other)[row["task_id"]].append(row)
+    rows = [row for task_rows in by_task.values() for row in task_rows]
     records = unity_records()
     notes = diagnoses()
     lines = ["# Testbed audit: the oracle against what was passed in Unity", ""]
     if command:
         lines += ["Regenerate with:", "", "```", command, "```", ""]
-    settings = settings or {}
     mode = "oracle-frames" if settings.get("per_frame") else "oracle"
     lines.append(f"Agent: `{mode}`, search budget {settings.get('budget', '?')} simulated "
                  f"steps per episode. Tasks audited: {len(by_task)} of {len(records)}"
                  + (" (the whole testbed)." if len(by_task) == len(records) else
                     " (not the whole testbed)."))
+    lines.append(f"Physics: the {build} build{_BUILD_NOTES.get(build, '')}. "
+                 + (f"Unity-passed tasks unsolved in it were played again in the {other} "
+                    f"build{_BUILD_NOTES.get(other, '')}: {len(in_other)} tasks."
+                    if in_other else f"No task was played in the {other} build (the audit "
+                    "ran with --no-other-build, or every Unity-passed task was solved)."))
     if revision:
         lines.append(f"Measured on {revision}.")
     lines.append("")
@@ -78,29 +94,49 @@ def build_report(rows: list[dict], *, command: str = "", settings: dict | None =
         lines += ["None.", ""]
     else:
         lines += ["| task | entrants passed (of 60) | best oracle reward / pass mark | end | "
-                  "diagnosis | mechanism and evidence |", "|---|---|---|---|---|---|"]
+                  f"{other} build | diagnosis | mechanism and evidence |",
+                  "|---|---|---|---|---|---|---|"]
+        dependent = []
         for task in unsolved:
             best = max(by_task[task], key=lambda r: _number(r["reward"]))
             note = notes.get(task)
-            diagnosis = note["class"] if note else "not yet diagnosed"
+            measured = _other_build_result(in_other.get(task, []))
+            if measured.startswith("solved"):
+                dependent.append(task)
+                diagnosis = f"build-dependent: solvable in the {other} build"
+            else:
+                diagnosis = note["class"] if note else "not yet diagnosed"
             detail = f"{note['mechanism']} ({note['evidence']})" if note else ""
             reward = best["reward"] if best["reward"] != "" else "-"
             end = best["end_reason"] or best["status"]
             lines.append(f"| {task} | {records[task].passed_any} | {reward} / "
-                         f"{best['pass_mark'] or '-'} | {end} | {diagnosis} | {detail} |")
+                         f"{best['pass_mark'] or '-'} | {end} | {measured} | {diagnosis} | "
+                         f"{detail} |")
         lines.append("")
+        either = totals[2] + len(dependent)
+        lines += [f"Build-dependent (solved in the {other} build, not in the {build}): "
+                  f"{len(dependent)}" + (f" ({', '.join(dependent)})" if dependent else "")
+                  + f". Solved in either build: {either} of {totals[0]} Unity-passed tasks"
+                  + (f" ({100 * either / totals[0]:.1f} %)." if totals[0] else "."), ""]
     children = sorted(t for t in by_task if by_task[t][0].get("children_rate", "") != "")
     if children:
         lines += ["## The 40 children tasks", "",
                   "| task | children pass rate | oracle solves | oracle reward | pass mark |",
                   "|---|---|---|---|---|"]
+        elsewhere = []
         for task in children:
             best = max(by_task[task], key=lambda r: _number(r["reward"]))
             rate = float(by_task[task][0]["children_rate"])
-            lines.append(f"| {task} | {100 * rate:.0f} % | {'yes' if solved[task] else 'no'} |"
+            verdict = "yes" if solved[task] else "no"
+            if not solved[task] and _other_build_result(in_other.get(task, [])) != "not played":
+                verdict += f"; {other} build: {_other_build_result(in_other[task])}"
+                if any(_truthy(r["solved"]) for r in in_other[task]):
+                    elsewhere.append(task)
+            lines.append(f"| {task} | {100 * rate:.0f} % | {verdict} |"
                          f" {best['reward'] or '-'} | {best['pass_mark'] or '-'} |")
-        lines += ["", f"Oracle solves {sum(solved[t] for t in children)} of {len(children)}.",
-                  ""]
+        lines += ["", f"Oracle solves {sum(solved[t] for t in children)} of {len(children)}"
+                  + (f"; {len(elsewhere)} more in the {other} build ({', '.join(elsewhere)})."
+                     if elsewhere else "."), ""]
     crashes = [r for r in rows if r["status"] != "ok"]
     lines += ["## Crashes", ""]
     lines += ([f"- {r['task_id']} seed {r['seed']}: {r['status']}" for r in crashes]
@@ -118,6 +154,27 @@ def build_report(rows: list[dict], *, command: str = "", settings: dict | None =
     if wall_seconds is not None:
         lines.append(f"- Wall time of the last invocation: {wall_seconds / 60:.1f} min.")
     return "\n".join(lines) + "\n"
+
+
+_BUILD_NOTES = {
+    "3.x": " (Animal-AI 3.x/4.x, the build the LLM-AAI paper used: 3.1.3; bounce balls have "
+           "no bounce material)",
+    "2019": " (the Animal-AI Olympics build the entrants played: bounce balls of bounciness "
+            "0.8)",
+}
+"""What sets each build apart, for the report's header (docs/animal-ai-facts.md, Bounce per
+build)."""
+
+
+def _other_build_result(task_rows: list[dict]) -> str:
+    """The other build's verdict on a task: solved (best reward), unsolved, or not played."""
+    if not task_rows:
+        return "not played"
+    best = max(task_rows, key=lambda r: _number(r["reward"]))
+    reward = best["reward"] if best["reward"] != "" else "-"
+    if any(_truthy(r["solved"]) for r in task_rows):
+        return f"solved ({reward})"
+    return f"unsolved ({reward if best['status'] == 'ok' else best['status'][:60]})"
 
 
 def _number(value) -> float:

@@ -7,11 +7,19 @@ whose search raises (e.g. the physics diverges) is recorded with status ``crash:
 worker process that dies is recorded the same way and the pool is rebuilt: nothing stops the
 audit. Rows are appended and flushed one by one, so an interrupted audit loses only the
 episodes in flight, and ``run_audit`` on the same directory skips every recorded one.
+
+Build-dependent tasks are measured, not asserted: with ``other_build`` set, once the audit's
+own build is done, every task passed in Unity and unsolved in it is played again in the
+other Animal-AI build (``llm_aai.sim.simulator.PHYSICS_BUILDS``: the bounce balls of the 2019
+Olympics build carry a material of bounciness 0.8, the 3.x prefabs none). Those rows land in
+the same ``audit.csv`` with their ``physics_build``; the report says, from them, which
+unsolved tasks the other build makes solvable.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -27,10 +35,11 @@ from llm_aai.arena.placement import place_arena
 from llm_aai.env.animalai_env import world_seed
 from llm_aai.oracle import SearchSettings, play_oracle_episode
 from llm_aai.runner.suite import episode_seed
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 COLUMNS = ("task_id", "level", "seed", "solved", "reward", "pass_mark", "file_pass_mark",
            "steps", "scripts", "searched", "search_seconds", "end_reason", "status",
-           "unity_passed", "unity_entrants", "unity_top10", "children_rate")
+           "unity_passed", "unity_entrants", "unity_top10", "children_rate", "physics_build")
 SETTINGS_FILE = "audit.json"
 CSV_FILE = "audit.csv"
 
@@ -46,10 +55,24 @@ class AuditSettings:
     Attributes:
         budget: the oracle's search budget per episode (simulated AAI steps).
         per_frame: the ``oracle-frames`` ceiling instead of the script protocol.
+        physics_build: the Animal-AI build whose physics the audit plays (the first of
+            ``PHYSICS_BUILDS``, 3.x, by default: the build the LLM-AAI paper used).
     """
 
     budget: int
     per_frame: bool = False
+    physics_build: str = PHYSICS_BUILDS[0]
+
+    def __post_init__(self) -> None:
+        """Refuse a build the simulator does not know, before anything runs."""
+        if self.physics_build not in PHYSICS_BUILDS:
+            raise ValueError(f"physics_build must be one of {', '.join(PHYSICS_BUILDS)}, "
+                             f"got {self.physics_build!r}")
+
+    @property
+    def other_build(self) -> str:
+        """The build the second pass measures unsolved tasks in."""
+        return next(b for b in PHYSICS_BUILDS if b != self.physics_build)
 
     @property
     def mode(self) -> str:
@@ -70,7 +93,8 @@ def audit_episode(task_id: str, level: int, seed: int, arena_path: str,
            "unity_passed": record.passed_any if record else "",
            "unity_entrants": record.entrants if record else "",
            "unity_top10": record.top10_passed if record else "",
-           "children_rate": _children_rates().get(task_id, "")}
+           "children_rate": _children_rates().get(task_id, ""),
+           "physics_build": settings.physics_build}
     started = time.process_time()
     try:
         arena = load_config(arena_path).arena()
@@ -80,7 +104,7 @@ def audit_episode(task_id: str, level: int, seed: int, arena_path: str,
         placed = place_arena(arena, np.random.default_rng(world), source=arena_path)
         episode = play_oracle_episode(placed, SearchSettings(
             budget=settings.budget, per_frame=settings.per_frame, seed=seed,
-            pass_mark=mark.value))
+            pass_mark=mark.value), physics_build=settings.physics_build)
     except Exception as error:  # recorded, never fatal: see the module doc
         row.update(status=f"crash: {type(error).__name__}: {error}".replace("\n", " ")[:300],
                    solved=False, search_seconds=round(time.process_time() - started, 3))
@@ -102,19 +126,53 @@ def _children_rates() -> dict[str, float]:
 
 
 def read_rows(out: Path) -> list[dict]:
-    """The rows of ``out/audit.csv`` (empty if there is none yet)."""
+    """The rows of ``out/audit.csv`` (empty if there is none yet).
+
+    A row written before audits recorded their build gets the build of its directory
+    (``audit.json``; 3.x, the only one then).
+    """
     path = Path(out) / CSV_FILE
     if not path.exists():
         return []
     with path.open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
+        rows = list(csv.DictReader(handle))
+    if rows and not rows[0].get("physics_build"):
+        recorded = recorded_audit(out)
+        build = recorded[0].physics_build if recorded else PHYSICS_BUILDS[0]
+        for row in rows:
+            row["physics_build"] = row.get("physics_build") or build
+    return rows
+
+
+def _upgrade_csv(out: Path) -> None:
+    """Rewrite an ``audit.csv`` written with fewer columns under today's (values kept)."""
+    path = out / CSV_FILE
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open(encoding="utf-8", newline="") as handle:
+        header = next(csv.reader(handle), [])
+    if tuple(header) == COLUMNS:
+        return
+    unknown = [name for name in header if name not in COLUMNS]
+    if unknown:
+        raise AuditSettingsMismatch(f"{path}: unknown columns {', '.join(unknown)}; it was not "
+                                    "written by this version's audit: use another --out")
+    rows = read_rows(out)
+    spare = path.with_suffix(".csv.tmp")
+    with spare.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    spare.replace(path)
 
 
 def _check_settings(out: Path, settings: AuditSettings, command: str, revision: str) -> None:
     path = out / SETTINGS_FILE
+    defaults = asdict(AuditSettings(budget=settings.budget))
     if path.exists():
         recorded = json.loads(path.read_text(encoding="utf-8"))
-        recorded = {key: recorded.get(key) for key in asdict(settings)}
+        # a setting added since the audit was started has its default (what it then played)
+        recorded = {key: recorded.get(key, defaults[key]) for key in asdict(settings)}
         if recorded != asdict(settings):
             raise AuditSettingsMismatch(
                 f"{out} holds an audit with settings {recorded}, not {asdict(settings)}: use "
@@ -135,24 +193,39 @@ def recorded_audit(out: Path) -> tuple[AuditSettings, str, str] | None:
     return AuditSettings(**recorded), command, revision
 
 
+def unsolved_in_unity_passed(rows: Iterable[dict], build: str) -> list[str]:
+    """Tasks passed in Unity by an entrant whose every episode in ``build`` failed, sorted."""
+    records = unity_records()
+    solved: dict[str, bool] = {}
+    for row in rows:
+        if row["physics_build"] != build:
+            continue
+        task = row["task_id"]
+        solved[task] = solved.get(task, False) or str(row["solved"]) == "True"
+    return sorted(task for task, ok in solved.items()
+                  if not ok and records.get(task) and records[task].passed_any > 0)
+
+
 def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSettings, *,
               arenas_dir: str | Path | None = None, workers: int = 1,
               progress: Callable[[int, int], None] | None = None,
               on_row: Callable[[dict], None] | None = None, command: str = "",
-              revision: str = "") -> list[dict]:
+              revision: str = "", other_build: bool = False) -> list[dict]:
     """Audit ``tasks`` x seeds 1..``seeds`` into ``out`` (resuming what is there).
 
     Args:
         tasks: the tasks to play.
         seeds: episodes per task (seeds 1..seeds, as ``run``'s trials).
         out: the audit directory (created).
-        settings: budget and mode; must match the directory's if it holds an audit.
+        settings: budget, mode and build; must match the directory's if it holds an audit.
         arenas_dir: where the arena files are (as ``run --arenas-dir``).
         workers: worker processes.
         progress: called with (done, total) after each episode, for a progress bar.
         on_row: called with each new row.
         command: the command line, recorded with the settings for the report.
         revision: the source revision playing it, recorded likewise.
+        other_build: then play every Unity-passed task left unsolved in the other build
+            (``AuditSettings.other_build``), same seeds (see the module doc).
 
     Returns:
         Every row of the audit directory (earlier and new).
@@ -166,9 +239,14 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
     tasks = list(tasks)
     paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir)) for task in tasks}
     _check_settings(out, settings, command, revision)
-    done = {(row["task_id"], int(row["seed"])) for row in read_rows(out)}
-    todo = [(task, seed) for task in tasks for seed in range(1, seeds + 1)
-            if (task.task_id, seed) not in done]
+    _upgrade_csv(out)
+    done = {(row["task_id"], int(row["seed"]), row["physics_build"]) for row in read_rows(out)}
+
+    def missing(chosen: list[Task], build: str) -> list[tuple[Task, int]]:
+        return [(task, seed) for task in chosen for seed in range(1, seeds + 1)
+                if (task.task_id, seed, build) not in done]
+
+    todo = missing(tasks, settings.physics_build)
     total, finished = len(tasks) * seeds, len(tasks) * seeds - len(todo)
     if progress:
         progress(finished, total)
@@ -190,14 +268,29 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
             if progress:
                 progress(finished, total)
 
-        queue = list(todo)
-        while queue:
-            queue, suspects = _run_pool(queue, paths, settings, workers, record)
-            for item in suspects:  # alone, so a crash is pinned on the episode that made it
-                _, again = _run_pool([item], paths, settings, 1, record)
-                for task, seed in again:
-                    record(_crash_row(task, seed, "the worker process died"))
+        _play_all(todo, paths, settings, workers, record)
+        if other_build:
+            wanted = set(unsolved_in_unity_passed(read_rows(out), settings.physics_build))
+            again = [task for task in tasks if task.task_id in wanted]
+            other = dataclasses.replace(settings, physics_build=settings.other_build)
+            todo = missing(again, other.physics_build)
+            total += len(again) * seeds
+            finished += len(again) * seeds - len(todo)
+            if progress:
+                progress(finished, total)
+            _play_all(todo, paths, other, workers, record)
     return read_rows(out)
+
+
+def _play_all(queue, paths, settings: AuditSettings, workers: int, record) -> None:
+    """Play ``queue`` in ``settings``, recording each row; a dead worker costs one row."""
+    queue = list(queue)
+    while queue:
+        queue, suspects = _run_pool(queue, paths, settings, workers, record)
+        for item in suspects:  # alone, so a crash is pinned on the episode that made it
+            _, again = _run_pool([item], paths, settings, 1, record)
+            for task, seed in again:
+                record(_crash_row(task, seed, "the worker process died", settings))
 
 
 def _run_pool(queue, paths, settings, workers, record) -> tuple[list, list]:
@@ -238,7 +331,7 @@ def _run_pool(queue, paths, settings, workers, record) -> tuple[list, list]:
     return [], []
 
 
-def _crash_row(task: Task, seed: int, why: str) -> dict:
+def _crash_row(task: Task, seed: int, why: str, settings: AuditSettings) -> dict:
     record = unity_records().get(task.task_id)
     row = dict.fromkeys(COLUMNS, "")
     row.update(task_id=task.task_id, level=task.level, seed=seed, solved=False,
@@ -246,5 +339,6 @@ def _crash_row(task: Task, seed: int, why: str) -> dict:
                unity_passed=record.passed_any if record else "",
                unity_entrants=record.entrants if record else "",
                unity_top10=record.top10_passed if record else "",
-               children_rate=_children_rates().get(task.task_id, ""))
+               children_rate=_children_rates().get(task.task_id, ""),
+               physics_build=settings.physics_build)
     return row

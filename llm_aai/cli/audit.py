@@ -5,6 +5,10 @@ Examples::
     python -m llm_aai.audit --out audits/children --tasks children --workers 2
     python -m llm_aai.audit --out audits/all --workers 2            # all 900 tasks
     python -m llm_aai.audit --out audits/all --report-only          # rewrite audit.md
+    python -m llm_aai.audit --out audits/2019 --physics-build 2019  # the Olympics build
+
+Every Unity-passed task left unsolved is then played in the other build too (unless
+``--no-other-build``), so the report says which are build-dependent.
 
 Run it again with the same ``--out`` to resume an interrupted audit: recorded episodes are
 kept and skipped.
@@ -28,6 +32,7 @@ from llm_aai.arena.catalog import (
 from llm_aai.audit import AuditSettings, AuditSettingsMismatch, run_audit, write_report
 from llm_aai.audit.run import read_rows, recorded_audit
 from llm_aai.oracle import DEFAULT_BUDGET
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"search budget per episode in simulated steps ({DEFAULT_BUDGET})")
     parser.add_argument("--frames", action="store_true",
                         help="the oracle-frames ceiling: per-frame actions, no script cap")
+    parser.add_argument("--physics-build", choices=PHYSICS_BUILDS, default=PHYSICS_BUILDS[0],
+                        help="the Animal-AI build whose physics to play: 3.x (default, the "
+                             "build the LLM-AAI paper used) or 2019 (the Olympics build: "
+                             "bouncy bounce balls)")
+    parser.add_argument("--no-other-build", dest="other_build", action="store_false",
+                        help="skip the second pass that plays every Unity-passed task left "
+                             "unsolved in the other build (what tells build-dependent tasks)")
     parser.add_argument("--report-only", action="store_true",
                         help="only rewrite audit.md from audit.csv")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -60,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         print("audit: --seeds and --workers must be >= 1 and --oracle-budget >= 0",
               file=sys.stderr)
         return 2
-    settings = AuditSettings(budget=args.oracle_budget, per_frame=args.frames)
+    settings = AuditSettings(budget=args.oracle_budget, per_frame=args.frames,
+                             physics_build=args.physics_build)
     command = "python -m llm_aai.audit " + shlex.join(
         sys.argv[1:] if argv is None else list(argv))
     started = time.monotonic()
@@ -73,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             bar = _progress_bar(not args.no_progress)
             rows = run_audit(tasks, args.seeds, args.out, settings, arenas_dir=args.arenas_dir,
                              workers=args.workers, progress=bar, command=command,
-                             revision=_revision())
+                             revision=_revision(), other_build=args.other_build)
             if bar is not None:
                 bar.close()
             _, first, revision = recorded_audit(args.out)

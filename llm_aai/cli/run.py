@@ -40,6 +40,7 @@ from llm_aai.runner import (
     start_run,
 )
 from llm_aai.runner.config import FLAG_FIELDS, MAX_RESOLUTION, MIN_RESOLUTION, ConfigError
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 __all__ = ["build_parser", "config_from_args", "default_run_id", "main"]
 
@@ -91,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", default=_default("backend"), choices=("embedded", "unity"),
                         help="embedded: our MuJoCo simulator (default); unity: the Animal-AI "
                              "build through the animalai package")
+    parser.add_argument("--physics-build", default=_default("physics_build"),
+                        choices=PHYSICS_BUILDS,
+                        help="with the embedded backend, the Animal-AI build whose physics to "
+                             "follow: 3.x (the paper's, 3.1.3; default) or 2019 (the Olympics "
+                             "build: bounce balls bounce); recorded in the manifest")
     parser.add_argument("--unity-build", type=Path, metavar="PATH",
                         default=_default("unity_build"),
                         help="with --backend unity: the player executable (default: "
@@ -210,7 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--replay-from", type=Path,
                      help="with --model replay: the episode directory whose scripts to re-issue")
     parser.add_argument("--oracle-budget", type=_at_least(0),
-                        help="with --model oracle: search budget per episode in simulated "
+                        help="with --model oracle or oracle-frames (the oracle per frame, no "
+                             "script cap: --control frame --max-scripts 0 --max-replies 2000 "
+                             "unless given): search budget per episode in simulated "
                              "steps (default 20000)")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
     parser.add_argument("--cache", nargs="?", type=Path, const=default_cache_dir(),
@@ -343,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.order != TESTBED_ORDER and args.context == PER_TASK:
         parser.error(f"--order {args.order} orders the tasks of one conversation: give "
                      "--context across-tasks")
+    if args.model == ORACLE_FRAMES and not args.resume:
+        _oracle_frames_preset(args, parser)
     if args.control == "frame" and args.max_scripts not in (0, _default("protocol.max_scripts")):
         parser.error("--max-scripts caps scripts; --control frame counts replies: use "
                      "--max-replies")
@@ -351,6 +361,27 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{flag} is empty; leave it out to run every task")
     with _stop_on_sigterm() as terminated:
         return _run(args, parser, terminated)
+
+
+ORACLE_FRAMES = "oracle-frames"
+ORACLE_FRAMES_MAX_REPLIES = 2000
+"""The reply guard ``--model oracle-frames`` sets when none is given: one reply per AAI step
+of the longest testbed episode (t = 1000: 1,667 steps), so it never cuts the ceiling short."""
+
+
+def _oracle_frames_preset(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """``--model oracle-frames``: the ceiling of what the physics allows, in one flag.
+
+    It means ``--control frame --max-scripts 0`` (one action per reply, no script cap) and,
+    unless given, ``--max-replies`` enough for the longest episode.
+    """
+    if args.control != "frame" and args.control != _default("modes.control"):
+        parser.error(f"--model {ORACLE_FRAMES} plays --control frame")
+    if args.max_scripts not in (0, _default("protocol.max_scripts")):
+        parser.error(f"--model {ORACLE_FRAMES} has no script cap; bound it with --max-replies")
+    args.control, args.max_scripts = "frame", 0
+    if args.max_replies is None:
+        args.max_replies = ORACLE_FRAMES_MAX_REPLIES
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, terminated: list[int]) -> int:

@@ -282,6 +282,7 @@ _MANIFEST_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
     ("config.trials", (int,), False),
     ("config.backend", (str,), False),
     ("config.resolution", (int,), False),
+    ("config.physics_build", (str,), False),
     ("config.protocol", (dict,), False),
     ("run_id", (str,), False),
     ("created", (str,), False),

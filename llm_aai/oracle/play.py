@@ -23,6 +23,7 @@ from llm_aai.oracle.search import WAIT, SearchSettings, describe, plan_script, t
 from llm_aai.protocol import PAPER_PROTOCOL, PaperProtocol
 from llm_aai.script import format_script
 from llm_aai.sim import Simulator
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,20 @@ class OracleEpisode:
 
 
 def play_oracle_episode(placed: PlacedArena, settings: SearchSettings,
-                        protocol: PaperProtocol = PAPER_PROTOCOL) -> OracleEpisode:
-    """Play ``placed`` with the oracle (see the module doc) and report the outcome."""
+                        protocol: PaperProtocol = PAPER_PROTOCOL, *,
+                        physics_build: str = PHYSICS_BUILDS[0]) -> OracleEpisode:
+    """Play ``placed`` with the oracle (see the module doc) and report the outcome.
+
+    Args:
+        placed: the arena with its random values drawn.
+        settings: the search's settings.
+        protocol: the episode protocol (the paper's).
+        physics_build: the Animal-AI build whose physics the simulator follows
+            (``llm_aai.sim.simulator.PHYSICS_BUILDS``, the first the default): the audit
+            measures build-dependent tasks with it.
+    """
     started = time.process_time()
-    sim = Simulator(render=False)
+    sim = Simulator(render=False, physics_build=physics_build)
     sim.load(placed, np.random.default_rng(settings.seed))
     steps = 0
     noops = protocol.steps_after_reset + (protocol.initial_observations

@@ -5,9 +5,13 @@ the simulator (physics only) from the snapshot: at every step it heads for a way
 the walking-distance field of its target ball (``llm_aai.oracle.navigation``), turning when
 it is off course and moving forward otherwise. Variants differ in the order of targets
 (nearest first; yellow balls before the episode-ending green; each ball first). When none
-of them passes, the search tries random macro-actions (turn to a bearing, go n) before
-handing over to the controller, so it can get round what the map does not know (boxes to
-push, balls that fall, a wall that tips), until the budget is spent.
+of them passes, the search predicts the paths of moving balls (the world simulated with the
+agent still) and tries waiting for each at a few spots it can reach before the ball does,
+then shoves each pushable block at its corners (tool use: a block that sweeps or knocks a
+ball out of a death zone), corners nearest a ball first (both in ``llm_aai.oracle.tools``);
+then random macro-actions (turn to
+a bearing, go n) before handing over to the controller, so it can get round what the map
+does not know (balls that fall, a wall that tips), until the budget is spent.
 
 The budget counts simulated AAI steps, not seconds, so a result does not depend on the
 machine; the search's randomness comes from the seed only. Everything is deterministic for
@@ -25,7 +29,24 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from llm_aai.oracle.navigation import UNREACHABLE, Goal, NavMap, agent_pose, live_goals
+from llm_aai.oracle.navigation import (
+    UNREACHABLE,
+    Goal,
+    NavMap,
+    agent_pose,
+    live_goals,
+)
+from llm_aai.oracle.tools import (
+    MEET_RADIUS,
+    PUSH_ARRIVE,
+    PUSH_BACK,
+    PUSH_SETTLE,
+    PUSH_WALK,
+    Meeting,
+    Push,
+    meetings,
+    pushes,
+)
 from llm_aai.script import Go, Script, Think, Turn, format_script
 from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
 from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
@@ -35,6 +56,12 @@ DEFAULT_BUDGET = 20_000
 HORIZON = 700
 """Longest controller rollout (AAI steps) before its end state is scored."""
 STUCK_STEPS = 25
+AIM_TOLERANCE = 3.5
+"""Degrees off a bearing the controller accepts before it turns (a turn step is 6)."""
+FIRST_TARGETS = 16
+"""Good balls each tried as the first target (a drop from a platform may be one-way)."""
+RANDOM_FIRST = 4
+"""Of those, the ones tried among the plain candidates and drawn for random macro-actions."""
 MAX_SCRIPT_STEPS = 500
 """The parser's limit on the steps of one script."""
 FORWARD, BACKWARD, RIGHT, LEFT, WAIT = (1, 0), (2, 0), (0, 1), (0, 2), (0, 0)
@@ -101,16 +128,28 @@ def _wrap(degrees: float) -> float:
 
 
 class _Controller:
-    """Steers the agent to its targets in order; one action per call (see the module doc)."""
+    """Steers the agent to its targets in order; one action per call (see the module doc).
 
-    def __init__(self, nav: NavMap, order: str, per_frame: bool) -> None:
+    With a ``meeting`` it first walks to the meeting point and waits there (turning in
+    place under the script protocol, which has no no-op) until ``meeting.until``, so that a
+    moving ball rolls into it; with a ``push`` it first walks to the push's start, turns to
+    its heading, shoves and backs off. Then it carries on with ``order``.
+    """
+
+    def __init__(self, nav: NavMap, order: str, per_frame: bool,
+                 meeting: Meeting | None = None, push: Push | None = None) -> None:
         self.nav = nav
         self.order = order  # "nearest", "multis", or "first:<geom>"
         self.per_frame = per_frame
+        self.meeting = meeting
+        self.push = push
+        self._shove: list[tuple[int, int]] | None = None
+        self._steps = 0
+        self._arrived = False
         self._waypoint: tuple[float, float] | None = None
         self._refresh = 0
         self._tour: list[int] | None = None
-        self.first_target: Goal | None = None
+        self.first_target: Goal | None = meeting.ball if meeting else None
 
     def _target(self, sim, x: float, z: float) -> tuple[Goal | None, object]:
         good, _ = live_goals(sim)
@@ -146,11 +185,50 @@ class _Controller:
 
     def act(self, sim) -> tuple[int, int]:
         x, _, z, yaw = agent_pose(sim)
+        self._steps += 1
+        if self.push is not None:
+            action = self._pushing(x, z, yaw)
+            if action is not None:
+                return action
+        meeting = self.meeting
+        if meeting is not None and self._steps <= meeting.until:
+            px, _, pz = meeting.point.position
+            self._arrived = self._arrived or math.dist((x, z), (px, pz)) < MEET_RADIUS
+            if self._arrived:
+                return WAIT if self.per_frame else RIGHT
+            return self._steer(x, z, yaw, meeting.point, self.nav.field(meeting.point))
+        if meeting is not None:  # waited long enough: back to collecting
+            self.meeting, self._waypoint = None, None
         goal, grid = self._target(sim, x, z)
         if goal is None:
             return WAIT if self.per_frame else FORWARD
         if self.first_target is None:
             self.first_target = goal
+        return self._steer(x, z, yaw, goal, grid)
+
+    def _pushing(self, x: float, z: float, yaw: float) -> tuple[int, int] | None:
+        """The push's next action, or None once it is over (or cannot start in time)."""
+        push = self.push
+        if self._shove is None:
+            px, _, pz = push.start.position
+            if math.dist((x, z), (px, pz)) >= PUSH_ARRIVE:
+                if self._steps > PUSH_WALK:
+                    self.push = None  # never got there: give up the push
+                    return None
+                return self._steer(x, z, yaw, push.start, self.nav.field(push.start))
+            error = _wrap(push.heading - yaw)
+            if abs(error) > AIM_TOLERANCE:
+                return RIGHT if error > 0 else LEFT
+            hold = WAIT if self.per_frame else RIGHT
+            self._shove = [FORWARD] * push.steps + [BACKWARD] * PUSH_BACK + [hold] * PUSH_SETTLE
+            self._waypoint = None
+        if self._shove:
+            return self._shove.pop(0)
+        self.push = None
+        return None
+
+    def _steer(self, x: float, z: float, yaw: float, goal: Goal, grid) -> tuple[int, int]:
+        """One action towards ``goal`` along the walking-distance field ``grid``."""
         gx, _, gz = goal.position
         aim = (gx, gz)
         if grid is not None and self.nav.distance(grid, x, z) < UNREACHABLE:
@@ -163,7 +241,7 @@ class _Controller:
                 aim = self._waypoint or aim
         bearing = math.degrees(math.atan2(aim[0] - x, aim[1] - z))
         error = _wrap(bearing - yaw)
-        turn = 0 if abs(error) <= 3.5 else (1 if error > 0 else 2)
+        turn = 0 if abs(error) <= AIM_TOLERANCE else (1 if error > 0 else 2)
         if self.per_frame:
             move = 1 if abs(error) < 45.0 else 0
             return (move, turn)
@@ -239,10 +317,11 @@ def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
 
 
 def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
-             settings: SearchSettings, budget: _Budget, horizon: int) -> Plan | None:
+             settings: SearchSettings, budget: _Budget, horizon: int,
+             meeting: Meeting | None = None, push: Push | None = None) -> Plan | None:
     """Play ``prefix`` then the controller from the simulator's current state."""
     actions: list[tuple[int, int]] = []
-    controller = _Controller(nav, order, settings.per_frame)
+    controller = _Controller(nav, order, settings.per_frame, meeting, push)
     recent: list[tuple[float, float]] = []
     for action in prefix:
         if sim.done or len(actions) >= horizon:
@@ -261,16 +340,41 @@ def _rollout(sim, nav: NavMap, prefix: list[tuple[int, int]], order: str,
         recent.append((x, z))
         if len(recent) > STUCK_STEPS:
             recent.pop(0)
-            if math.dist(recent[0], recent[-1]) < 0.05 and action == FORWARD:
+            if (math.dist(recent[0], recent[-1]) < 0.05 and action == FORWARD
+                    and controller.meeting is None and controller.push is None):
                 break  # pressing against something: score where it stands
     if not actions:
         return None
     target = controller.first_target
     name = ""
-    if target is not None:
+    if meeting is not None:
+        px, _, pz = meeting.point.position
+        name = f"the moving {target.name}: wait for it at x {px:.1f}, z {pz:.1f}"
+    elif push is not None:
+        px, _, pz = push.start.position
+        name = (f"a block: push it from x {px:.1f}, z {pz:.1f} heading {push.heading:.0f}"
+                + (f", then the {target.name}" if target is not None else ""))
+    elif target is not None:
         name = f"the {target.name} at x {target.position[0]:.1f}, z {target.position[2]:.1f}"
     return Plan(actions, sim.total_reward, sim.done, sim.end_reason, name,
                 score=_score(sim, nav, settings.pass_mark))
+
+
+def _extras(sim, root, nav: NavMap, good: list[Goal], budget: _Budget, horizon: int):
+    """The deliberate candidates after the plain ones, made when first asked for.
+
+    Each further good ball as the first target (beyond the ``RANDOM_FIRST`` the random
+    macro-actions draw from), then waiting for each moving ball where it will pass, then
+    shoves of each block; as (prefix, order, meeting, push).
+    """
+    for goal in good[RANDOM_FIRST:FIRST_TARGETS]:
+        yield [], f"first:{goal.geom}", None, None
+    sim.restore(root)
+    for meeting in meetings(sim, nav, budget, horizon):
+        yield [], "nearest", meeting, None
+    sim.restore(root)
+    for push in pushes(sim, nav):
+        yield [], "nearest", None, push
 
 
 def _random_prefix(rng: random.Random, per_frame: bool) -> list[tuple[int, int]]:
@@ -310,24 +414,31 @@ def plan_script(sim, settings: SearchSettings, budget: int,
     rng = random.Random(settings.seed)
     nav = NavMap(sim)
     good, _ = live_goals(sim)
-    orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:4]]
+    orders = ["nearest", "multis"] + [f"first:{g.geom}" for g in good[:RANDOM_FIRST]]
     if sum(g.multi for g in good) > 3:
         orders.insert(0, "tour")
     best: Plan | None = None
     try:
-        candidates: list[tuple[list[tuple[int, int]], str]] = []
+        plain: list[tuple[list[tuple[int, int]], str]] = []
         if hint:
-            candidates.append((hint, "nearest"))
-        candidates += [([], order) for order in orders]
+            plain.append((hint, "nearest"))
+        plain += [([], order) for order in orders]
+        extras = _extras(sim, root, nav, good, spent, horizon)
         tried = 0
         while spent.left > 0:
-            if tried < len(candidates):
-                prefix, order = candidates[tried]
+            meeting = push = None
+            if tried < len(plain):
+                prefix, order = plain[tried]
+            elif (tried - len(plain)) % 2 == 0 and (extra := next(extras, None)) is not None:
+                # nothing plain passes: every other try is a more deliberate one (another
+                # first ball, waiting for a moving ball, shoving a block), the others the
+                # random macro-actions
+                prefix, order, meeting, push = extra
             else:
                 prefix, order = _random_prefix(rng, settings.per_frame), rng.choice(orders)
             tried += 1
             sim.restore(root)
-            plan = _rollout(sim, nav, prefix, order, settings, spent, horizon)
+            plan = _rollout(sim, nav, prefix, order, settings, spent, horizon, meeting, push)
             if plan is not None and (best is None or plan.score > best.score):
                 best = plan
             if best is not None and best.score[0] == 3:

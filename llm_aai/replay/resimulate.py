@@ -35,6 +35,7 @@ from llm_aai.protocol import PaperProtocol, combine, execute_actions, start_epis
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import frame_steps
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 HEALTH_DECIMALS = 4
 """The runner logs health rounded to this many decimals, so the simulated one is rounded too."""
@@ -230,7 +231,8 @@ def resimulate(
     started = time.monotonic()
     setup = _setup(episode)
     arena = verified_arena(episode, arenas_dir)
-    env = AnimalAIEnv(resolution=setup["resolution"], backend="embedded")
+    env = AnimalAIEnv(resolution=setup["resolution"], backend="embedded",
+                      backend_kwargs={"physics_build": setup["physics_build"]})
     try:
         tap = _OverviewTap(env, overview_size)
         start = start_episode(tap, setup["protocol"], seed=setup["seed"], arena=str(arena))
@@ -270,7 +272,13 @@ def _setup(episode: LoggedEpisode) -> dict[str, Any]:
                                f"{error}") from error
     if episode.seed is None:
         raise ReplayInputError(f"{where}: seeds.episodes.{episode.base_id}: no seed recorded")
-    return {"resolution": resolution, "protocol": protocol, "seed": episode.seed, "modes": modes}
+    # runs from before the build setting played the 3.x build, the only one then
+    build = config.get("physics_build") or PHYSICS_BUILDS[0]
+    if build not in PHYSICS_BUILDS:
+        raise ReplayInputError(f"{where}: config.physics_build is {build!r}, not one of "
+                               f"{', '.join(PHYSICS_BUILDS)}")
+    return {"resolution": resolution, "protocol": protocol, "seed": episode.seed, "modes": modes,
+            "physics_build": build}
 
 
 class _OverviewTap:

@@ -67,6 +67,7 @@ from llm_aai.runner.estimate import (
     measure_observation_texts,
 )
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 from llm_aai.variants.index import VariantIndexError, variant_tasks
 
 __all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
@@ -331,6 +332,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
     suite = SuiteConfig(
         model=config.model, tasks=tuple(tasks), trials=config.trials, seed=config.seed,
         backend=config.backend, resolution=config.resolution, prompt=config.prompt,
+        physics_build=config.physics_build,
         script_mode=config.script_mode, concurrency=config.concurrency,
         max_relaunches=config.max_relaunches, relaunch_delay_s=config.relaunch_delay_s,
         budget_usd=config.budget_usd, frames=config.frames.kind,
@@ -508,6 +510,8 @@ def _protocol(config: RunConfig) -> PaperProtocol:
 def _make_env(config: RunConfig) -> AnimalAIEnv:
     kwargs = ({"file_name": config.unity_build}
               if config.backend == "unity" and config.unity_build is not None else None)
+    if config.backend == "embedded":
+        kwargs = {"physics_build": config.physics_build}
     return AnimalAIEnv(resolution=config.resolution, backend=config.backend,
                        arenas_dir=config.arenas_dir, backend_kwargs=kwargs)
 
@@ -536,8 +540,12 @@ def _check_modes(config: RunConfig) -> None:
     if modes.control == "frame" and protocol.max_scripts is not None:
         raise RunError("frame control has no scripts to cap: set protocol.max_scripts to None "
                        "and bound the episode with protocol.max_replies (--max-replies)")
-    if modes.control == "frame" and config.model == "oracle":
-        raise RunError("the oracle plans whole scripts; it does not play --control frame yet")
+    if config.model == "oracle-frames" and modes.control != "frame":
+        raise RunError("oracle-frames acts per frame: give --control frame (the command line's "
+                       "--model oracle-frames does)")
+    if config.backend != "embedded" and config.physics_build != PHYSICS_BUILDS[0]:
+        raise RunError(f"--physics-build {config.physics_build} chooses the embedded "
+                       "simulator's physics; a Unity player has its own build's")
     if protocol.max_scripts is None and protocol.max_replies is None:
         raise RunError("without the script cap an episode ends only at the arena's time limit: "
                        "give --max-replies N as a cost guard")

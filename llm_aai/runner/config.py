@@ -31,6 +31,7 @@ from llm_aai.llm.client import (
 from llm_aai.logs.schema import RunManifest, SchemaError
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.modes import ModeSettings
+from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 __all__ = ["FLAG_FIELDS", "MAX_RESOLUTION", "MIN_RESOLUTION", "ConfigError", "ModelOptions",
            "ResumeOverrides", "RunConfig", "config_from_manifest", "default_run_id"]
@@ -113,6 +114,9 @@ class RunConfig:
         trials: episodes per task, each with its own seed.
         seed: the run seed; each episode's seed derives from it, the task and the trial.
         backend: ``embedded`` (our simulator) or ``unity`` (the Animal-AI build).
+        physics_build: with the embedded backend, the Animal-AI build whose physics the
+            simulator follows: ``3.x`` (the build the LLM-AAI paper used, 3.1.3) or ``2019``
+            (the Olympics build: bounce balls of bounciness 0.8).
         resolution: square frame size in pixels.
         frames: how frames are sent and logged (JPEG at quality 75, as in the paper).
         prompt: ``react`` (experiment 1), ``icl`` (experiment 2) or a prompt file.
@@ -152,6 +156,7 @@ class RunConfig:
     trials: int = 1
     seed: int = 0
     backend: str = "embedded"
+    physics_build: str = PHYSICS_BUILDS[0]
     resolution: int = 512
     frames: FrameFormat = field(default_factory=FrameFormat)
     prompt: str = "react"
@@ -188,6 +193,9 @@ class RunConfig:
         _check_number("relaunch_delay_s", self.relaunch_delay_s, low=0.0)
         _check_number("stop_after_failed_episodes", self.stop_after_failed_episodes, low=1)
         _check_number("budget_usd", self.budget_usd, low=0.0, low_open=True)
+        if self.physics_build not in PHYSICS_BUILDS:
+            raise ConfigError("physics_build", f"must be one of {', '.join(PHYSICS_BUILDS)}, "
+                              f"not {self.physics_build!r}")
 
     def to_record(self) -> dict[str, Any]:
         """The config as JSON data: the manifest's ``run_config`` (paths as text)."""
@@ -276,6 +284,7 @@ _RECORD = TypeAdapter(RunConfig)
 FLAG_FIELDS = {
     "model": "model", "level": "level", "tasks": "tasks", "full_testbed": "full_testbed",
     "trials": "trials", "seed": "seed", "backend": "backend", "resolution": "resolution",
+    "physics_build": "physics_build",
     "frames": "frames.kind", "jpeg_quality": "frames.quality", "prompt": "prompt",
     "example": "example", "script_mode": "script_mode",
     "max_scripts": "protocol.max_scripts",

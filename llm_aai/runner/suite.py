@@ -58,6 +58,8 @@ class SuiteConfig:
     trials: int = RunConfig.trials
     seed: int = RunConfig.seed
     backend: str = RunConfig.backend
+    physics_build: str = RunConfig.physics_build
+    """With the embedded backend, the Animal-AI build whose physics it follows."""
     resolution: int = RunConfig.resolution
     prompt: str = RunConfig.prompt
     script_mode: str = RunConfig.script_mode

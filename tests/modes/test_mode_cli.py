@@ -48,8 +48,6 @@ def test_bad_mode_flags_are_refused_by_the_parser(flags, says, capsys, tmp_path)
     (["--control", "frame", "--prompt", "icl", "--max-replies", "5"],
      "--prompt icl cannot be played with --control frame"),
     (["--prompt", "react-frame"], "add --control frame"),
-    (["--control", "frame", "--max-replies", "5", "--model", "oracle"],
-     "does not play --control frame"),
 ])
 def test_modes_that_cannot_run_stop_before_anything_is_written(flags, says, capsys, tmp_path,
                                                                testbed_dir):
