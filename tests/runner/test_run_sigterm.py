@@ -24,14 +24,16 @@ def test_sigterm_stops_at_the_next_turn_and_prints_the_resume_command(testbed_di
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
         turns = run_dir / "episodes" / "01-06-02_t1" / "turns.jsonl"
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300
         while not (turns.exists() and turns.read_text().count("\n") >= 2):
             assert time.monotonic() < deadline and process.poll() is None
             time.sleep(0.1)
+        asked_before = len(server.requests)
         process.send_signal(signal.SIGTERM)
-        sent = time.monotonic()
-        _, stderr = process.communicate(timeout=60)
-        assert time.monotonic() - sent < 5  # the next turn, not the rest of the episodes
+        _, stderr = process.communicate(timeout=180)
+        # the next turn, not the rest of the episodes: at most the reply each of the 2
+        # episodes in flight was waiting for (and one racing the signal); counted, not timed
+        assert len(server.requests) - asked_before <= 4
         assert process.returncode == 143, stderr
         assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr
         assert f"continue with --resume {run_dir}" in stderr
