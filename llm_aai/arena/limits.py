@@ -26,6 +26,7 @@ MAX_FILE_BYTES = 1 << 20
 """1 MiB: about 45 times the largest testbed file."""
 MAX_DEPTH = 32
 """Nested mappings and lists (config, arenas, arena, items, item, list, vector: 7)."""
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep; an arena needs 7"
 MAX_NODES = 100_000
 """Values in the document, keys included, once every alias is expanded (testbed: 4,000)."""
 MAX_SCALAR_CHARS = 1_000
@@ -100,8 +101,7 @@ def check_events(text: str, source: str, loader: type) -> None:
                 nodes += 1
                 open_collections.append((nodes - 1, event.anchor))
                 if len(open_collections) > MAX_DEPTH:
-                    raise ArenaError(f"nested more than {MAX_DEPTH} levels deep; an arena "
-                                     "needs 7", file=source, line=_line(event), field="yaml")
+                    raise ArenaError(_TOO_DEEP, file=source, line=_line(event), field="yaml")
             elif isinstance(event, _CLOSERS):
                 start, anchor = open_collections.pop()
                 if anchor:
@@ -115,8 +115,15 @@ def check_events(text: str, source: str, loader: type) -> None:
                 raise ArenaError(f"more than {MAX_NODES:,} values once aliases (*name) are "
                                  "expanded; an arena needs a few hundred", file=source,
                                  line=_line(event), field="yaml")
-    except yaml.YAMLError:
+    except yaml.MarkedYAMLError as error:
+        # libyaml >= 0.2.5 refuses 1,000 open brackets itself, while scanning ahead of the
+        # events above: the same refusal, so the same message
+        if "nesting depth" in (error.problem or "") and error.problem_mark is not None:
+            raise ArenaError(_TOO_DEEP, file=source, line=error.problem_mark.line + 1,
+                             field="yaml") from None
         return  # the composer reads the text again and reports the error with its line
+    except yaml.YAMLError:
+        return
 
 
 def check_count(count: int, limit: int, what: str, *, source: str, line: int | None,
