@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.goal_table import print_goal_table
 from llm_aai.cli.audit import main as audit
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.simulator import PHYSICS_BUILDS
@@ -65,9 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         ("CPU seconds per episode", f"{per_episode:.2f}", ""),
         (f"900-task estimate, {args.workers} workers (min)", f"{estimate:.0f}", "goal < 90"),
     ]
-    width = max(len(name) for name, _, _ in table)
-    for name, value, goal in table:
-        print(f"{name:<{width}}  {value:>8}  {goal}")
+    print_goal_table(table)
     return 0
 
 

@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from benchmarks.goal_table import print_goal_table
 from llm_aai.arena.catalog import select_tasks, unity_records
 from llm_aai.cli.variants import main as make
 from llm_aai.variants.generate import UNTRANSFORMABLE
@@ -94,9 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         ("CPU time (min)", f"{cpu / 60:.1f}", ""),
     ]
     table += [(f"rejected: {reason}", f"{n}", "") for reason, n in rejected.most_common()]
-    width = max(len(name) for name, _, _ in table)
-    for name, value, goal in table:
-        print(f"{name:<{width}}  {value:>8}  {goal}")
+    print_goal_table(table)
     return 0
 
 
