@@ -172,6 +172,7 @@ def pushes(sim, nav: NavMap) -> list[Push]:
     ranked: list[tuple[float, int, Push]] = []
     for low, high in _block_footprints(sim):
         detour = _keeping_off(nav, low, high)
+        walkable = _reachable(detour, (x0, z0))
         for cx, cz, sx, sz in ((low[0], low[1], -1, -1), (low[0], high[1], -1, 1),
                                (high[0], low[1], 1, -1), (high[0], high[1], 1, 1)):
             near = min((math.dist((cx, cz), b) for b in balls), default=0.0)
@@ -181,11 +182,13 @@ def pushes(sim, nav: NavMap) -> list[Push]:
             lines += [((cx - sx * inset, cz + sz * off), (0.0, -sz), (cx - sx * inset, cz))
                       for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
             for (px, pz), direction, contact in lines:
-                start = Goal(-1, "a block's corner", 0.0, False, (px, 0.5, pz), AGENT_RADIUS)
-                # the walk from the agent to the start (a field of distances *to* the start:
-                # a drop from a platform is one-way, so distances to the agent would not do)
-                if detour.distance(detour.field(start), x0, z0) == UNREACHABLE:
+                # the walk from the agent to the start, searched forwards (a drop from a
+                # platform is one-way, so distances to the agent would not do); the start
+                # may lie just within the block's margin, so a walkable neighbour will do
+                i, j = NavMap.cell(px, pz)
+                if not walkable[max(i - 1, 0):i + 2, max(j - 1, 0):j + 2].any():
                     continue
+                start = Goal(-1, "a block's corner", 0.0, False, (px, 0.5, pz), AGENT_RADIUS)
                 heading = math.degrees(math.atan2(*direction)) % 360.0
                 promise = max((_sweep(low, high, contact, direction, ball, reach)
                                for ball in stranded), default=0.0)
