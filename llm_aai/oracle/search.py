@@ -8,7 +8,8 @@ it is off course and moving forward otherwise. Variants differ in the order of t
 of them passes, the search predicts the paths of moving balls (the world simulated with the
 agent still) and tries waiting for each at a few spots it can reach before the ball does,
 then shoves each pushable block at its corners (tool use: a block that sweeps or knocks a
-ball out of a death zone), corners nearest a ball first (both in ``llm_aai.oracle.tools``);
+ball out of a death zone), those that would carry a stranded ball towards walkable ground
+first (both in ``llm_aai.oracle.tools``);
 then random macro-actions (turn to
 a bearing, go n) before handing over to the controller, so it can get round what the map
 does not know (balls that fall, a wall that tips), until the budget is spent.

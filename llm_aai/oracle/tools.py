@@ -2,10 +2,12 @@
 
 Two kinds of candidate for ``llm_aai.oracle.search``, each a first stage its controller plays
 before it heads for the balls: a ``Meeting`` (walk to a spot on a moving ball's predicted
-path and wait there for it) and a ``Push`` (walk to a corner of a pushable block, turn along
-its edge and shove it, so that it knocks or sweeps a ball where the agent can reach it).
-The simulator is the model: a ball's path is predicted by simulating the world with the
-agent standing still, and a block's footprint is read from its geometry now.
+path and wait there for it) and a ``Push`` (walk round a pushable block to a run-up point on
+a line through one of its corners, creep up to it, turn along the line and run into the
+block, so that it knocks or sweeps a ball where the agent can reach it). The simulator is the
+model: a ball's path is predicted by simulating the world with the agent standing still, a
+block's footprint is read from its geometry now, and which pushes come first is a rough
+rigid-slab estimate of how each would carry a stranded ball towards walkable ground.
 """
 
 from __future__ import annotations
