@@ -167,12 +167,15 @@ def pushes(sim, nav: NavMap) -> list[Push]:
     towards the nearest ground the agent can reach (``_sweep``); with no stranded ball,
     corners nearer a ball come first. At most ``PUSHES`` are returned.
     """
+    footprints = _block_footprints(sim)
+    if not footprints:
+        return []
     x0, _, z0, _ = agent_pose(sim)
     good = live_goals(sim)[0]
     balls = [(g.position[0], g.position[2]) for g in good]
     stranded, reach = _stranded(nav, good, (x0, z0))
-    ranked: list[tuple[float, int, Push]] = []
-    for low, high in _block_footprints(sim):
+    ranked: list[tuple[float, float, int, Push]] = []
+    for low, high in footprints:
         detour = _keeping_off(nav, low, high)
         walkable = _reachable(detour, (x0, z0))
         for cx, cz, sx, sz in ((low[0], low[1], -1, -1), (low[0], high[1], -1, 1),
