@@ -8,7 +8,8 @@ it is off course and moving forward otherwise. Variants differ in the order of t
 of them passes, the search predicts the paths of moving balls (the world simulated with the
 agent still) and tries waiting for each at a few spots it can reach before the ball does,
 then shoves each pushable block at its corners (tool use: a block that sweeps or knocks a
-ball out of a death zone), corners nearest a ball first (both in ``llm_aai.oracle.tools``);
+ball out of a death zone), those that would carry a stranded ball towards walkable ground
+first (both in ``llm_aai.oracle.tools``);
 then random macro-actions (turn to
 a bearing, go n) before handing over to the controller, so it can get round what the map
 does not know (balls that fall, a wall that tips), until the budget is spent.
@@ -37,11 +38,15 @@ from llm_aai.oracle.navigation import (
     live_goals,
 )
 from llm_aai.oracle.tools import (
+    CREEP_SPEED,
     MEET_RADIUS,
     PUSH_ARRIVE,
     PUSH_BACK,
+    PUSH_CREEP,
     PUSH_SETTLE,
     PUSH_WALK,
+    SHOVE_LOOKAHEAD,
+    SHOVE_SLIDE,
     Meeting,
     Push,
     meetings,
@@ -144,6 +149,8 @@ class _Controller:
         self.meeting = meeting
         self.push = push
         self._shove: list[tuple[int, int]] | None = None
+        self._last: tuple[float, float] | None = None
+        self._sway = False
         self._steps = 0
         self._arrived = False
         self._waypoint: tuple[float, float] | None = None
@@ -211,11 +218,21 @@ class _Controller:
         push = self.push
         if self._shove is None:
             px, _, pz = push.start.position
-            if math.dist((x, z), (px, pz)) >= PUSH_ARRIVE:
+            left = math.dist((x, z), (px, pz))
+            speed = math.dist(self._last, (x, z)) if self._last else 0.0
+            self._last = (x, z)
+            if left >= PUSH_ARRIVE:
                 if self._steps > PUSH_WALK:
                     self.push = None  # never got there: give up the push
                     return None
-                return self._steer(x, z, yaw, push.start, self.nav.field(push.start))
+                nav = push.detour or self.nav
+                action = self._steer(x, z, yaw, push.start, nav.field(push.start), nav)
+                if action == FORWARD and left < PUSH_CREEP and speed > CREEP_SPEED:
+                    # coast: the agent slides on for metres, so near the start it creeps
+                    # up in single steps, each taken once it has nearly stopped
+                    self._sway = not self._sway
+                    return WAIT if self.per_frame else (RIGHT if self._sway else LEFT)
+                return action
             error = _wrap(push.heading - yaw)
             if abs(error) > AIM_TOLERANCE:
                 return RIGHT if error > 0 else LEFT
@@ -223,19 +240,45 @@ class _Controller:
             self._shove = [FORWARD] * push.steps + [BACKWARD] * PUSH_BACK + [hold] * PUSH_SETTLE
             self._waypoint = None
         if self._shove:
-            return self._shove.pop(0)
+            action = self._shove.pop(0)
+            if action == FORWARD and self._deadly_ahead(x, z, push.heading):
+                # stop short: the agent follows the block, and slides on when it lets go
+                while self._shove and self._shove[0] == FORWARD:
+                    self._shove.pop(0)
+                action = self._shove.pop(0) if self._shove else action
+            self._last = (x, z)
+            return action
         self.push = None
         return None
 
-    def _steer(self, x: float, z: float, yaw: float, goal: Goal, grid) -> tuple[int, int]:
-        """One action towards ``goal`` along the walking-distance field ``grid``."""
+    def _deadly_ahead(self, x: float, z: float, heading: float) -> bool:
+        """Whether the agent, running on along ``heading``, would soon be where it may not go.
+
+        That is a death zone or a red ball on the walking map.
+        """
+        speed = math.dist(self._last, (x, z)) if self._last else 0.0
+        reach = SHOVE_LOOKAHEAD + SHOVE_SLIDE * speed
+        dx, dz = math.sin(math.radians(heading)), math.cos(math.radians(heading))
+        for k in range(1, int(reach / 0.25) + 2):
+            ahead = min(k * 0.25, reach)
+            if self.nav.blocked[self.nav.cell(x + dx * ahead, z + dz * ahead)]:
+                return True
+        return False
+
+    def _steer(self, x: float, z: float, yaw: float, goal: Goal, grid,
+               nav: NavMap | None = None) -> tuple[int, int]:
+        """One action towards ``goal`` along the walking-distance field ``grid`` of ``nav``.
+
+        ``nav`` is the controller's map unless given (a push's detour round its block).
+        """
+        nav = nav or self.nav
         gx, _, gz = goal.position
         aim = (gx, gz)
-        if grid is not None and self.nav.distance(grid, x, z) < UNREACHABLE:
-            here, there = self.nav.cell(x, z), self.nav.cell(gx, gz)
-            if not self.nav._straight(here, there):
+        if grid is not None and nav.distance(grid, x, z) < UNREACHABLE:
+            here, there = nav.cell(x, z), nav.cell(gx, gz)
+            if not nav._straight(here, there):
                 if self._refresh <= 0 or self._waypoint is None:
-                    self._waypoint = self.nav.waypoint(grid, x, z)
+                    self._waypoint = nav.waypoint(grid, x, z)
                     self._refresh = 3
                 self._refresh -= 1
                 aim = self._waypoint or aim

@@ -2,23 +2,28 @@
 
 Two kinds of candidate for ``llm_aai.oracle.search``, each a first stage its controller plays
 before it heads for the balls: a ``Meeting`` (walk to a spot on a moving ball's predicted
-path and wait there for it) and a ``Push`` (walk to a corner of a pushable block, turn along
-its edge and shove it, so that it knocks or sweeps a ball where the agent can reach it).
-The simulator is the model: a ball's path is predicted by simulating the world with the
-agent standing still, and a block's footprint is read from its geometry now.
+path and wait there for it) and a ``Push`` (walk round a pushable block to a run-up point on
+a line through one of its corners, creep up to it, turn along the line and run into the
+block, so that it knocks or sweeps a ball where the agent can reach it). The simulator is the
+model: a ball's path is predicted by simulating the world with the agent standing still, a
+block's footprint is read from its geometry now, and which pushes come first is a rough
+rigid-slab estimate of how each would carry a stranded ball towards walkable ground.
 """
 
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from llm_aai.oracle.navigation import (
     AGENT_RADIUS,
+    CELL,
     UNREACHABLE,
     Goal,
+    N,
     NavMap,
     agent_pose,
     live_goals,
@@ -45,23 +50,39 @@ MOVING = 0.3
 PUSHES = 16
 """Most shoves tried per search (the corners nearest a ball): each costs a walk and a
 rollout, taken from the random macro-actions' share of the budget."""
-PUSH_STEPS = (10,)
-"""Forward steps of each shove tried (about 5 m of push at walking speed)."""
+PUSH_STEPS = (12, 16)
+"""Forward steps of each run-up and shove tried (the agent covers about 1.4 m in its first
+three steps from rest, then about 0.55 m a step)."""
+SHOVE_LOOKAHEAD = 0.5
+SHOVE_SLIDE = 4.0
+"""A shove stops pressing forward once a death zone or red ball lies within ``SHOVE_LOOKAHEAD``
+metres plus ``SHOVE_SLIDE`` times its speed (m per step) ahead: the agent follows the block
+and slides on after it lets go."""
 PUSH_BACK = 20
 """Steps it backs off after a shove, to clear the block before heading on."""
 PUSH_SETTLE = 40
 """Steps it then waits (turning in place under the script protocol) for what the shove set
 rolling to come to rest, before it heads for a ball."""
 PUSH_ARRIVE = 0.2
-"""How close to a push's start the agent must get (m): an arm is about 1 m thick."""
+"""How close to a push's run-up point the agent must get (m): an arm is about 1 m thick."""
+PUSH_CREEP = 2.0
+"""Metres from a push's run-up point within which the agent creeps up to it."""
+CREEP_SPEED = 0.06
+"""Metres per AAI step below which a creeping agent takes its next forward step (one step
+from rest carries it about 0.26 m; at full speed it slides on for metres)."""
 PUSH_WALK = 150
-"""Steps it may take to reach a push's start before that candidate is given up."""
-PUSH_STANDOFFS = (0.6, 1.2)
-"""Metres beyond a block's corner, along the push, where the agent starts (its radius and a
-short or a longer run-up: how hard it strikes changes where the block and a ball end up)."""
+"""Steps it may take to reach a push's run-up point before that candidate is given up."""
+PUSH_STANDOFFS = (1.0, 1.8)
+"""Metres beyond a block's corner, along the push, where the agent's run-up starts: clear of
+the block (its radius and a margin), and a short or a longer run (how hard it strikes
+changes where the block and a ball end up)."""
 PUSH_INSETS = (0.8, 0.3)
 """Metres the push line lies inside the block's edge: the agent strikes near the corner, so
 the block turns as well as slides (an arm of a U or L block is about 1 m thick)."""
+BLOCK_MARGIN = 0.3
+"""Metres beyond the agent's radius the walk to a run-up point keeps off the block."""
+ESCAPE_STEP = 0.25
+"""Metres between the points tested along the way a push would carry a stranded ball."""
 
 
 @dataclass(frozen=True)
@@ -84,14 +105,16 @@ class Push:
     """A shove of a pushable block (a candidate for tasks that need a tool).
 
     Attributes:
-        start: where the agent stands to push, as a goal to walk to (Unity coordinates).
+        start: where the agent starts its run-up, as a goal to walk to (Unity coordinates).
         heading: the Unity yaw (degrees) it pushes along.
-        steps: forward steps of the shove (then it backs off ``PUSH_BACK`` steps).
+        steps: forward steps of the run-up and shove (then it backs off ``PUSH_BACK``).
+        detour: the walking map the agent reaches ``start`` by, with the block on it.
     """
 
     start: Goal
     heading: float
     steps: int
+    detour: NavMap | None = field(default=None, compare=False, repr=False)
 
 
 def meetings(sim, nav: NavMap, budget, horizon: int) -> list[Meeting]:
@@ -132,36 +155,137 @@ def meetings(sim, nav: NavMap, budget, horizon: int) -> list[Meeting]:
 
 
 def pushes(sim, nav: NavMap) -> list[Push]:
-    """Shoves of each pushable block at its corners, along either edge, that the map reaches.
+    """Shoves of pushable blocks at their extremities that may free a ball, most promising first.
 
     A block's footprint is the box around its geometry now (Unity x, z); each corner gives
     pushes along each edge that meets there, struck inside the edge so the block turns as
-    well as slides (a U or L block's arm can then sweep a ball along). Corners nearer a good
-    ball come first, and at most ``PUSHES`` shoves are returned.
+    well as slides (a U or L block's arm can then sweep a ball along). The agent walks to a
+    run-up point on the push's line by a route that keeps off the block (the walking map
+    does not see pushable blocks, and brushing one on the way moves it), then runs straight
+    along the line into the block. Pushes are ranked by how they would move the block where
+    a stranded ball lies (one the agent cannot walk to: in a death zone, on a platform),
+    towards the nearest ground the agent can reach (``_sweep``); with no stranded ball,
+    corners nearer a ball come first. At most ``PUSHES`` are returned.
     """
+    footprints = _block_footprints(sim)
+    if not footprints:
+        return []
     x0, _, z0, _ = agent_pose(sim)
-    here = Goal(-1, "agent", 0.0, False, (x0, 0.5, z0), AGENT_RADIUS)
-    from_agent = nav.field(here)
-    balls = [(g.position[0], g.position[2]) for g in live_goals(sim)[0]]
-    corners = [(cx, cz, sx, sz) for low, high in _block_footprints(sim)
-               for cx, cz, sx, sz in ((low[0], low[1], -1, -1), (low[0], high[1], -1, 1),
-                                      (high[0], low[1], 1, -1), (high[0], high[1], 1, 1))]
-    # corners near a ball first: the shove most likely to move it
-    corners.sort(key=lambda c: min((math.dist(c[:2], b) for b in balls), default=0.0))
-    pushes: list[Push] = []
-    for cx, cz, sx, sz in corners:
-            # along x (towards the block: heading east if the corner is on its west side),
-            # then along z
-            starts = [((cx + sx * off, cz - sz * inset), 90.0 if sx < 0 else 270.0)
+    good = live_goals(sim)[0]
+    balls = [(g.position[0], g.position[2]) for g in good]
+    stranded, reach = _stranded(nav, good, (x0, z0))
+    ranked: list[tuple[float, float, int, Push]] = []
+    for low, high in footprints:
+        detour = _keeping_off(nav, low, high)
+        walkable = _reachable(detour, (x0, z0))
+        for cx, cz, sx, sz in ((low[0], low[1], -1, -1), (low[0], high[1], -1, 1),
+                               (high[0], low[1], 1, -1), (high[0], high[1], 1, 1)):
+            near = min((math.dist((cx, cz), b) for b in balls), default=0.0)
+            # along x (heading east if the corner is on the block's west side), then along z
+            lines = [((cx + sx * off, cz - sz * inset), (-sx, 0.0), (cx, cz - sz * inset))
+                     for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
+            lines += [((cx - sx * inset, cz + sz * off), (0.0, -sz), (cx - sx * inset, cz))
                       for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
-            starts += [((cx - sx * inset, cz + sz * off), 0.0 if sz < 0 else 180.0)
-                       for inset in PUSH_INSETS for off in PUSH_STANDOFFS]
-            for (px, pz), heading in starts:
-                if nav.distance(from_agent, px, pz) == UNREACHABLE:
+            for (px, pz), direction, contact in lines:
+                # the walk from the agent to the start, searched forwards (a drop from a
+                # platform is one-way, so distances to the agent would not do); the start
+                # may lie just within the block's margin, so a walkable neighbour will do
+                i, j = NavMap.cell(px, pz)
+                if not walkable[max(i - 1, 0):i + 2, max(j - 1, 0):j + 2].any():
                     continue
                 start = Goal(-1, "a block's corner", 0.0, False, (px, 0.5, pz), AGENT_RADIUS)
-                pushes += [Push(start, heading, steps) for steps in PUSH_STEPS]
-    return pushes[:PUSHES]
+                heading = math.degrees(math.atan2(*direction)) % 360.0
+                promise = max((_sweep(low, high, contact, direction, ball, reach)
+                               for ball in stranded), default=0.0)
+                for steps in PUSH_STEPS:
+                    ranked.append((-promise, near, len(ranked),
+                                   Push(start, heading, steps, detour)))
+    ranked.sort(key=lambda item: item[:3])
+    return [item[3] for item in ranked[:PUSHES]]
+
+
+def _stranded(nav: NavMap, good: list[Goal], agent: tuple[float, float]
+              ) -> tuple[list[tuple[float, float]], np.ndarray]:
+    """The good balls the agent cannot walk to, (x, z), and the cells it can walk to."""
+    reach = _reachable(nav, agent)
+    found = [(g.position[0], g.position[2]) for g in good
+             if nav.distance(nav.field(g), *agent) == UNREACHABLE]
+    return found, reach
+
+
+def _reachable(nav: NavMap, agent: tuple[float, float]) -> np.ndarray:
+    """Cells the agent can walk to from where it stands (a search forwards over the map)."""
+    reach = np.zeros((N, N), dtype=bool)
+    start = nav.cell(*agent)
+    reach[start] = True
+    frontier = [start]
+    while frontier:
+        i, j = frontier.pop()
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                b = (i + di, j + dj)
+                if (0 <= b[0] < N and 0 <= b[1] < N and not reach[b]
+                        and nav.can_step((i, j), b)):
+                    reach[b] = True
+                    frontier.append(b)
+    return reach
+
+
+def _sweep(low, high, contact, direction, ball, reach: np.ndarray) -> float:
+    """How well a push would carry a stranded ball to ground the agent reaches (a rank only).
+
+    The block is taken as a uniform slab over its footprint, struck at ``contact`` along
+    ``direction``: per unit of impulse it slides along ``direction`` and turns by the
+    impulse's moment over its moment of inertia (both per unit mass). Its point nearest the
+    ball (the ball itself if it lies within the footprint, as in a U block's opening) moves
+    with the sum; that must head for the ball, and the ball, carried that way, should soon
+    come to reachable ground. Balls far from the block count less.
+    """
+    cx, cz = (low[0] + high[0]) / 2, (low[1] + high[1]) / 2
+    width, length = high[0] - low[0], high[1] - low[1]
+    inertia = (width * width + length * length) / 12.0
+    rx, rz = contact[0] - cx, contact[1] - cz
+    spin = (rx * direction[1] - rz * direction[0]) / inertia
+    nx = min(max(ball[0], low[0]), high[0])
+    nz = min(max(ball[1], low[1]), high[1])
+    vx = direction[0] - spin * (nz - cz)
+    vz = direction[1] + spin * (nx - cx)
+    speed = math.hypot(vx, vz)
+    gap = math.dist((nx, nz), ball)
+    if speed < 1e-9:
+        return 0.0
+    if gap > 0.0:
+        speed = (vx * (ball[0] - nx) + vz * (ball[1] - nz)) / gap
+        if speed <= 0.0:
+            return 0.0  # the block moves away from the ball
+    escape = _escape(ball, (vx / math.hypot(vx, vz), vz / math.hypot(vx, vz)), reach)
+    return speed / ((1.0 + gap) * (1.0 + escape))
+
+
+def _escape(ball: tuple[float, float], way: tuple[float, float], reach: np.ndarray) -> float:
+    """Metres from ``ball`` along the unit vector ``way`` to a cell the agent reaches.
+
+    Infinite if the line leaves the arena first.
+    """
+    for k in range(1, int(40.0 / ESCAPE_STEP)):
+        x, z = ball[0] + way[0] * k * ESCAPE_STEP, ball[1] + way[1] * k * ESCAPE_STEP
+        if not (0.0 <= x < N * CELL and 0.0 <= z < N * CELL):
+            break
+        if reach[NavMap.cell(x, z)]:
+            return k * ESCAPE_STEP
+    return math.inf
+
+
+def _keeping_off(nav: NavMap, low: tuple[float, float], high: tuple[float, float]) -> NavMap:
+    """``nav`` with a block's footprint, widened by the agent's radius and a margin, blocked."""
+    detour = copy.copy(nav)
+    centres = (np.arange(N) + 0.5) * CELL
+    reach = AGENT_RADIUS + BLOCK_MARGIN
+    inside_x = (centres > low[0] - reach) & (centres < high[0] + reach)
+    inside_z = (centres > low[1] - reach) & (centres < high[1] + reach)
+    detour.blocked = nav.blocked | (inside_x[:, None] & inside_z[None, :])
+    detour._fields = {}
+    return detour
 
 
 def _block_footprints(sim) -> list[tuple[tuple[float, float], tuple[float, float]]]:

@@ -54,9 +54,11 @@ def test_steep_short_ramps_are_walkable_on_the_map(testbed_dir):
     assert episode.passed and episode.end_reason == "all_multis"
 
 
-@pytest.mark.parametrize("task", ["10-02-01"])
+@pytest.mark.parametrize("task", ["10-02-01", "10-04-01"])
 def test_it_shoves_a_block_to_get_a_ball_out_of_a_death_zone(testbed_dir, task):
-    """10-02-01: an 8 m box pushed along its length knocks the ball across the zone."""
+    """10-02-01: an 8 m box pushed along its length knocks the ball across the zone (the
+    shove stops short of the zone the agent follows the box towards); 10-04-01: a U block
+    turned to sweep the ball out."""
     episode = play(testbed_dir, task)
     assert episode.passed and episode.end_reason == "good_goal"
     assert "push it from" in episode.texts[0]
