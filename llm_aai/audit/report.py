@@ -160,10 +160,10 @@ _BUILD_NOTES = {
     "3.x": " (Animal-AI 3.x/4.x, the build the LLM-AAI paper used: 3.1.3; bounce balls have "
            "no bounce material)",
     "2019": " (the Animal-AI Olympics build the entrants played: bounce balls of bounciness "
-            "0.8)",
+            "0.8, zones that end at the floor, no health)",
 }
 """What sets each build apart, for the report's header (docs/animal-ai-facts.md, Bounce per
-build)."""
+build; §3, Per build)."""
 
 
 def _other_build_result(task_rows: list[dict]) -> str:

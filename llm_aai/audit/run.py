@@ -11,7 +11,8 @@ episodes in flight, and ``run_audit`` on the same directory skips every recorded
 Build-dependent tasks are measured, not asserted: with ``other_build`` set, once the audit's
 own build is done, every task passed in Unity and unsolved in it is played again in the
 other Animal-AI build (``llm_aai.sim.simulator.PHYSICS_BUILDS``: the bounce balls of the 2019
-Olympics build carry a material of bounciness 0.8, the 3.x prefabs none). Those rows land in
+Olympics build carry a material of bounciness 0.8, the 3.x prefabs none; its zones and
+health differ too, ``llm_aai.sim.builds``). Those rows land in
 the same ``audit.csv`` with their ``physics_build``; the report says, from them, which
 unsolved tasks the other build makes solvable.
 """

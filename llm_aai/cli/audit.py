@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--physics-build", choices=PHYSICS_BUILDS, default=PHYSICS_BUILDS[0],
                         help="the Animal-AI build whose physics to play: 3.x (default, the "
                              "build the LLM-AAI paper used) or 2019 (the Olympics build: "
-                             "bouncy bounce balls)")
+                             "bouncy bounce balls, flat zones, no health)")
     parser.add_argument("--no-other-build", dest="other_build", action="store_false",
                         help="skip the second pass that plays every Unity-passed task left "
                              "unsolved in the other build (what tells build-dependent tasks)")

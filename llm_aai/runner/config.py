@@ -116,7 +116,8 @@ class RunConfig:
         backend: ``embedded`` (our simulator) or ``unity`` (the Animal-AI build).
         physics_build: with the embedded backend, the Animal-AI build whose physics the
             simulator follows: ``3.x`` (the build the LLM-AAI paper used, 3.1.3) or ``2019``
-            (the Olympics build: bounce balls of bounciness 0.8).
+            (the Olympics build: bounce balls of bounciness 0.8, zone triggers that end at
+            the floor, no health; ``llm_aai.sim.builds``).
         resolution: square frame size in pixels.
         frames: how frames are sent and logged (JPEG at quality 75, as in the paper).
         prompt: ``react`` (experiment 1), ``icl`` (experiment 2) or a prompt file.

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from llm_aai.sim.corrections import ContactRead
 
 BOUNCINESS = 0.8
-"""Bounciness of the 2019 build's bounce-ball material. The restitution of a contact is taken
-as this value whatever the other collider (their combine mode is not known; Unity's default,
-Average, would halve it against the default material) [unverified]."""
+"""Bounciness of the 2019 build's bounce-ball material (``BounceBall``); its bounce combine
+mode is Maximum, so every contact of the ball bounces with 0.8 whatever the other collider
+(docs/animal-ai-facts.md §4)."""
 BOUNCE_THRESHOLD = 2.0
 """m/s: PhysX's bounce threshold in AAI (docs/animal-ai-facts.md §2)."""
 

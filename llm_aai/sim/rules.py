@@ -7,7 +7,9 @@ keeps the game's arithmetic testable on its own (docs/animal-ai-facts.md section
 - health starts at 100; every physics step costs ``1/(5t)`` reward and ``100/(5t)`` health
   (nothing when ``t == 0``); the time limit is ``5t`` physics steps (AAI's "x5" quirk);
 - every event adds its reward in full to the return, while health (+100 x reward) is capped
-  at 100; health <= 0 ends the episode;
+  at 100; health <= 0 ends the episode (in the 3.x/4.x builds; the 2019 build has no health,
+  ``health_ends=False``: health then stops at 0 and only goals, death zones and the time limit
+  end an episode, ``llm_aai.sim.builds``);
 - GoodGoal/BadGoal (and bounce forms) and a DeathZone end the episode after the health
   update; a GoodGoalMulti is removed and the episode ends once the multis collected reach the
   number of good goals of any kind (so a GoodGoal in the arena keeps it going);
@@ -71,13 +73,16 @@ class Rules:
     Args:
         time_limit: the arena's ``t`` (0 = unlimited).
         good_goals: AAI's ``numberOfGoals``: GoodGoal, GoodGoalMulti and their Bounce forms.
+        health_ends: whether health at 0 ends the episode (3.x/4.x); False for the 2019
+            build, whose agent has no health (health is still reported, never below 0).
     """
 
-    def __init__(self, time_limit: int, good_goals: int) -> None:
+    def __init__(self, time_limit: int, good_goals: int, *, health_ends: bool = True) -> None:
         if time_limit < 0:
             raise ValueError(f"time limit must be >= 0, got {time_limit}")
         self.time_limit = int(time_limit)
         self.good_goals = int(good_goals)
+        self.health_ends = bool(health_ends)
         self.decay = -1.0 / (PHYSICS_STEPS_PER_UNIT * time_limit) if time_limit else 0.0
         self.hot = min(10.0 * self.decay, -0.001)
         self.health = HEALTH_MAX
@@ -142,4 +147,5 @@ class Rules:
     def _check_health(self) -> None:
         if self.health <= 0.0:
             self.health = 0.0
-            self._end("health_zero")
+            if self.health_ends:
+                self._end("health_zero")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
 from llm_aai.sim.angular_limit import AngularSpeedLimit
 from llm_aai.sim.bounce import Restitution
+from llm_aai.sim.builds import PHYSICS_BUILDS, health_ends_episode, zone_trigger
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.corrections import ContactRead, PhysicsCorrection
 from llm_aai.sim.floor_friction import FloorFriction
@@ -40,10 +41,6 @@ PHYSICS_STEPS_PER_ACTION = 3
 _SETTINGS = ("resolution", "_render", "_renderer", "_spare", "_sight")
 """Attributes a restore leaves alone: how this simulator draws and sees (the ray caster is
 derived from the loaded model, with scratch space of its own), not what the world is."""
-PHYSICS_BUILDS = ("3.x", "2019")
-"""Animal-AI builds whose physics differ in a way the simulator models: ``"3.x"`` (3.x/4.x,
-the build the LLM-AAI paper used: Animal-AI 3.1.3; the default) and ``"2019"`` (the Olympics
-build: bounce balls with bounciness 0.8, ``llm_aai.sim.bounce``)."""
 OVERVIEW_MAX = 1024
 """Largest overview image; the offscreen buffer is sized for it (and for the eye)."""
 
@@ -207,14 +204,18 @@ class Simulator:
             )
             for goal in scene.goals
         }
-        self._zones = scene.zones
+        self._zones = [
+            replace(zone, box=zone_trigger(zone.box, zone.name, self.physics_build))
+            for zone in scene.zones
+        ]
         self._placed = placed
         self._objects, self._sight = tuple(placed.objects), None
         self._geom_owner = geom_owners(model)
         self._touched = frozenset()
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
-        self._rules = Rules(arena.time_limit, good)
+        self._rules = Rules(arena.time_limit, good,
+                            health_ends=health_ends_episode(self.physics_build))
         self._blackouts = Blackouts(arena.blackouts)
         self._steps = 0
         where = str(arena.location.file) if arena.location else "<arena>"
