@@ -160,7 +160,7 @@ _BUILD_NOTES = {
     "3.x": " (Animal-AI 3.x/4.x, the build the LLM-AAI paper used: 3.1.3; bounce balls have "
            "no bounce material)",
     "2019": " (the Animal-AI Olympics build the entrants played: bounce balls of bounciness "
-            "0.8, zones that end at the floor, no health)",
+            "0.8, zones that end at the floor, no health, t in units of 3 physics steps)",
 }
 """What sets each build apart, for the report's header (docs/animal-ai-facts.md, Bounce per
 build; §3, Per build)."""

@@ -53,7 +53,6 @@ from llm_aai.oracle.tools import (
     pushes,
 )
 from llm_aai.script import Go, Script, Think, Turn, format_script
-from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
 from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
 
 DEFAULT_BUDGET = 20_000
@@ -332,7 +331,7 @@ def _steps_left(sim) -> int:
     rules = sim._rules
     if not rules.time_limit:
         return 10**6
-    physics = PHYSICS_STEPS_PER_UNIT * rules.time_limit - rules.physics_steps
+    physics = rules.steps_per_unit * rules.time_limit - rules.physics_steps
     return max(0, -(-physics // PHYSICS_STEPS_PER_ACTION))
 
 

@@ -12,6 +12,10 @@ from their Unity sources (docs/animal-ai-facts.md §3, "Per build"):
   2019 build; in 3.x/4.x the agent on it sinks about a centimetre into the trigger and dies.
 - Health. 3.x/4.x keep a health that ends the episode at 0; the 2019 agent has no health: an
   episode ends only at a goal, a death zone or the time limit, so a hot zone never ends one.
+- Clock. 3.x/4.x count ``t`` and blackouts in units of 5 physics steps (the "x5" quirk); the
+  2019 build in units of its decision interval, 3 (``maxStep = t x 3``), so its episodes are
+  3t physics steps long and lose 1/(3t) per physics step; its hot zones cost at least
+  0.00001 per physics step (3.x: 0.001).
 The placer (``llm_aai.arena.placement``) follows 3.x/4.x; ``zone_trigger`` turns its zone box
 into the 2019 one.
 """
@@ -19,6 +23,7 @@ into the 2019 one.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 from llm_aai.arena.geometry import Box
 
@@ -56,8 +61,33 @@ def zone_trigger(box: Box, name: str, physics_build: str) -> Box:
                                half=(half_x, ZONE_2019_HEIGHT[name] / 2, half_z))
 
 
-def health_ends_episode(physics_build: str) -> bool:
-    """Whether health at 0 ends an episode: in 3.x/4.x, not in the 2019 build (no health)."""
-    if physics_build not in PHYSICS_BUILDS:
-        raise ValueError(f"no health rule known for build {physics_build!r}")
-    return physics_build == "3.x"
+@dataclass(frozen=True)
+class GameClock:
+    """A build's rules of time and health, as ``llm_aai.sim.rules.Rules`` takes them.
+
+    Attributes:
+        steps_per_unit: physics steps in one unit of ``t`` and of blackout values.
+        health_ends: whether health at 0 ends the episode.
+        hot_floor: a hot zone costs at least this reward per physics step.
+    """
+
+    steps_per_unit: int
+    health_ends: bool
+    hot_floor: float
+
+
+_CLOCKS = {
+    "3.x": GameClock(steps_per_unit=5, health_ends=True, hot_floor=-0.001),
+    "2019": GameClock(steps_per_unit=3, health_ends=False, hot_floor=-0.00001),
+}
+
+
+def game_clock(physics_build: str) -> GameClock:
+    """The rules of time and health of ``physics_build``.
+
+    Raises:
+        ValueError: an unknown build.
+    """
+    if physics_build not in _CLOCKS:
+        raise ValueError(f"no rules of time and health known for build {physics_build!r}")
+    return _CLOCKS[physics_build]

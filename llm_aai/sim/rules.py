@@ -5,7 +5,8 @@ the agent touched and which zones it overlaps, and the rules answer with reward 
 keeps the game's arithmetic testable on its own (docs/animal-ai-facts.md sections 2, 3 and 5):
 
 - health starts at 100; every physics step costs ``1/(5t)`` reward and ``100/(5t)`` health
-  (nothing when ``t == 0``); the time limit is ``5t`` physics steps (AAI's "x5" quirk);
+  (nothing when ``t == 0``); the time limit is ``5t`` physics steps (AAI's "x5" quirk; the
+  2019 build counts ``t`` and blackouts in units of 3 physics steps, ``steps_per_unit=3``);
 - every event adds its reward in full to the return, while health (+100 x reward) is capped
   at 100; health <= 0 ends the episode (in the 3.x/4.x builds; the 2019 build has no health,
   ``health_ends=False``: health then stops at 0 and only goals, death zones and the time limit
@@ -13,7 +14,8 @@ keeps the game's arithmetic testable on its own (docs/animal-ai-facts.md section
 - GoodGoal/BadGoal (and bounce forms) and a DeathZone end the episode after the health
   update; a GoodGoalMulti is removed and the episode ends once the multis collected reach the
   number of good goals of any kind (so a GoodGoal in the arena keeps it going);
-- a HotZone costs ``min(10 x decay, -0.001)`` extra reward per physics step of overlap.
+- a HotZone costs ``min(10 x decay, -0.001)`` extra reward per physics step of overlap
+  (2019: ``min(10 x decay, -0.00001)``, ``hot_floor``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PHYSICS_STEPS_PER_UNIT = 5
-"""``t`` and blackout values count in units of 5 physics steps (AAI's decision-period quirk)."""
+"""``t`` and blackout values count in units of 5 physics steps (AAI's decision-period quirk;
+3.x/4.x, the default; the 2019 build's unit is 3, ``llm_aai.sim.builds``)."""
+HOT_FLOOR = -0.001
+"""A hot zone costs at least this per physics step (3.x/4.x)."""
 HEALTH_MAX = 100.0
 
 
@@ -44,20 +49,22 @@ class RewardEvent:
 class Blackouts:
     """When the lights are off, from an arena's ``blackouts`` list (docs/animal-ai-facts.md §5).
 
-    The light toggles at the physics step whose count equals ``value x 5``. A single negative
-    value ``-N`` toggles every ``N`` units forever (off at N, on at 2N, ...).
+    The light toggles at the physics step whose count equals ``value x 5`` (``value x
+    steps_per_unit``). A single negative value ``-N`` toggles every ``N`` units forever (off at
+    N, on at 2N, ...).
     """
 
-    def __init__(self, values: tuple[int, ...] | list[int]) -> None:
+    def __init__(self, values: tuple[int, ...] | list[int], *,
+                 steps_per_unit: int = PHYSICS_STEPS_PER_UNIT) -> None:
         values = [int(v) for v in values]
         self._period = 0
         self._toggles: list[int] = []
         if values and values[0] < 0:
-            self._period = -values[0] * PHYSICS_STEPS_PER_UNIT
+            self._period = -values[0] * steps_per_unit
         else:
             if any(b <= a for a, b in zip(values, values[1:], strict=False)):
                 raise ValueError(f"blackouts must be strictly increasing, got {values}")
-            self._toggles = [v * PHYSICS_STEPS_PER_UNIT for v in values]
+            self._toggles = [v * steps_per_unit for v in values]
 
     def dark(self, physics_step: int) -> bool:
         """Whether the observation is black after ``physics_step`` physics steps."""
@@ -75,16 +82,23 @@ class Rules:
         good_goals: AAI's ``numberOfGoals``: GoodGoal, GoodGoalMulti and their Bounce forms.
         health_ends: whether health at 0 ends the episode (3.x/4.x); False for the 2019
             build, whose agent has no health (health is still reported, never below 0).
+        steps_per_unit: physics steps in one unit of ``t`` (5 in 3.x/4.x, 3 in 2019).
+        hot_floor: a hot zone costs at least this per physics step.
     """
 
-    def __init__(self, time_limit: int, good_goals: int, *, health_ends: bool = True) -> None:
+    def __init__(self, time_limit: int, good_goals: int, *, health_ends: bool = True,
+                 steps_per_unit: int = PHYSICS_STEPS_PER_UNIT,
+                 hot_floor: float = HOT_FLOOR) -> None:
         if time_limit < 0:
             raise ValueError(f"time limit must be >= 0, got {time_limit}")
+        if steps_per_unit < 1:
+            raise ValueError(f"steps per unit of t must be >= 1, got {steps_per_unit}")
         self.time_limit = int(time_limit)
         self.good_goals = int(good_goals)
         self.health_ends = bool(health_ends)
-        self.decay = -1.0 / (PHYSICS_STEPS_PER_UNIT * time_limit) if time_limit else 0.0
-        self.hot = min(10.0 * self.decay, -0.001)
+        self.steps_per_unit = int(steps_per_unit)
+        self.decay = -1.0 / (self.steps_per_unit * time_limit) if time_limit else 0.0
+        self.hot = min(10.0 * self.decay, hot_floor)
         self.health = HEALTH_MAX
         self.total_reward = 0.0
         self.physics_steps = 0
@@ -117,7 +131,7 @@ class Rules:
         if (
             not self.done
             and self.time_limit
-            and self.physics_steps >= PHYSICS_STEPS_PER_UNIT * self.time_limit
+            and self.physics_steps >= self.steps_per_unit * self.time_limit
         ):
             self._end("time_limit")
         return self.decay, hot

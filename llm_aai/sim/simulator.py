@@ -24,7 +24,7 @@ from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
 from llm_aai.sim.angular_limit import AngularSpeedLimit
 from llm_aai.sim.bounce import Restitution
-from llm_aai.sim.builds import PHYSICS_BUILDS, health_ends_episode, zone_trigger
+from llm_aai.sim.builds import PHYSICS_BUILDS, game_clock, zone_trigger
 from llm_aai.sim.coords import to_unity
 from llm_aai.sim.corrections import ContactRead, PhysicsCorrection
 from llm_aai.sim.floor_friction import FloorFriction
@@ -214,9 +214,10 @@ class Simulator:
         self._touched = frozenset()
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
-        self._rules = Rules(arena.time_limit, good,
-                            health_ends=health_ends_episode(self.physics_build))
-        self._blackouts = Blackouts(arena.blackouts)
+        clock = game_clock(self.physics_build)
+        self._rules = Rules(arena.time_limit, good, health_ends=clock.health_ends,
+                            steps_per_unit=clock.steps_per_unit, hot_floor=clock.hot_floor)
+        self._blackouts = Blackouts(arena.blackouts, steps_per_unit=clock.steps_per_unit)
         self._steps = 0
         where = str(arena.location.file) if arena.location else "<arena>"
         self._watch = StabilityWatch(model, data, where, self._describe_body(model, placed))

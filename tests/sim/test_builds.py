@@ -1,9 +1,10 @@
-"""Zones and health follow the Animal-AI build (docs/animal-ai-facts.md §3, "Per build").
+"""Zones, health and the clock follow the Animal-AI build (docs/animal-ai-facts.md §3, "Per
+build").
 
 3.x/4.x: a zone's trigger is at least 0.5 m tall, centred at y = -0.15, so it reaches 0.09975 m;
-health at 0 ends the episode. 2019: zone triggers end at the floor's level (centre -0.5,
-1.001 m tall for a death zone, 1 m for a hot zone); no health, so nothing but goals, death
-zones and the time limit ends an episode.
+health at 0 ends the episode; t counts units of 5 physics steps. 2019: zone triggers end at the
+floor's level (centre -0.5, 1.001 m tall for a death zone, 1 m for a hot zone); no health, so
+nothing but goals, death zones and the time limit ends an episode; t counts units of 3.
 """
 
 import numpy as np
@@ -11,8 +12,8 @@ import pytest
 
 from llm_aai.arena.geometry import Box
 from llm_aai.sim import Simulator
-from llm_aai.sim.builds import health_ends_episode, zone_trigger
-from llm_aai.sim.rules import Rules
+from llm_aai.sim.builds import game_clock, zone_trigger
+from llm_aai.sim.rules import Blackouts, Rules
 from tests.sim.conftest import arena, obj
 
 PLACED_ZONE = Box(center=(20.0, -0.15, 20.0), half=(19.98, 0.24975, 9.99), yaw=30.0)
@@ -43,7 +44,25 @@ def test_unknown_builds_and_zones_are_refused():
     with pytest.raises(ValueError, match="Wall"):
         zone_trigger(PLACED_ZONE, "Wall", "2019")
     with pytest.raises(ValueError, match="5.0"):
-        health_ends_episode("5.0")
+        game_clock("5.0")
+
+
+def test_the_2019_clock_counts_units_of_3_physics_steps():
+    """2019: maxStep = t x 3 (the decision interval), -1/maxStep per physics step, blackouts at
+    value x 3; 3.x: units of 5."""
+    clock = game_clock("2019")
+    rules = Rules(100, good_goals=1, health_ends=clock.health_ends,
+                  steps_per_unit=clock.steps_per_unit, hot_floor=clock.hot_floor)
+    assert rules.decay == pytest.approx(-1 / 300)
+    for _ in range(299):
+        rules.tick(in_hot_zone=False)
+    assert not rules.done
+    rules.tick(in_hot_zone=False)
+    assert rules.end_reason == "time_limit" and rules.total_reward == pytest.approx(-1.0)
+    assert Rules(0, 1, hot_floor=clock.hot_floor).hot == pytest.approx(-0.00001)
+    assert Blackouts([10], steps_per_unit=clock.steps_per_unit).dark(30)
+    assert not Blackouts([10], steps_per_unit=clock.steps_per_unit).dark(29)
+    assert game_clock("3.x").steps_per_unit == 5 and game_clock("3.x").health_ends
 
 
 def test_without_health_a_hot_zone_never_ends_the_episode():
@@ -83,8 +102,9 @@ def test_a_thin_bridge_over_a_death_zone_kills_in_3x_only():
 
 
 def test_a_hot_zone_drains_health_but_ends_nothing_in_2019():
-    """t = 20 (100 physics steps), the agent in a hot zone from the start: in 3.x health is
-    gone after 10 physics steps; in 2019 the episode runs to its time limit."""
+    """t = 20, the agent in a hot zone from the start: in 3.x (100 physics steps) health is
+    gone after 10 physics steps; in 2019 the episode runs to its time limit (60 physics
+    steps)."""
     placed = arena(obj("HotZone", (20, 0, 20), (10, 0.5, 10)), agent=(20.0, 0.0, 20.0), t=20)
     ends = {}
     for build in ("3.x", "2019"):
@@ -96,4 +116,4 @@ def test_a_hot_zone_drains_health_but_ends_nothing_in_2019():
             steps += 1
         ends[build] = (result.end_reason, steps)
     assert ends["3.x"] == ("health_zero", 4)
-    assert ends["2019"] == ("time_limit", 34)
+    assert ends["2019"] == ("time_limit", 20)
