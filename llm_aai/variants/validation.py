@@ -223,7 +223,10 @@ class Validator:
         checksum = placed_checksum(placed[0])
         if checksum in seen:
             raise Rejected(DUPLICATE)
-        parity = HeuristicParity(sum(parent.heuristic), len(parent.heuristic),
+        if len(parent.heuristic) != self.settings.heuristic_seeds:
+            raise ValueError(f"the parent was measured on {len(parent.heuristic)} heuristic "
+                             f"seeds, these settings ask {self.settings.heuristic_seeds}")
+        parity = HeuristicParity(sum(parent.heuristic), self.settings.heuristic_seeds,
                                  self.settings.heuristic_tolerance)
         heuristic = self.heuristic_passes(path, pass_mark, enough=parity.decided)
         if not parity.agrees(heuristic):

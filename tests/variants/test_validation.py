@@ -82,7 +82,7 @@ def test_a_transformation_that_closes_a_gap_is_rejected(tmp_path, validator):
 def placement_only(arena: Arena) -> Verdict:
     """A parent's verdict from its placement alone (no episode: the checks must not need one)."""
     placed = place_arena(arena, np.random.default_rng(world_seed(1)))
-    return Verdict(placed_checksum(placed), (placed_keys(placed),), (), ())
+    return Verdict(placed_checksum(placed), (placed_keys(placed),), (False, False, False), ())
 
 
 def test_a_copy_of_the_parent_is_rejected_before_any_episode(tmp_path, validator):
@@ -114,7 +114,7 @@ def test_an_object_the_parent_drops_too_is_no_reason_to_reject(tmp_path, validat
     with pytest.raises(Rejected) as caught:  # it gets past placement to the episodes
         validator.judge_variant(mirrored, write(mirrored, tmp_path / "mirrored.yaml"), 0.0,
                                 verdict, {verdict.checksum})
-    assert caught.value.reason == HEURISTIC  # the stand-in verdict has no heuristic passes
+    assert caught.value.reason == HEURISTIC  # the stand-in verdict: failed on all 3 seeds
 
 
 def test_placed_checksum_tells_a_mirror_image_from_the_original():
