@@ -39,6 +39,7 @@ from llm_aai.variants import (
     VariantRequestError,
     make_variants,
 )
+from llm_aai.variants.coverage import coverage_markdown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +70,29 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"oracle search budget per episode ({DEFAULT_BUDGET} steps)")
     make.add_argument("--candidates", type=int, default=None,
                       help="candidates tried per task (default 4 x count + 8)")
+    coverage = commands.add_parser(
+        "coverage", help="report how many Unity-passed tasks of a folder got their K variants")
+    coverage.add_argument("folder", type=Path, help="a folder 'make' wrote (it may be partial)")
+    coverage.add_argument("--out", type=Path, default=None,
+                          help="write the Markdown report here (default: print it)")
     return parser
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    """``coverage DIR``: the report, printed or written to ``--out``."""
+    command = f"python -m llm_aai.variants coverage {args.folder}" + (
+        f" --out {args.out}" if args.out else "")
+    try:
+        text = coverage_markdown(args.folder, command)
+    except (VariantIndexError, OSError, ValueError, KeyError) as error:
+        print(f"variants: {args.folder}: cannot report its coverage: {error}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
 
 
 def _tasks(tokens: list[str], level: str | None):
@@ -110,6 +133,8 @@ def _line(outcome: TaskOutcome, count: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Make variants; exit 2 on bad input, 0 otherwise (a task short of K is reported)."""
     args = build_parser().parse_args(argv)
+    if args.command == "coverage":
+        return _coverage(args)
     if args.workers < 1 or args.seeds < 1 or args.oracle_budget < 0:
         print("variants: --workers and --seeds must be >= 1 and --oracle-budget >= 0",
               file=sys.stderr)
