@@ -297,7 +297,9 @@ def _made_variants(args: argparse.Namespace) -> Path:
     Raises:
         RunError: the tasks or K cannot give variants (the reason).
     """
-    count, seed = args.variants, args.variant_seed if args.variant_seed is not None else 0
+    if args.variant_seed is None:
+        args.variant_seed = 0  # recorded in the manifest as the seed used
+    count, seed = args.variants, args.variant_seed
     try:
         tasks = select_tasks(args.level, args.tasks, full=args.full_testbed)
         made = cached_variants(
@@ -352,10 +354,6 @@ def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOut
     for dest in _given(args, parser):
         value = getattr(args, dest)
         if dest == "no_progress":
-            continue
-        if dest == "variant_seed":
-            conflicts.append(f"--variant-seed {value} (the run plays the variants it was "
-                             "started with)")
             continue
         if dest in RESUME_FLAGS:
             overrides[RESUME_FLAGS[dest]] = value

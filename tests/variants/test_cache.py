@@ -60,6 +60,7 @@ def test_variants_are_made_once_then_reused_in_another_mode(cache_home, testbed_
         manifest = json.loads((runs / run_id / "manifest.json").read_text())
         assert manifest["config"]["variants"] == {f"{TASK}-v1": TASK, f"{TASK}-v2": TASK}
         assert manifest["run_config"]["variants"].startswith(str(cache_home / "sets"))
+        assert manifest["run_config"]["variant_seed"] == 4
         assert manifest["run_config"]["observation"] == ("text" if run_id == "text" else
                                                          "image")
     played = read_variants(Path(manifest["run_config"]["variants"]))
