@@ -449,8 +449,11 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
         for task in todo:
             finish(_task_job(task, paths[task.task_id], str(out), settings))
         return outcomes
+    # spawned, not forked: a fork of a process with threads (a test runner, a run's own
+    # threads) can copy a lock another thread holds, and the worker then waits for ever
     pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_start,
-                               initargs=(os.getpid(),))
+                               initargs=(os.getpid(),),
+                               mp_context=multiprocessing.get_context("spawn"))
     try:
         futures = [pool.submit(_task_job, task, paths[task.task_id], str(out), settings)
                    for task in todo]

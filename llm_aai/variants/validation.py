@@ -12,11 +12,12 @@
    most ``heuristic_tolerance``. A transformation that made a detour trivial (the parent
    failed on every seed, the variant passes on most) or a trivial task impossible shows up
    there. Why a count over several seeds and not a pass on one: the agent draws its turning
-   direction from the seed, and a mirror image turns the right direction into the wrong one,
-   so on one seed a mirrored task passes or fails by the toss of that coin whenever the
-   agent's pass depends on it. Over 3 seeds both directions are tried, and only a change of
-   two seeds or more is read as a change of difficulty. The variant's episodes stop as soon
-   as the verdict is certain (two passes of a parent passed three times are enough).
+   direction and its exploration from the seed, so where its success hangs on those draws a
+   mirror image (the right direction becomes the wrong one), a turn or a shift passes or
+   fails on one seed by luck, not by difficulty. Over 3 seeds both directions are tried, and
+   only a change of two seeds or more is read as a change of difficulty. The variant's
+   episodes stop as soon as the verdict is certain (two passes of a parent passed three
+   times are enough).
 5. The oracle solves it on every seed, by the task's own pass mark, within its time limit.
 
 The cheap checks run first, so the oracle's search is spent only on candidates that could
