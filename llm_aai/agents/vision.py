@@ -47,8 +47,10 @@ def hsv(image: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hue in degrees [0, 360), saturation and value in [0, 1], per pixel."""
     rgb = np.asarray(image, dtype=np.float32)[..., :3] / 255.0
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    high = rgb.max(axis=-1)
-    chroma = high - rgb.min(axis=-1)
+    # channel by channel, not rgb.max(axis=-1): the same numbers, but numpy's reduction over
+    # a last axis of 3 is about 20 times slower, and this runs on every frame the agent sees
+    high = np.maximum(np.maximum(r, g), b)
+    chroma = high - np.minimum(np.minimum(r, g), b)
     safe = np.where(chroma > 0, chroma, 1.0)
     hue = np.select(
         [high == r, high == g],

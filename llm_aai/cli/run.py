@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import os
 import signal
 import sys
 import threading
@@ -18,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
+from llm_aai.arena import ArenaError
+from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select_tasks
 from llm_aai.cli import analyze
 from llm_aai.frames import FRAME_KINDS
 from llm_aai.llm.cache import default_cache_dir
@@ -41,6 +44,8 @@ from llm_aai.runner import (
 )
 from llm_aai.runner.config import FLAG_FIELDS, MAX_RESOLUTION, MIN_RESOLUTION, ConfigError
 from llm_aai.sim.simulator import PHYSICS_BUILDS
+from llm_aai.variants import VariantIndexError, VariantRequestError
+from llm_aai.variants.cache import cached_variants
 
 __all__ = ["build_parser", "config_from_args", "default_run_id", "main"]
 
@@ -184,9 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="continue a run: finished episodes are kept, others rerun")
     parser.add_argument("--arenas-dir", type=Path,
                         help="local folder of testbed YAMLs (else $LLM_AAI_ARENAS or the cache)")
-    parser.add_argument("--variants", type=Path, metavar="DIR",
+    parser.add_argument("--variants", type=_variants_arg, metavar="DIR|K",
                         help="play the validated variants in DIR (python -m llm_aai.variants "
-                             "make) instead of the testbed files; --level/--tasks pick parents")
+                             "make) instead of the testbed files; --level/--tasks pick parents. "
+                             "A number K instead: make K variants of each task on the fly, "
+                             "cached in $XDG_CACHE_HOME/llm-aai/variants (a folder named by a "
+                             "number: ./3)")
+    parser.add_argument("--variant-seed", type=int, default=None, metavar="S",
+                        help="with --variants K: the generation seed (default 0)")
     llm = parser.add_argument_group("model options")
     llm.add_argument("--api-base", help=("base URL of the provider's API: a local "
                                          "OpenAI-compatible server, a proxy, or "
@@ -274,6 +284,37 @@ def _prices(text: str) -> tuple[float, float]:
             f"{text!r} is not INPUT,OUTPUT (two numbers: dollars per million tokens)") from None
 
 
+def _variants_arg(text: str) -> Path | int:
+    """``--variants``: a whole number is K (made on the fly), anything else a folder."""
+    if text.strip().isdigit():
+        return int(text)
+    return Path(text)
+
+
+def _made_variants(args: argparse.Namespace) -> Path:
+    """``--variants K``: the selected tasks' K variants, from the cache or made now.
+
+    Raises:
+        RunError: the tasks or K cannot give variants (the reason).
+    """
+    if args.variant_seed is None:
+        args.variant_seed = 0  # recorded in the manifest as the seed used
+    count, seed = args.variants, args.variant_seed
+    try:
+        tasks = select_tasks(args.level, args.tasks, full=args.full_testbed)
+        made = cached_variants(
+            tasks, count, seed, arenas_dir=args.arenas_dir,
+            workers=min(args.concurrency, os.cpu_count() or 1),
+            on_task=lambda o: print(f"variants: {o.task_id}: {len(o.kept)}/{count} kept",
+                                    file=sys.stderr, flush=True))
+    except (TaskSelectionError, ArenaNotFoundError, ArenaError, VariantRequestError,
+            VariantIndexError) as error:
+        raise RunError(f"--variants {count}: {error}") from error
+    print(f"variants: {len(made.made)} task(s) made now, {len(made.reused)} from the cache; "
+          f"{made.folder}", file=sys.stderr)
+    return made.folder
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run config the parsed flags describe."""
     config = RunConfig(model=args.model)
@@ -346,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--model replay needs --replay-from EPISODE_DIR (the scripts to re-issue)")
     if args.dry_run and args.resume:
         parser.error("--dry-run plans a new run; it does not combine with --resume")
+    if args.variant_seed is not None and not isinstance(args.variants, int):
+        parser.error("--variant-seed is the seed of --variants K (a number of variants)")
+    if args.dry_run and isinstance(args.variants, int):
+        parser.error("--dry-run writes nothing, and --variants K would make variants: make "
+                     "them first (a run, or python -m llm_aai.variants make) and plan with "
+                     "--variants DIR")
     if args.filmstrip and args.observe_every is None:
         parser.error("--filmstrip joins the frames of --observe-every N: give --observe-every")
     if args.order != TESTBED_ORDER and args.context == PER_TASK:
@@ -395,6 +442,8 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, terminated: 
         if args.resume:
             outcome = _resume(args, parser)
         else:
+            if isinstance(args.variants, int):
+                args.variants = _made_variants(args)
             outcome = start_run(config_from_args(args), out=args.out, run_id=args.run_id,
                                 show_progress=not args.no_progress)
     except ConfigError as error:
@@ -408,7 +457,9 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, terminated: 
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted before the run started", file=sys.stderr)
+        print("interrupted before the run started (variants being made are kept: the same "
+              "command resumes them)" if isinstance(args.variants, int) else
+              "interrupted before the run started", file=sys.stderr)
         return 143 if terminated else 130
     except EOFError as error:  # the human agent's input ended (Ctrl-D, or a file ran out)
         print(f"\nstopped: {error}; finished episodes are saved; continue with --resume",

@@ -7,12 +7,15 @@ Examples::
     python -m llm_aai.run --model heuristic --variants variants/
 
 Each kept variant is ``DIR/<task>-v<k>.yaml``; ``DIR/variants.csv`` lists every candidate,
-kept or rejected with its reason, and the command ends with the rejection counts.
+kept or rejected with its reason, and the command ends with the rejection counts. Stopped
+(Ctrl-C, SIGTERM) it keeps the finished tasks; the same command again resumes and makes only
+the rest (exit 130 when interrupted).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from collections import Counter
@@ -25,15 +28,18 @@ from llm_aai.arena.catalog import (
     all_tasks,
     children_subset,
     select_tasks,
+    unity_records,
 )
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.variants import (
     MakeSettings,
     TaskOutcome,
     ValidationSettings,
+    VariantIndexError,
     VariantRequestError,
     make_variants,
 )
+from llm_aai.variants.coverage import coverage_markdown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     make = commands.add_parser("make", help="make K validated variants of each task")
     make.add_argument("tasks", nargs="+", metavar="TASK",
-                      help="task ids (01-04-03), 'children' (the 40) or 'all' (the 900)")
+                      help="task ids (01-04-03), 'children' (the 40), 'unity-passed' (the "
+                           "736 an Olympics entrant passed in Unity) or 'all' (the 900)")
     make.add_argument("--count", type=int, required=True, help="variants to keep per task")
     make.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     make.add_argument("--out", type=Path, required=True, help="folder for the variants")
@@ -54,13 +61,38 @@ def build_parser() -> argparse.ArgumentParser:
                       help="folder of LL-TT-VV.yaml testbed files (as run has it)")
     make.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     make.add_argument("--seeds", type=int, default=1,
-                      help="validation episodes per arena for the oracle and the heuristic "
-                           "agent (default 1)")
+                      help="placements and oracle episodes per arena (default 1)")
+    make.add_argument("--heuristic-seeds", type=int, default=ValidationSettings.heuristic_seeds,
+                      help="heuristic-agent episodes per arena for the parity check (default "
+                           f"{ValidationSettings.heuristic_seeds}; pass counts may differ by "
+                           f"{ValidationSettings.heuristic_tolerance})")
     make.add_argument("--oracle-budget", type=int, default=DEFAULT_BUDGET,
                       help=f"oracle search budget per episode ({DEFAULT_BUDGET} steps)")
     make.add_argument("--candidates", type=int, default=None,
                       help="candidates tried per task (default 4 x count + 8)")
+    coverage = commands.add_parser(
+        "coverage", help="report how many Unity-passed tasks of a folder got their K variants")
+    coverage.add_argument("folder", type=Path, help="a folder 'make' wrote (it may be partial)")
+    coverage.add_argument("--out", type=Path, default=None,
+                          help="write the Markdown report here (default: print it)")
     return parser
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    """``coverage DIR``: the report, printed or written to ``--out``."""
+    command = f"python -m llm_aai.variants coverage {args.folder}" + (
+        f" --out {args.out}" if args.out else "")
+    try:
+        text = coverage_markdown(args.folder, command)
+    except (VariantIndexError, OSError, ValueError, KeyError) as error:
+        print(f"variants: {args.folder}: cannot report its coverage: {error}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
 
 
 def _tasks(tokens: list[str], level: str | None):
@@ -72,6 +104,9 @@ def _tasks(tokens: list[str], level: str | None):
                 chosen += children_subset()
             elif part == "all":
                 chosen += all_tasks()
+            elif part == "unity-passed":
+                records = unity_records()
+                chosen += [t for t in all_tasks() if records[t.task_id].passed_any]
             else:
                 ids.append(part)
     if ids:
@@ -98,24 +133,49 @@ def _line(outcome: TaskOutcome, count: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Make variants; exit 2 on bad input, 0 otherwise (a task short of K is reported)."""
     args = build_parser().parse_args(argv)
+    if args.command == "coverage":
+        return _coverage(args)
     if args.workers < 1 or args.seeds < 1 or args.oracle_budget < 0:
         print("variants: --workers and --seeds must be >= 1 and --oracle-budget >= 0",
               file=sys.stderr)
         return 2
+    if args.heuristic_seeds <= ValidationSettings.heuristic_tolerance:
+        print(f"variants: --heuristic-seeds must be above the tolerance "
+              f"{ValidationSettings.heuristic_tolerance}", file=sys.stderr)
+        return 2
     started = time.monotonic()
+    finished: list[TaskOutcome] = []
+
+    def progress(outcome: TaskOutcome) -> None:
+        finished.append(outcome)
+        print(_line(outcome, args.count), flush=True)
+
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         tasks = _tasks(args.tasks, args.level)
         settings = MakeSettings(count=args.count, seed=args.seed, candidates=args.candidates,
-                                validation=ValidationSettings(seeds=args.seeds,
-                                                              budget=args.oracle_budget))
+                                validation=ValidationSettings(
+                                    seeds=args.seeds, budget=args.oracle_budget,
+                                    heuristic_seeds=args.heuristic_seeds))
         outcomes = make_variants(tasks, args.out, settings, arenas_dir=args.arenas_dir,
-                                 workers=args.workers,
-                                 on_task=lambda o: print(_line(o, args.count), flush=True))
-    except (TaskSelectionError, ArenaNotFoundError, VariantRequestError, ArenaError) as error:
+                                 workers=args.workers, on_task=progress)
+    except (TaskSelectionError, ArenaNotFoundError, VariantRequestError, VariantIndexError,
+            ArenaError) as error:
         print(f"variants: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"variants: interrupted; {len(finished)} more task(s) finished and kept in "
+              f"{args.out}. Run the same command again to make the rest.", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     _summary(outcomes, args.count, args.out, time.monotonic() - started)
     return 0
+
+
+def _interrupt(signum, frame) -> None:
+    """SIGTERM ends ``make`` as Ctrl-C does: the finished tasks kept, the workers ended."""
+    raise KeyboardInterrupt
 
 
 def _summary(outcomes: list[TaskOutcome], count: int, out: Path, seconds: float) -> None:
@@ -126,6 +186,10 @@ def _summary(outcomes: list[TaskOutcome], count: int, out: Path, seconds: float)
         not_applied += outcome.not_applied
     full = sum(len(o.kept) >= count for o in outcomes)
     kept = sum(len(o.kept) for o in outcomes)
+    resumed = sum(o.resumed for o in outcomes)
+    if resumed:
+        print(f"\nresumed: {resumed} of {len(outcomes)} tasks were finished by an earlier run "
+              "into this folder")
     print(f"\n{kept} variants kept in {out}; {full} of {len(outcomes)} tasks have all {count} "
           f"({seconds / 60:.1f} min)")
     print("rejected, by reason: " + (", ".join(f"{reason} {n}" for reason, n

@@ -147,6 +147,8 @@ class RunConfig:
         frame: the text's frame of reference: ``egocentric`` or ``allocentric``.
         variants: play the kept variants of this folder (``python -m llm_aai.variants make``)
             instead of testbed tasks; ``level`` and ``tasks`` then filter by parent task.
+        variant_seed: with ``run --variants K``, the seed the variants were made with (the
+            command makes or reuses them and sets ``variants`` to their folder; recorded).
 
     """
 
@@ -179,6 +181,7 @@ class RunConfig:
     observation: str = "image"
     frame: str = "egocentric"
     variants: Path | None = None
+    variant_seed: int | None = None
 
     def __post_init__(self) -> None:
         """Refuse values a run cannot use, so a library call fails as early as the CLI does.
@@ -307,6 +310,7 @@ FLAG_FIELDS = {
     "filmstrip": "modes.filmstrip", "max_replies": "protocol.max_replies",
     "context": "modes.context", "order": "modes.order",
     "observation": "observation", "frame": "frame", "variants": "variants",
+    "variant_seed": "variant_seed",
 }
 """The run command's settings by argparse ``dest`` -> the config field each sets (dotted).
 

@@ -1,3 +1,4 @@
 from llm_aai.cli.variants import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # a spawned worker imports this module too: it must not run main
+    raise SystemExit(main())

@@ -11,15 +11,28 @@ to a task is counted in the summary with its reason.
 
 Randomness: one ``random.Random`` per task, seeded from the run's seed and the task id, so a
 task's variants do not depend on the other tasks or on the worker that made them.
+
+Resuming: the index is rewritten whole (atomically) each time a task finishes, its rows in the
+order of the task list, and ``variants-make.json`` records what was asked (the tasks with
+their files' sha256, K, the seed, the validation settings, ``GENERATOR_VERSION``). A rerun of
+the same request into the same folder keeps the finished tasks and makes only the rest; as a
+task's variants depend only on the seed and the task, the folder ends as an uninterrupted run
+leaves it, byte for byte. A different request into that folder is refused, naming what
+differs, and nothing in it is touched.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
+import multiprocessing
 import os
 import random
 import re
+import signal
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -30,7 +43,7 @@ from llm_aai.arena import ArenaError, Task, dump_config, load_config, resolve_ar
 from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.arena.model import Arena, ArenaConfig
 from llm_aai.variants import transforms
-from llm_aai.variants.index import KEPT, REJECTED, append_rows
+from llm_aai.variants.index import INDEX_FILE, KEPT, REJECTED, read_rows, write_rows
 from llm_aai.variants.validation import (
     CRASH,
     INVALID,
@@ -41,6 +54,13 @@ from llm_aai.variants.validation import (
     passes_text,
 )
 
+GENERATOR_VERSION = 2
+"""Bumped whenever the same request would make other variants (a transformation, the
+candidate order or a check changed): a folder or a cache made by another version is not
+resumed or reused. 2: the heuristic parity check counts passes over several seeds."""
+PROGRESS_FILE = "variants-make.json"
+"""What a ``make`` folder was made for (``request``) and the transformations that did not
+apply to each finished task: what a rerun checks before it resumes."""
 MAX_COUNT = 20
 """Most variants asked of one task: beyond the 8 symmetries of the square the rest differ only
 by jitter, translation and colour, and a larger K mostly buys near-copies."""
@@ -93,12 +113,14 @@ class TaskOutcome:
         kept: variant ids kept.
         rows: its rows of ``variants.csv`` (kept and rejected).
         not_applied: transformations that did not apply, by reason.
+        resumed: finished by an earlier, interrupted ``make`` into the same folder.
     """
 
     task_id: str
     kept: list[str] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     not_applied: Counter = field(default_factory=Counter)
+    resumed: bool = False
 
     @property
     def rejections(self) -> Counter:
@@ -230,17 +252,128 @@ def _judge(task: Task, config: ArenaConfig, arena: Arena, out: Path, number: int
     os.replace(draft, final)
     row.update(variant_id=name, outcome=KEPT, reason="", detail="", file=final.name,
                oracle_rewards="/".join(f"{r:g}" for r in verdict.oracle_rewards),
-               heuristic_variant=passes_text(verdict.heuristic), placed_sha256=verdict.checksum)
+               heuristic_variant=passes_text(verdict.heuristic, len(parent.heuristic)),
+               placed_sha256=verdict.checksum)
     return verdict
 
 
 def _task_job(task: Task, parent_path: str, out: str, settings: MakeSettings) -> TaskOutcome:
-    """One task in a worker process (its own renderer)."""
+    """One task in a worker process (its own renderer); its own failure becomes a row."""
     validator = Validator(settings.validation)
     try:
         return make_task_variants(task, Path(parent_path), Path(out), settings, validator)
+    except Exception as error:  # one task's failure must not lose the others'
+        return TaskOutcome(task.task_id, rows=[{
+            "variant_id": "", "parent": task.task_id, "level": task.level,
+            "outcome": REJECTED, "reason": TASK_CRASH,
+            "detail": f"{type(error).__name__}: {error}"[:300]}])
     finally:
         validator.close()
+
+
+def _worker_start(parent_pid: int) -> None:
+    """A worker leaves interrupts to the parent and ends when the parent is gone.
+
+    Ctrl-C reaches the whole process group: the parent alone handles it (and ends the
+    workers). A parent killed outright (SIGKILL) cannot end them, so each worker watches for
+    it and exits, rather than go on writing into a folder a rerun is resuming.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes (a task file's identity in requests and caches)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def request_of(tasks: list[Task], paths: dict[str, str], settings: MakeSettings) -> dict:
+    """What a ``make`` is asked: two runs with the same request make the same folder."""
+    return {"generator_version": GENERATOR_VERSION, "count": settings.count,
+            "seed": settings.seed, "candidates": settings.allowance,
+            "validation": dataclasses.asdict(settings.validation),
+            "tasks": {task.task_id: file_sha256(Path(paths[task.task_id])) for task in tasks}}
+
+
+def _differences(recorded: dict, request: dict) -> list[str]:
+    """What differs between a folder's request and this one, in the words of the flags."""
+    found = []
+    for key, flag in (("generator_version", "generator version"), ("count", "--count"),
+                      ("seed", "--seed"), ("candidates", "candidates per task")):
+        if recorded.get(key) != request[key]:
+            found.append(f"{flag} {recorded.get(key)} (now {request[key]})")
+    old_checks, checks = recorded.get("validation") or {}, request["validation"]
+    found += [f"validation {key} {old_checks.get(key)} (now {value})"
+              for key, value in checks.items() if old_checks.get(key) != value]
+    old_tasks, tasks = recorded.get("tasks") or {}, request["tasks"]
+    if old_tasks.keys() != tasks.keys():
+        gone, new = sorted(old_tasks.keys() - tasks.keys()), sorted(tasks.keys() - old_tasks.keys())
+        found.append(f"other tasks ({len(old_tasks)} then, {len(tasks)} now; "
+                     + "; ".join(part for part in (
+                         f"not asked now: {', '.join(gone[:5])}{' ...' if len(gone) > 5 else ''}"
+                         if gone else "",
+                         f"new: {', '.join(new[:5])}{' ...' if len(new) > 5 else ''}"
+                         if new else "") if part) + ")")
+    else:
+        changed = sorted(t for t in tasks if old_tasks[t] != tasks[t])
+        if changed:
+            found.append(f"other files for {', '.join(changed[:5])} (their sha256 differ)")
+    return found
+
+
+def _finished(out: Path, request: dict) -> dict[str, TaskOutcome]:
+    """The tasks an earlier ``make`` of the same request into ``out`` finished.
+
+    Raises:
+        VariantRequestError: ``out`` was made for another request, or by an older ``make``
+            that cannot be resumed (nothing in it is touched).
+    """
+    index, progress = out / INDEX_FILE, out / PROGRESS_FILE
+    if not progress.exists():
+        if index.exists():
+            raise VariantRequestError(f"{out} holds variants already ({INDEX_FILE}) but no "
+                                      f"{PROGRESS_FILE} to resume from; choose another --out")
+        return {}
+    try:
+        recorded = json.loads(progress.read_text(encoding="utf-8"))
+        if not isinstance(recorded, dict):
+            raise ValueError("not a JSON object")
+    except ValueError as error:
+        raise VariantRequestError(f"{progress}: unreadable ({error}); choose another --out"
+                                  ) from None
+    differences = _differences(recorded.get("request") or {}, request)
+    if differences:
+        raise VariantRequestError(
+            f"{out} holds variants made for another request: " + "; ".join(differences)
+            + ". Rerun the same command to resume it, or choose another --out")
+    rows = read_rows(out) if index.exists() else []
+    not_applied = recorded.get("not_applied") or {}
+    done: dict[str, TaskOutcome] = {}
+    for row in rows:
+        outcome = done.setdefault(row["parent"], TaskOutcome(
+            row["parent"], not_applied=Counter(not_applied.get(row["parent"], {})),
+            resumed=True))
+        outcome.rows.append(row)
+        if row["outcome"] == KEPT:
+            outcome.kept.append(row["variant_id"])
+    return done
+
+
+def _clear_unfinished(out: Path, task_ids: Iterable[str]) -> None:
+    """Delete what an interrupted task left (drafts, variants not yet in the index).
+
+    The task is made again from its own seed, so these files come back the same.
+    """
+    for task_id in task_ids:
+        for stray in (*out.glob(f".candidate-{task_id}-c*.yaml"), *out.glob(f"{task_id}-v*.yaml")):
+            stray.unlink()
 
 
 def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
@@ -250,66 +383,88 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
 
     Args:
         tasks: the parent tasks.
-        out: the folder (created); it must not hold variants already.
+        out: the folder (created). If an earlier ``make`` of the same request was interrupted
+            there, its finished tasks are kept and only the rest are made.
         settings: K, the seed, the validation.
         arenas_dir: where the testbed files are (as ``run --arenas-dir``).
         workers: worker processes (one task at a time each).
         on_task: called with each task's outcome as it finishes (progress lines).
 
     Returns:
-        Each task's outcome, in the order they finished.
+        Each task's outcome: those resumed first (``resumed`` set), then the rest in the
+        order they finished.
 
-    A task whose layout cannot be transformed gets one rejected row with the reason.
+    A task whose layout cannot be transformed gets one rejected row with the reason. An
+    interrupt (KeyboardInterrupt, which the command raises on SIGTERM too) ends the workers
+    and propagates; the finished tasks stay in ``out``.
 
     Raises:
         ArenaNotFoundError: a task's file is missing (checked before anything runs).
-        VariantRequestError: ``out`` holds a variants index already, or no task given can be
-            transformed (the reasons).
+        VariantRequestError: ``out`` holds variants of another request, or no task given can
+            be transformed (the reasons).
     """
     out = Path(out)
-    tasks = list(tasks)
+    tasks = sorted(set(tasks))
     paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir)) for task in tasks}
     refused = {task.task_id: reason for task in tasks
                if (reason := untransformable(Path(paths[task.task_id]))) is not None}
     if refused and len(refused) == len(tasks):
         raise VariantRequestError("; ".join(f"{task_id}: {UNTRANSFORMABLE}: {reason}"
                                             for task_id, reason in refused.items()))
-    if (out / "variants.csv").exists():
-        raise VariantRequestError(f"{out} holds variants already (variants.csv); choose "
-                                  "another --out")
+    request = request_of(tasks, paths, settings)
+    done = _finished(out, request) if out.is_dir() else {}
     out.mkdir(parents=True, exist_ok=True)
-    outcomes = []
+    _clear_unfinished(out, (task.task_id for task in tasks if task.task_id not in done))
+    outcomes = list(done.values())
+
+    def save() -> None:
+        """The progress file first, then the index: a task is done once its rows are in."""
+        progress = {"request": request, "not_applied": {
+            task.task_id: dict(sorted(done[task.task_id].not_applied.items()))
+            for task in tasks if task.task_id in done}}
+        draft = out / f".{PROGRESS_FILE}.tmp"
+        draft.write_text(json.dumps(progress, indent=1, sort_keys=True) + "\n",
+                         encoding="utf-8")
+        os.replace(draft, out / PROGRESS_FILE)
+        write_rows(out, [row for task in tasks if task.task_id in done
+                         for row in done[task.task_id].rows])
 
     def finish(outcome: TaskOutcome) -> None:
-        append_rows(out, outcome.rows)
+        done[outcome.task_id] = outcome
+        save()
         outcomes.append(outcome)
         if on_task:
             on_task(outcome)
 
+    save()
     for task in tasks:
-        if task.task_id in refused:
+        if task.task_id in refused and task.task_id not in done:
             finish(TaskOutcome(task.task_id, rows=[{
                 "variant_id": "", "parent": task.task_id, "level": task.level,
                 "outcome": REJECTED, "reason": UNTRANSFORMABLE,
                 "detail": refused[task.task_id]}]))
-    tasks = [task for task in tasks if task.task_id not in refused]
+    todo = [task for task in tasks if task.task_id not in done]
 
-    if workers <= 1:
-        for task in tasks:
+    if workers <= 1 or len(todo) <= 1:
+        for task in todo:
             finish(_task_job(task, paths[task.task_id], str(out), settings))
         return outcomes
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_task_job, task, paths[task.task_id], str(out), settings): task
-                   for task in tasks}
+    # spawned, not forked: a fork of a process with threads (a test runner, a run's own
+    # threads) can copy a lock another thread holds, and the worker then waits for ever
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_start,
+                               initargs=(os.getpid(),),
+                               mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = [pool.submit(_task_job, task, paths[task.task_id], str(out), settings)
+                   for task in todo]
         for future in as_completed(futures):
-            try:
-                finish(future.result())
-            except Exception as error:  # one task's failure must not lose the others'
-                task = futures[future]
-                finish(TaskOutcome(task.task_id, rows=[{
-                    "variant_id": "", "parent": task.task_id, "level": task.level,
-                    "outcome": REJECTED, "reason": TASK_CRASH,
-                    "detail": f"{type(error).__name__}: {error}"[:300]}]))
+            finish(future.result())
+    except BaseException:  # an interrupt: end the workers before they write any more
+        for child in multiprocessing.active_children():
+            child.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return outcomes
 
 

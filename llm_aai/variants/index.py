@@ -8,6 +8,7 @@ nothing generated is dropped without a trace. ``run --variants DIR`` plays the k
 from __future__ import annotations
 
 import csv
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -47,15 +48,21 @@ class Variant:
     path: Path
 
 
-def append_rows(out: Path, rows: list[dict]) -> None:
-    """Append rows to ``out/variants.csv`` (writing the header first if it is new)."""
+def write_rows(out: Path, rows: list[dict]) -> None:
+    """Write ``out/variants.csv`` whole, atomically (a temporary file renamed over it).
+
+    A ``make`` killed at any moment leaves either the index before or the index after a
+    task's rows, never half a row: that is what lets a rerun resume from it.
+    """
     path = Path(out) / INDEX_FILE
-    fresh = not path.exists() or path.stat().st_size == 0
-    with path.open("a", encoding="utf-8", newline="") as handle:
+    draft = path.with_name(f".{INDEX_FILE}.tmp")
+    with draft.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        if fresh:
-            writer.writeheader()
+        writer.writeheader()
         writer.writerows(rows)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(draft, path)
 
 
 def read_rows(folder: Path) -> list[dict]:

@@ -7,8 +7,17 @@
    themselves, a wall laid into another, in AAI as here; their variants may drop that one.)
 3. Its placed arena differs from its parent's and from every variant kept before it
    (``placed_checksum``: the placed objects, rounded to the millimetre).
-4. The built-in heuristic agent passes it on exactly the seeds on which it passes the parent:
-   a transformation that made a detour trivial, or a trivial task impossible, shows up there.
+4. The built-in heuristic agent passes it about as often as the parent: over
+   ``heuristic_seeds`` episodes (seeds 1..n, the same for both), its pass counts differ by at
+   most ``heuristic_tolerance``. A transformation that made a detour trivial (the parent
+   failed on every seed, the variant passes on most) or a trivial task impossible shows up
+   there. Why a count over several seeds and not a pass on one: the agent draws its turning
+   direction and its exploration from the seed, so where its success hangs on those draws a
+   mirror image (the right direction becomes the wrong one), a turn or a shift passes or
+   fails on one seed by luck, not by difficulty. Over 3 seeds both directions are tried, and
+   only a change of two seeds or more is read as a change of difficulty. The variant's
+   episodes stop as soon as the verdict is certain (two passes of a parent passed three
+   times are enough).
 5. The oracle solves it on every seed, by the task's own pass mark, within its time limit.
 
 The cheap checks run first, so the oracle's search is spent only on candidates that could
@@ -18,6 +27,7 @@ still be kept. Each failed check raises ``Rejected`` with one of the ``REASONS``
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,16 +68,29 @@ class ValidationSettings:
     """How hard a variant is checked.
 
     Attributes:
-        seeds: episodes per arena for the heuristic and the oracle (seeds 1..seeds, as a run's
-            trials; the world of seed s is ``world_seed(s)`` for both).
+        seeds: placements and oracle episodes per arena (seeds 1..seeds, as a run's trials;
+            the world of seed s is ``world_seed(s)``).
         budget: the oracle's search budget per episode (simulated AAI steps).
         resolution: the heuristic agent's frame size (512 px, the runs' default, which its
             thresholds are calibrated for).
+        heuristic_seeds: heuristic-agent episodes per arena (seeds 1..n) for the parity check.
+        heuristic_tolerance: the largest difference of the heuristic's pass counts (parent
+            against variant, over ``heuristic_seeds``) still read as the same difficulty.
     """
 
     seeds: int = 1
     budget: int = DEFAULT_BUDGET
     resolution: int = 512
+    heuristic_seeds: int = 3
+    heuristic_tolerance: int = 1
+
+    def __post_init__(self) -> None:
+        if self.seeds < 1 or self.heuristic_seeds < 1 or self.budget < 0:
+            raise ValueError("validation needs seeds >= 1, heuristic_seeds >= 1, budget >= 0")
+        if not 0 <= self.heuristic_tolerance < self.heuristic_seeds:
+            raise ValueError(f"heuristic_tolerance {self.heuristic_tolerance} must be 0 to "
+                             f"{self.heuristic_seeds - 1} (below heuristic_seeds), or the "
+                             "parity check could never reject")
 
 
 @dataclass(frozen=True)
@@ -77,7 +100,9 @@ class Verdict:
     Attributes:
         checksum: ``placed_checksum`` of the arena placed with the first seed's world.
         placed: per seed, the (item, instance) of every object placed.
-        heuristic: per seed, whether the heuristic agent passed.
+        heuristic: per heuristic seed played, whether the heuristic agent passed (a
+            variant's episodes stop once the parity verdict is certain, so it may be shorter
+            than the parent's).
         oracle_rewards: per seed, the oracle's return.
     """
 
@@ -129,12 +154,22 @@ class Validator:
             self._env.close()
             self._env = None
 
-    def heuristic_passes(self, path: Path, pass_mark: float) -> tuple[bool, ...]:
-        """Whether the heuristic agent passes ``path`` on each validation seed (paper protocol)."""
+    def heuristic_passes(self, path: Path, pass_mark: float,
+                         enough: Callable[[tuple[bool, ...]], bool] | None = None,
+                         ) -> tuple[bool, ...]:
+        """Whether the heuristic agent passes ``path`` on each heuristic seed (paper protocol).
+
+        Args:
+            path: the arena file.
+            pass_mark: the task's pass mark.
+            enough: called with the passes so far after each episode; True stops early.
+        """
         if self._env is None:
             self._env = AnimalAIEnv(resolution=self.settings.resolution)
-        results = []
-        for seed in range(1, self.settings.seeds + 1):
+        results: list[bool] = []
+        for seed in range(1, self.settings.heuristic_seeds + 1):
+            if enough is not None and results and enough(tuple(results)):
+                break
             agent = HeuristicAgent()
             episode = Episode(self._env)
             start = episode.start(seed=seed, arena=str(path))
@@ -189,10 +224,16 @@ class Validator:
         checksum = placed_checksum(placed[0])
         if checksum in seen:
             raise Rejected(DUPLICATE)
-        heuristic = self.heuristic_passes(path, pass_mark)
-        if heuristic != parent.heuristic:
+        if len(parent.heuristic) != self.settings.heuristic_seeds:
+            raise ValueError(f"the parent was measured on {len(parent.heuristic)} heuristic "
+                             f"seeds, these settings ask {self.settings.heuristic_seeds}")
+        parity = HeuristicParity(sum(parent.heuristic), self.settings.heuristic_seeds,
+                                 self.settings.heuristic_tolerance)
+        heuristic = self.heuristic_passes(path, pass_mark, enough=parity.decided)
+        if not parity.agrees(heuristic):
             raise Rejected(HEURISTIC, f"parent {passes_text(parent.heuristic)}, variant "
-                           f"{passes_text(heuristic)}")
+                           f"{passes_text(heuristic, len(parent.heuristic))} (pass counts "
+                           f"may differ by {self.settings.heuristic_tolerance})")
         rewards = self.oracle_rewards(placed, pass_mark)
         if min(rewards) < pass_mark:
             raise Rejected(UNSOLVED, f"oracle returns {_rewards(rewards)}, pass mark "
@@ -200,10 +241,41 @@ class Validator:
         return Verdict(checksum, tuple(map(placed_keys, placed)), heuristic, rewards)
 
 
+@dataclass(frozen=True)
+class HeuristicParity:
+    """The parity check: the variant's pass count within ``tolerance`` of the parent's.
+
+    Attributes:
+        target: the parent's pass count.
+        seeds: heuristic episodes per arena.
+        tolerance: the largest difference read as the same difficulty.
+    """
+
+    target: int
+    seeds: int
+    tolerance: int
+
+    def _range(self, passes: tuple[bool, ...]) -> tuple[int, int]:
+        """The least and most passes the variant can end with, given those so far."""
+        return sum(passes), sum(passes) + self.seeds - len(passes)
+
+    def agrees(self, passes: tuple[bool, ...]) -> bool:
+        """Whether every way the unplayed seeds could go keeps the count within tolerance."""
+        low, high = self._range(passes)
+        return low >= self.target - self.tolerance and high <= self.target + self.tolerance
+
+    def decided(self, passes: tuple[bool, ...]) -> bool:
+        """Whether the verdict is certain already (the rest of the seeds cannot change it)."""
+        low, high = self._range(passes)
+        return (self.agrees(passes) or low > self.target + self.tolerance
+                or high < self.target - self.tolerance)
+
+
 def _rewards(rewards: tuple[float, ...]) -> str:
     return "/".join(f"{r:g}" for r in rewards)
 
 
-def passes_text(passes: tuple[bool, ...]) -> str:
-    """Per-seed passes as letters, ``P`` passed, ``F`` failed (``PFP``)."""
-    return "".join("P" if p else "F" for p in passes)
+def passes_text(passes: tuple[bool, ...], seeds: int | None = None) -> str:
+    """Per-seed passes as letters, ``P`` passed, ``F`` failed, ``-`` not played (``PP-``)."""
+    text = "".join("P" if p else "F" for p in passes)
+    return text + "-" * ((seeds or 0) - len(passes))

@@ -15,7 +15,7 @@ from llm_aai.variants.validation import (
     DROPPED,
     DUPLICATE,
     HEURISTIC,
-    UNSOLVED,
+    HeuristicParity,
     Rejected,
     ValidationSettings,
     Validator,
@@ -69,20 +69,25 @@ def test_a_transformation_that_closes_a_gap_is_rejected(tmp_path, validator):
     with pytest.raises(Rejected) as caught:
         validator.judge_variant(broken, write(broken, tmp_path / "broken.yaml"), 0.0, verdict,
                                 {verdict.checksum})
-    assert caught.value.reason in (HEURISTIC, UNSOLVED)
+    assert verdict.heuristic == (True, True, True)  # the heuristic walks through the gap
+    # with the gap closed it fails: two failures of 3 seeds already differ by 2, so the check
+    # stops there and rejects, before the oracle is asked
+    assert caught.value.reason == HEURISTIC
+    assert caught.value.detail.startswith("parent PPP, variant FF-")
     placed = place_arena(broken, np.random.default_rng(0))
     assert max(validator.oracle_rewards([placed], 0.0)) < 0  # no way round: nothing eaten
     # the same task mirrored is kept: same gap, same food, seen from the other side
     mirrored = transforms.mirror(parent)
     kept = validator.judge_variant(mirrored, write(mirrored, tmp_path / "mirrored.yaml"), 0.0,
                                    verdict, {verdict.checksum})
-    assert kept.checksum != verdict.checksum and kept.heuristic == verdict.heuristic
+    assert kept.checksum != verdict.checksum
+    assert kept.heuristic == (True, True)  # 2 of 3 passes: within 1 of 3 whatever the third
 
 
 def placement_only(arena: Arena) -> Verdict:
     """A parent's verdict from its placement alone (no episode: the checks must not need one)."""
     placed = place_arena(arena, np.random.default_rng(world_seed(1)))
-    return Verdict(placed_checksum(placed), (placed_keys(placed),), (), ())
+    return Verdict(placed_checksum(placed), (placed_keys(placed),), (False, False, False), ())
 
 
 def test_a_copy_of_the_parent_is_rejected_before_any_episode(tmp_path, validator):
@@ -114,7 +119,7 @@ def test_an_object_the_parent_drops_too_is_no_reason_to_reject(tmp_path, validat
     with pytest.raises(Rejected) as caught:  # it gets past placement to the episodes
         validator.judge_variant(mirrored, write(mirrored, tmp_path / "mirrored.yaml"), 0.0,
                                 verdict, {verdict.checksum})
-    assert caught.value.reason == HEURISTIC  # the stand-in verdict has no heuristic passes
+    assert caught.value.reason == HEURISTIC  # the stand-in verdict: failed on all 3 seeds
 
 
 def test_placed_checksum_tells_a_mirror_image_from_the_original():
@@ -124,3 +129,25 @@ def test_placed_checksum_tells_a_mirror_image_from_the_original():
     assert placed_checksum(place_arena(turned, np.random.default_rng(0))) == one
     mirrored = transforms.mirror(parent)
     assert placed_checksum(place_arena(mirrored, np.random.default_rng(0))) != one
+
+
+@pytest.mark.parametrize("parent, variant, agrees, decided", [
+    (3, (True, True), True, True),  # 2 or 3 of 3 against 3: within 1 either way
+    (3, (True, False), False, False),  # 1 or 2: the third seed decides
+    (3, (True, False, False), False, True),
+    (3, (False, False), False, True),  # at most 1 against 3: a detour closed
+    (0, (True, True), False, True),  # a task failed on every seed made easy
+    (0, (False, False), True, True),
+    (1, (False, True, True), True, True),  # a mirror's coin: 1 against 2 is the same task
+    (1, (True, True, True), False, True),
+    (2, (False,), False, False),
+])
+def test_heuristic_parity_compares_pass_counts_within_one(parent, variant, agrees, decided):
+    parity = HeuristicParity(target=parent, seeds=3, tolerance=1)
+    assert parity.agrees(variant) is agrees
+    assert parity.decided(variant) is decided
+
+
+def test_heuristic_parity_settings_that_could_never_reject_are_refused():
+    with pytest.raises(ValueError, match="could never reject"):
+        ValidationSettings(heuristic_seeds=2, heuristic_tolerance=2)
