@@ -57,6 +57,24 @@ class Knock(Push):
     walk: int = 300
 
 
+def out_of_reach(nav: NavMap, ball: Goal) -> bool:
+    """Whether a ball rests too high above the surface under it for the agent to touch."""
+    bx, by, bz = ball.position
+    return by - ball.radius > nav.height[nav.cell(bx, bz)] + OUT_OF_REACH
+
+
+def block_gap(sim, ball: Goal) -> float | None:
+    """Metres from the nearest pushable block's centre to ``ball`` (None: no blocks).
+
+    The search scores a state with a ball out of reach by it: a shove that brings a block
+    nearer the ball is progress, however far the agent ends from it.
+    """
+    bx, _, bz = ball.position
+    gaps = [math.dist(((low[0] + high[0]) / 2, (low[1] + high[1]) / 2), (bx, bz))
+            for low, high in _block_footprints(sim)]
+    return min(gaps) if gaps else None
+
+
 def knocks(sim, nav: NavMap) -> list[Knock]:
     """Aimed shoves of each pushable block into each good ball the agent cannot touch.
 
@@ -65,13 +83,7 @@ def knocks(sim, nav: NavMap) -> list[Knock]:
     left out; the nearest block to each ball comes first.
     """
     x0, _, z0, yaw = agent_pose(sim)
-    here = Goal(-1, "agent", 0.0, False, (x0, 0.5, z0), AGENT_RADIUS)
-    from_agent = nav.field(here)
-    raised = []
-    for ball in live_goals(sim)[0]:
-        bx, by, bz = ball.position
-        if by - ball.radius > nav.height[nav.cell(bx, bz)] + OUT_OF_REACH:
-            raised.append(ball)
+    raised = [ball for ball in live_goals(sim)[0] if out_of_reach(nav, ball)]
     shoves: list[tuple[float, Knock]] = []
     for ball in raised:
         bx, _, bz = ball.position
@@ -87,10 +99,10 @@ def knocks(sim, nav: NavMap) -> list[Knock]:
             back = gap + half + AGENT_RADIUS + RUN_UP
             px, pz = bx - ux * back, bz - uz * back
             avoid = ((cx, cz, half + CLEAR),)
-            if nav.distance(from_agent, px, pz) == UNREACHABLE:
-                continue
             start = Goal(-1, "behind a block, in line with a ball out of reach", 0.0, False,
                          (px, 0.5, pz), AGENT_RADIUS)
+            if nav.distance(nav.field(start, avoid), x0, z0) == UNREACHABLE:
+                continue  # (the walk there may be one way: drops from a platform)
             steps = min(MAX_STEPS, 6 + int(gap / 0.8))
             shoves.append((gap, Knock(start, heading % 360.0, steps, avoid=avoid)))
     shoves.sort(key=lambda item: item[0])

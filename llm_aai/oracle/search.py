@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from llm_aai.oracle.knock import knocks
+from llm_aai.oracle.knock import block_gap, knocks, out_of_reach
 from llm_aai.oracle.leaps import Leap
 from llm_aai.oracle.navigation import (
     UNREACHABLE,
@@ -70,6 +70,9 @@ FIRST_TARGETS = 16
 """Good balls each tried as the first target (a drop from a platform may be one-way)."""
 RANDOM_FIRST = 4
 """Of those, the ones tried among the plain candidates and drawn for random macro-actions."""
+BLOCK_GAP_WEIGHT = 3.0
+"""What a metre between a block and a ball out of reach counts for in a state's score, in
+metres walked: shoving a block nearer the ball takes a detour, a walk, a run-up."""
 COAST = 0.2
 """Metres the agent coasts per m/s of speed once it stops thrusting (no-op and turn frames
 keep 0.9 of the velocity: v dt 0.9 / 0.1, about 0.18 s)."""
@@ -407,7 +410,10 @@ def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
         d = nav.distance(nav.field(goal), x, z)
         if d == UNREACHABLE:
             gx, _, gz = goal.position
-            d = 60.0 + math.dist((x, z), (gx, gz))
+            gap = block_gap(sim, goal) if out_of_reach(nav, goal) else None
+            # a ball out of reach: how near a block is to knocking it down, else the agent
+            d = 60.0 + (BLOCK_GAP_WEIGHT * gap if gap is not None
+                        else math.dist((x, z), (gx, gz)))
         nearest = min(nearest, d)
     if nearest == UNREACHABLE:
         nearest = 100.0
