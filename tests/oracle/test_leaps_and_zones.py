@@ -4,7 +4,8 @@ Each case was a Unity-passed or children task the search left unsolved though a 
 passed it: a drop off a platform's end over the death zone at its foot (04-24-02), a hot strip
 crossed along its length between two death strips (04-06-03), a run up a ramp that flies onto
 a platform as high as the ramp (10-22-03, solved before the map saw standing walls as walls),
-a ball on a pillar that comes down only when a block is driven into it (05-15-01).
+a ball on a pillar that comes down only when a block is driven into it (05-15-01; 10-21-01,
+where the block must first come down from a platform).
 """
 
 from __future__ import annotations
@@ -140,5 +141,14 @@ def test_it_drives_the_box_into_the_ball_on_the_pillar(testbed_dir):
     sim = load_task(testbed_dir, "05-15-01")
     assert knocks(sim, NavMap(sim))
     episode = play(testbed_dir, "05-15-01")
+    assert episode.passed and episode.end_reason == "good_goal"
+    assert "push it" in episode.texts[0]
+
+
+def test_it_shoves_the_box_off_the_platform_then_into_the_ball(testbed_dir):
+    """10-21-01 (children 14 %): the ball rests on a 1 m pillar out of reach; the aimed shove
+    drives the 1.5 m box off its 1 m platform towards the pillar (a block nearer a ball out
+    of reach scores as progress), and a second shove from the floor knocks the ball down."""
+    episode = play(testbed_dir, "10-21-01")
     assert episode.passed and episode.end_reason == "good_goal"
     assert "push it" in episode.texts[0]
