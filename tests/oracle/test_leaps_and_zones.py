@@ -14,33 +14,13 @@ import math
 
 import numpy as np
 
-from llm_aai.arena import load_config
-from llm_aai.arena.catalog import resolve_arena_path
-from llm_aai.arena.placement import place_arena
-from llm_aai.env.animalai_env import world_seed
 from llm_aai.oracle.knock import knocks
 from llm_aai.oracle.leaps import _run_up
 from llm_aai.oracle.navigation import NavMap, agent_pose, live_goals
-from llm_aai.protocol import PAPER_PROTOCOL
-from llm_aai.runner.suite import episode_seed
 from llm_aai.sim import Simulator
+from tests.oracle.test_block_sweeps import first_script_state
 from tests.oracle.test_search_reach import play
 from tests.sim.conftest import arena, obj
-
-
-def load_task(testbed_dir, task: str) -> Simulator:
-    """The audit's world of ``task`` (seed 1) after the protocol's no-ops, before script 1."""
-    path = str(resolve_arena_path(task, testbed_dir))
-    placed = place_arena(load_config(path).arena(),
-                         np.random.default_rng(world_seed(episode_seed(0, task, 1))),
-                         source=path)
-    sim = Simulator(render=False)
-    sim.load(placed, np.random.default_rng(1))
-    protocol = PAPER_PROTOCOL
-    for _ in range(protocol.steps_after_reset
-                   + protocol.initial_observations * protocol.noops_after_initial_observation):
-        sim.step(0, 0)
-    return sim
 
 
 def _settled(placed, steps=20):
@@ -108,7 +88,7 @@ def test_it_crosses_a_hot_strip_straight_after_turning_outside_it(testbed_dir):
 
 
 def test_a_hot_crossing_waypoint_lies_outside_the_zone_or_past_it(testbed_dir):
-    sim = load_task(testbed_dir, "04-06-03")
+    sim = first_script_state(testbed_dir, "04-06-03")
     nav = NavMap(sim)
     field = nav.field(live_goals(sim)[0][0])
     x, _, z, _ = agent_pose(sim)
@@ -129,7 +109,7 @@ def test_a_hot_crossing_waypoint_lies_outside_the_zone_or_past_it(testbed_dir):
 def test_it_runs_up_the_ramp_and_flies_onto_the_platform(testbed_dir):
     """10-22-03 (children 32 %): the ball lies on a 1.5 m platform 7.5 m beyond the top of a
     1.5 m ramp; at full speed off the ramp's top the agent lands on it."""
-    nav = NavMap(load_task(testbed_dir, "10-22-03"))
+    nav = NavMap(first_script_state(testbed_dir, "10-22-03"))
     assert any(nav.ramp[leap.launch] and nav.height[leap.land] > 1.4 for leap in nav.leaps)
     episode = play(testbed_dir, "10-22-03")
     assert episode.passed and episode.scripts == 1
@@ -138,7 +118,7 @@ def test_it_runs_up_the_ramp_and_flies_onto_the_platform(testbed_dir):
 def test_it_drives_the_box_into_the_ball_on_the_pillar(testbed_dir):
     """05-15-01 (children 37 %): the ball rests on a 2 m pillar; the 3 m box, pushed into
     it, knocks it down."""
-    sim = load_task(testbed_dir, "05-15-01")
+    sim = first_script_state(testbed_dir, "05-15-01")
     assert knocks(sim, NavMap(sim))
     episode = play(testbed_dir, "05-15-01")
     assert episode.passed and episode.end_reason == "good_goal"
