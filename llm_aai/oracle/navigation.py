@@ -15,6 +15,7 @@ cost extra. Distances are Dijkstra distances to a goal's cell over that graph.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from llm_aai.arena.geometry import Sphere, box_sphere_overlap
+from llm_aai.oracle.leaps import Leap, find_leaps
 from llm_aai.sim.coords import to_unity
 
 CELL = 0.5
@@ -34,11 +36,17 @@ RAMP_UP = 0.55
 testbed's 45-degree ramps, 1 m high and 1 m long (06-20-02)."""
 HEADROOM = 1.05
 """Free height above a surface for the agent (1 m ball) to be under something."""
-HOT_COST = 4.0
+HOT_COST_CAP = 25.0
+"""Most a metre inside a hot zone costs, in metres outside (an arena without a time limit
+has no decay to weigh the zone's drain against)."""
 WALL_COST = 3.0
 DEATH_MARGIN = 1.0
 """Cells whose agent would pass within this of a death zone are kept off like walls."""
 AGENT_RADIUS = 0.5
+LEAP_START = 0.8
+"""How near a leap's start (m) the agent commits to it."""
+HOT_REACH = 120
+"""Most cells a waypoint looks ahead along a path through a hot zone (its far side)."""
 UNREACHABLE = math.inf
 _NEIGHBOURS = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0),
                (-1, -1, math.sqrt(2)), (-1, 1, math.sqrt(2)), (1, -1, math.sqrt(2)),
@@ -90,6 +98,22 @@ def agent_pose(sim) -> tuple[float, float, float, float]:
     return x, y, z, sim._agent.yaw
 
 
+@dataclass(frozen=True)
+class Waypoint:
+    """A point to head for (Unity x, z) and whether to arrive there at rest.
+
+    Attributes:
+        x: Unity x.
+        z: Unity z.
+        stop: arrive without momentum (the way turns there, next to a hot zone it then
+            crosses straight: a turn at speed would drift on into the zone or past it).
+    """
+
+    x: float
+    z: float
+    stop: bool = False
+
+
 class NavMap:
     """Heights, passability and goal distances over the arena grid (see the module doc).
 
@@ -104,8 +128,8 @@ class NavMap:
         # Cells next to a rise the agent cannot take: its centre would be within its radius
         # of a wall. Dearer, not forbidden, so paths keep off walls but still use narrow gaps.
         self.near_wall = _next_to_walls(self.height, self.ramp)
-        self.cost = np.where(self.near_wall, WALL_COST, 1.0)
-        self._fields: dict[tuple[int, int], np.ndarray] = {}
+        self._fields: dict[tuple, np.ndarray] = {}
+        hot_cost = _hot_cost(sim)
         centres = (np.arange(N) + 0.5) * CELL
         _, bad = live_goals(sim)
         for zone in sim._zones:
@@ -122,17 +146,23 @@ class NavMap:
                             self.blocked[i, j] = True
                         else:
                             self.hot[i, j] = True
-                            self.cost[i, j] *= HOT_COST
                     elif death and box_sphere_overlap(zone.box,
                                                       Sphere(at, AGENT_RADIUS + DEATH_MARGIN)):
                         # near the edge: momentum or a turn's drift could carry it in
                         self.near_wall[i, j] = True
-                        self.cost[i, j] = max(self.cost[i, j], WALL_COST)
+        # a hot cell near a wall or a death zone costs both: paths keep to a strip's middle
+        self.cost = np.where(self.near_wall, WALL_COST, 1.0) * np.where(self.hot, hot_cost, 1.0)
         for ball in bad:
             reach = ball.radius + AGENT_RADIUS + 0.3
             x0, _, z0 = ball.position
             di = (centres[:, None] - x0) ** 2 + (centres[None, :] - z0) ** 2
             self.blocked |= di < reach * reach
+        self.leaps = _leaps(self)
+        self._leaps_into: dict[tuple[int, int], list[Leap]] = {}
+        self._leaps_from: dict[tuple[int, int], list[Leap]] = {}
+        for leap in self.leaps:
+            self._leaps_into.setdefault(leap.land, []).append(leap)
+            self._leaps_from.setdefault(leap.start, []).append(leap)
 
     @staticmethod
     def cell(x: float, z: float) -> tuple[int, int]:
@@ -149,29 +179,48 @@ class NavMap:
         limit = RAMP_UP if (self.ramp[a] or self.ramp[b]) else STEP_UP
         return rise <= limit
 
-    def field(self, goal: Goal) -> np.ndarray:
-        """Walking distance (m) from every cell to ``goal`` (inf where it cannot be reached)."""
+    def field(self, goal: Goal, avoid: tuple[tuple[float, float, float], ...] = ()
+              ) -> np.ndarray:
+        """Walking distance (m) from every cell to ``goal`` (inf where it cannot be reached).
+
+        ``avoid`` holds extra discs (centre x, centre z, radius) to walk round, such as a
+        block the agent means to push from its far side.
+        """
         x, y, z = goal.position
         target = self.cell(x, z)
         # the ball must lie on the surface of its cell (not on a rail above it, not in the air)
         if y - goal.radius > self.height[target] + 0.6:
             return np.full((N, N), UNREACHABLE)
-        cached = self._fields.get(target)
+        cached = self._fields.get((target, avoid))
         if cached is None:
-            cached = self._dijkstra(target)
-            self._fields[target] = cached
+            cached = self._dijkstra(target, avoid)
+            self._fields[(target, avoid)] = cached
         return cached
 
-    def _dijkstra(self, target: tuple[int, int]) -> np.ndarray:
+    def _dijkstra(self, target: tuple[int, int],
+                  avoid: tuple[tuple[float, float, float], ...] = ()) -> np.ndarray:
         """Distances *to* ``target``: search backwards along the steps the agent can take."""
         dist = np.full((N, N), UNREACHABLE)
         dist[target] = 0.0
         heap = [(0.0, target)]
         height, ramp, blocked, cost = self.height, self.ramp, self.blocked, self.cost
+        if avoid:
+            centres = (np.arange(N) + 0.5) * CELL
+            blocked = blocked.copy()
+            for cx, cz, radius in avoid:
+                near = (centres[:, None] - cx) ** 2 + (centres[None, :] - cz) ** 2
+                blocked |= near < radius * radius
+            blocked[target] = False
+        leaps_into = self._leaps_into
         while heap:
             d, (i, j) = heapq.heappop(heap)
             if d > dist[i, j]:
                 continue
+            for leap in leaps_into.get((i, j), ()):
+                nd = d + leap.length
+                if nd < dist[leap.start]:
+                    dist[leap.start] = nd
+                    heapq.heappush(heap, (nd, leap.start))
             for di, dj, length in _NEIGHBOURS:
                 a = (i + di, j + dj)  # a predecessor: a step a -> (i, j)
                 if not (0 <= a[0] < N and 0 <= a[1] < N) or blocked[a]:
@@ -201,19 +250,52 @@ class NavMap:
                     best = min(best, float(field[a, b]) + math.hypot(x - cx, z - cz))
         return float(best)
 
+    @staticmethod
+    def centre(cell: tuple[int, int]) -> tuple[float, float]:
+        """Unity (x, z) of a cell's centre."""
+        return ((cell[0] + 0.5) * CELL, (cell[1] + 0.5) * CELL)
+
+    def leap_at(self, field: np.ndarray, x: float, z: float) -> Leap | None:
+        """The leap whose run-up starts where the agent is, if the way down ``field`` takes it.
+
+        The agent counts as at a leap's start within ``LEAP_START`` of its centre (moving, it
+        may cross the start cell's corner).
+        """
+        i, j = self.cell(x, z)
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                for leap in self._leaps_from.get((i + di, j + dj), ()):
+                    if (field[leap.land] + leap.length <= field[leap.start] + 1e-9
+                            and math.dist((x, z), self.centre(leap.start)) < LEAP_START):
+                        return leap
+        return None
+
     def waypoint(self, field: np.ndarray, x: float, z: float, reach: int = 12
-                 ) -> tuple[float, float] | None:
+                 ) -> Waypoint | None:
         """A point down the distance field from (x, z) to head for.
 
         It is the farthest of the next ``reach`` cells along the path that can be reached in
-        a straight line (pulling the string).
+        a straight line (pulling the string), or a leap's landing once the agent is at the
+        leap's start (it stops at the start first). A path into a hot zone is followed until
+        it leaves the zone: from outside, the point is either before the zone or past it in
+        one straight crossing, so the agent turns before it enters, not inside; a point
+        before the zone is one to stop at (``Waypoint.stop``), as the crossing turns there.
         """
         here = self.cell(x, z)
         if field[here] == UNREACHABLE:
-            return None
+            # off the graph (in a margin, or a disc the field walks round): back onto it first
+            i, j = here
+            nearby = [(field[a, b], (a, b)) for a in range(i - 1, i + 2)
+                      for b in range(j - 1, j + 2)
+                      if 0 <= a < N and 0 <= b < N and field[a, b] < UNREACHABLE]
+            return Waypoint(*self.centre(min(nearby)[1])) if nearby else None
+        leap = self.leap_at(field, x, z)
+        if leap is not None:
+            return Waypoint(*self.centre(leap.land))
         path = [here]
         current = here
-        for _ in range(reach):
+        limit = reach
+        while len(path) <= limit:
             i, j = current
             best, best_d = None, field[current]
             for di, dj, _ in _NEIGHBOURS:
@@ -222,34 +304,55 @@ class NavMap:
                         and self.can_step(current, a)):
                     best, best_d = a, field[a]
             if best is None:
-                break
+                break  # the goal, or a leap's start: walk there first
             path.append(best)
             current = best
             if best_d == 0.0:
                 break
-        for cell in reversed(path[1:]):
-            if self._straight(here, cell):
-                return ((cell[0] + 0.5) * CELL, (cell[1] + 0.5) * CELL)
-        cell = path[1] if len(path) > 1 else here
-        return ((cell[0] + 0.5) * CELL, (cell[1] + 0.5) * CELL)
+            if self.hot[best]:
+                limit = min(max(limit, len(path) + 1), HOT_REACH)  # on to the zone's far side
+        hot_before = np.cumsum([bool(self.hot[c]) for c in path])
+        inside = [k for k, c in enumerate(path) if self.hot[c]]
+        if inside and not self.hot[here]:
+            enter = inside[0]
+            leave = next((k for k in range(enter, len(path)) if not self.hot[path[k]]),
+                         len(path))
+            crossing = [k for k in range(len(path) - 1, 0, -1) if k < enter or k >= leave]
+            for k in crossing:
+                if self._straight(here, path[k], int(hot_before[k]), field):
+                    return Waypoint(*self.centre(path[k]), stop=k < enter)
+        for k in range(len(path) - 1, 0, -1):
+            if self._straight(here, path[k], int(hot_before[k]), field):
+                return Waypoint(*self.centre(path[k]))
+        return Waypoint(*self.centre(path[1] if len(path) > 1 else here))
 
-    def _straight(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
+    def _straight(self, a: tuple[int, int], b: tuple[int, int], hot_allowed: int = 0,
+                  field: np.ndarray | None = None) -> bool:
         """Whether the agent can roll straight from cell a to cell b.
 
         Each step along the segment must be allowed, and the segment must keep off walls
-        (the agent's radius would catch a corner the cell centres clear).
+        (the agent's radius would catch a corner the cell centres clear). It may cross at
+        most ``hot_allowed`` hot cells (as many as the path it shortens crosses), any if it
+        starts or ends in a hot zone. With ``field``, it may not pass a cell the field cannot
+        reach its target from (a trap, or a disc the field walks round).
         """
         steps = max(abs(b[0] - a[0]), abs(b[1] - a[1])) * 2
         previous = a
         clear = not self.near_wall[a]  # a start against a wall may leave it
+        hot_ends = self.hot[a] or self.hot[b]
+        hot = 0
         for k in range(1, steps + 1):
             t = k / steps
             cell = (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t))
             if cell != previous:
                 if not self.can_step(previous, cell):
                     return False
-                if self.hot[cell] and not (self.hot[a] or self.hot[b]):
-                    return False  # no shortcut into a hot zone the path keeps out of
+                if field is not None and field[cell] == UNREACHABLE:
+                    return False
+                if self.hot[cell] and not hot_ends:
+                    hot += 1
+                    if hot > hot_allowed:
+                        return False  # no shortcut into a hot zone the path keeps out of
                 if self.near_wall[cell]:
                     if clear and cell != b:
                         return False  # it would graze a wall or a corner on the way
@@ -257,6 +360,37 @@ class NavMap:
                     clear = True
                 previous = cell
         return True
+
+
+_LEAP_CACHE: dict[bytes, list[Leap]] = {}
+
+
+def _leaps(nav: NavMap) -> list[Leap]:
+    """The map's leaps (``llm_aai.oracle.leaps``), remembered for maps with the same cells.
+
+    An episode's map is made again for every script, mostly unchanged.
+    """
+    key = nav.height.round(3).tobytes() + nav.blocked.tobytes() + nav.ramp.tobytes()
+    key = hashlib.sha256(key).digest()
+    leaps = _LEAP_CACHE.get(key)
+    if leaps is None:
+        if len(_LEAP_CACHE) >= 16:
+            _LEAP_CACHE.clear()
+        leaps = _LEAP_CACHE[key] = find_leaps(nav.height, nav.blocked, nav.ramp,
+                                              nav.can_step, CELL)
+    return leaps
+
+
+def _hot_cost(sim) -> float:
+    """What a metre in a hot zone costs, in metres outside.
+
+    The health it drains there (the zone's rate plus the decay) over the decay every metre
+    walked costs anyway.
+    """
+    rules = sim._rules
+    if not rules.decay:
+        return HOT_COST_CAP
+    return min((rules.decay + rules.hot) / rules.decay, HOT_COST_CAP)
 
 
 def _next_to_walls(height: np.ndarray, ramp: np.ndarray) -> np.ndarray:

@@ -30,6 +30,10 @@ import math
 import random
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from llm_aai.oracle.knock import block_gap, knocks, out_of_reach
+from llm_aai.oracle.leaps import Leap
 from llm_aai.oracle.navigation import (
     UNREACHABLE,
     Goal,
@@ -66,6 +70,17 @@ FIRST_TARGETS = 16
 """Good balls each tried as the first target (a drop from a platform may be one-way)."""
 RANDOM_FIRST = 4
 """Of those, the ones tried among the plain candidates and drawn for random macro-actions."""
+BLOCK_GAP_WEIGHT = 3.0
+"""What a metre between a block and a ball out of reach counts for in a state's score, in
+metres walked: shoving a block nearer the ball takes a detour, a walk, a run-up."""
+COAST = 0.2
+"""Metres the agent coasts per m/s of speed once it stops thrusting (no-op and turn frames
+keep 0.9 of the velocity: v dt 0.9 / 0.1, about 0.18 s)."""
+STOP_SLACK = 0.3
+"""How far short of a point to stop at (m) it may come to rest."""
+LEAP_STEPS = 60
+"""Most steps a leap (turning to its landing, run-up and flight) may take before the
+controller goes back to its waypoints."""
 MAX_SCRIPT_STEPS = 500
 """The parser's limit on the steps of one script."""
 FORWARD, BACKWARD, RIGHT, LEFT, WAIT = (1, 0), (2, 0), (0, 1), (0, 2), (0, 0)
@@ -155,6 +170,10 @@ class _Controller:
         self._waypoint: tuple[float, float] | None = None
         self._refresh = 0
         self._tour: list[int] | None = None
+        self._leap: Leap | None = None
+        self._leap_steps = 0
+        self._leap_running = False
+        self._speed = 0.0
         self.first_target: Goal | None = meeting.ball if meeting else None
 
     def _target(self, sim, x: float, z: float) -> tuple[Goal | None, object]:
@@ -191,6 +210,7 @@ class _Controller:
 
     def act(self, sim) -> tuple[int, int]:
         x, _, z, yaw = agent_pose(sim)
+        self._speed = float(np.hypot(*sim._agent.velocity[:2]))
         self._steps += 1
         if self.push is not None:
             action = self._pushing(x, z, yaw)
@@ -220,12 +240,13 @@ class _Controller:
             left = math.dist((x, z), (px, pz))
             speed = math.dist(self._last, (x, z)) if self._last else 0.0
             self._last = (x, z)
-            if left >= PUSH_ARRIVE:
-                if self._steps > PUSH_WALK:
+            if left >= getattr(push, "arrive", PUSH_ARRIVE):
+                if self._steps > getattr(push, "walk", PUSH_WALK):
                     self.push = None  # never got there: give up the push
                     return None
                 nav = push.detour or self.nav
-                action = self._steer(x, z, yaw, push.start, nav.field(push.start), nav)
+                grid = nav.field(push.start, getattr(push, "avoid", ()))
+                action = self._steer(x, z, yaw, push.start, grid, nav)
                 if action == FORWARD and left < PUSH_CREEP and speed > CREEP_SPEED:
                     # coast: the agent slides on for metres, so near the start it creeps
                     # up in single steps, each taken once it has nearly stopped
@@ -264,6 +285,36 @@ class _Controller:
                 return True
         return False
 
+    def _leaping(self, x: float, z: float, yaw: float, grid, nav: NavMap
+                 ) -> tuple[int, int] | None:
+        """The next action of a leap under way or starting here, else None.
+
+        At a leap's start (``NavMap.leap_at``) it turns in place to face the landing, then
+        runs straight at it without turning (a turn would cost the run-up's speed) until it
+        is past the landing or the leap has taken too long.
+        """
+        leap = self._leap
+        if leap is None:
+            if grid is None:
+                return None
+            leap = nav.leap_at(grid, x, z)
+            if leap is None:
+                return None
+            self._leap, self._leap_steps, self._leap_running = leap, 0, False
+        self._leap_steps += 1
+        sx, sz = nav.centre(leap.start)
+        lx, lz = nav.centre(leap.land)
+        along = ((x - sx) * (lx - sx) + (z - sz) * (lz - sz)) / max(leap.length, 1e-9)
+        if along >= leap.length - 0.25 or self._leap_steps > LEAP_STEPS:
+            self._leap, self._waypoint = None, None
+            return None
+        if not self._leap_running:
+            error = _wrap(math.degrees(math.atan2(lx - x, lz - z)) - yaw)
+            if abs(error) > AIM_TOLERANCE:
+                return RIGHT if error > 0 else LEFT
+            self._leap_running = True
+        return FORWARD
+
     def _steer(self, x: float, z: float, yaw: float, goal: Goal, grid,
                nav: NavMap | None = None) -> tuple[int, int]:
         """One action towards ``goal`` along the walking-distance field ``grid`` of ``nav``.
@@ -271,19 +322,27 @@ class _Controller:
         ``nav`` is the controller's map unless given (a push's detour round its block).
         """
         nav = nav or self.nav
+        leaping = self._leaping(x, z, yaw, grid, nav)
+        if leaping is not None:
+            return leaping
         gx, _, gz = goal.position
         aim = (gx, gz)
+        stop = False
         if grid is not None and nav.distance(grid, x, z) < UNREACHABLE:
             here, there = nav.cell(x, z), nav.cell(gx, gz)
-            if not nav._straight(here, there):
+            if not nav._straight(here, there, field=grid):
                 if self._refresh <= 0 or self._waypoint is None:
                     self._waypoint = nav.waypoint(grid, x, z)
                     self._refresh = 3
                 self._refresh -= 1
-                aim = self._waypoint or aim
+                if self._waypoint is not None:
+                    aim, stop = (self._waypoint.x, self._waypoint.z), self._waypoint.stop
         bearing = math.degrees(math.atan2(aim[0] - x, aim[1] - z))
         error = _wrap(bearing - yaw)
         turn = 0 if abs(error) <= AIM_TOLERANCE else (1 if error > 0 else 2)
+        if stop and math.dist((x, z), aim) < COAST * self._speed + STOP_SLACK:
+            # coast to the point: turning in place brakes (a no-op under frame control)
+            return WAIT if self.per_frame else (0, turn or 1)
         if self.per_frame:
             move = 1 if abs(error) < 45.0 else 0
             return (move, turn)
@@ -351,7 +410,10 @@ def _score(sim, nav: NavMap, pass_mark: float) -> tuple:
         d = nav.distance(nav.field(goal), x, z)
         if d == UNREACHABLE:
             gx, _, gz = goal.position
-            d = 60.0 + math.dist((x, z), (gx, gz))
+            gap = block_gap(sim, goal) if out_of_reach(nav, goal) else None
+            # a ball out of reach: how near a block is to knocking it down, else the agent
+            d = 60.0 + (BLOCK_GAP_WEIGHT * gap if gap is not None
+                        else math.dist((x, z), (gx, gz)))
         nearest = min(nearest, d)
     if nearest == UNREACHABLE:
         nearest = 100.0
@@ -407,7 +469,8 @@ def _extras(sim, root, nav: NavMap, good: list[Goal], budget: _Budget, horizon: 
 
     Each further good ball as the first target (beyond the ``RANDOM_FIRST`` the random
     macro-actions draw from), then waiting for each moving ball where it will pass, then
-    shoves of each block; as (prefix, order, meeting, push).
+    shoves of blocks aimed at balls out of reach (``llm_aai.oracle.knock``), then shoves of
+    each block at its corners; as (prefix, order, meeting, push).
     """
     for goal in good[RANDOM_FIRST:FIRST_TARGETS]:
         yield [], f"first:{goal.geom}", None, None
@@ -415,7 +478,7 @@ def _extras(sim, root, nav: NavMap, good: list[Goal], budget: _Budget, horizon: 
     for meeting in meetings(sim, nav, budget, horizon):
         yield [], "nearest", meeting, None
     sim.restore(root)
-    for push in pushes(sim, nav):
+    for push in knocks(sim, nav) + pushes(sim, nav):
         yield [], "nearest", None, push
 
 
