@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from llm_aai.arena.catalog import LEVEL_NAMES, unity_records
+from llm_aai.logs.store import atomic_write_text
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 REPORT_FILE = "audit.md"
@@ -185,7 +186,11 @@ def _number(value) -> float:
 
 
 def write_report(out: Path, rows: list[dict], **kwargs) -> Path:
-    """Write ``audit.md`` into ``out`` and return its path."""
+    """Write ``audit.md`` into ``out`` and return its path.
+
+    Written whole or not at all, so an audit interrupted while reporting never leaves half a
+    report beside its rows.
+    """
     path = Path(out) / REPORT_FILE
-    path.write_text(build_report(rows, **kwargs), encoding="utf-8")
+    atomic_write_text(path, build_report(rows, **kwargs))
     return path

@@ -66,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the audit (or rewrite its report); exit 2 on bad input, 0 otherwise."""
+    """Run the audit (or rewrite its report); exit 2 on bad input, 130 on Ctrl-C, 0 otherwise.
+
+    Ctrl-C is answered the same way wherever it lands, even after the last episode while the
+    report is written: finished rows are in ``audit.csv`` and the same command resumes.
+    """
     args = build_parser().parse_args(argv)
     if args.seeds < 1 or args.workers < 1 or args.oracle_budget < 0:
         print("audit: --seeds and --workers must be >= 1 and --oracle-budget >= 0",
@@ -76,6 +80,15 @@ def main(argv: list[str] | None = None) -> int:
                              physics_build=args.physics_build)
     command = "python -m llm_aai.audit " + shlex.join(
         sys.argv[1:] if argv is None else list(argv))
+    try:
+        return _audit(args, settings, command)
+    except KeyboardInterrupt:
+        print(f"\naudit: interrupted; finished episodes are in {args.out / 'audit.csv'}; "
+              "run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+def _audit(args: argparse.Namespace, settings: AuditSettings, command: str) -> int:
     started = time.monotonic()
     if not args.report_only:
         try:
@@ -94,10 +107,6 @@ def main(argv: list[str] | None = None) -> int:
         except (TaskSelectionError, ArenaNotFoundError, AuditSettingsMismatch) as error:
             print(f"audit: {error}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
-            print(f"\naudit: interrupted; finished episodes are in {args.out / 'audit.csv'}; "
-                  "run the same command again to resume", file=sys.stderr)
-            return 130
     else:
         rows = read_rows(args.out)
         if not rows:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from llm_aai.cli import audit as audit_cli
+
 BUDGET = "1500"
 
 
@@ -105,3 +107,23 @@ def test_report_only_needs_an_audit(tmp_path):
     assert result.returncode == 2 and "no audit.csv" in result.stderr
 
 
+
+
+def test_ctrl_c_while_the_report_is_written_keeps_the_rows_and_says_how_to_resume(
+        testbed_dir, tmp_path, monkeypatch, capsys):
+    """The last episode may end just before Ctrl-C lands: the answer is the same as mid-audit."""
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "audit"
+    argv = ["--out", str(out), "--tasks", "01-01-01", "--arenas-dir", str(testbed_dir),
+            "--workers", "1", "--oracle-budget", BUDGET, "--no-progress", "--no-other-build"]
+    with monkeypatch.context() as patch:
+        patch.setattr(audit_cli, "write_report", interrupted)
+        assert audit_cli.main(argv) == 130
+    assert "run the same command again to resume" in capsys.readouterr().err
+    assert [row["task_id"] for row in rows(out)] == ["01-01-01"]
+    assert sorted(path.name for path in out.iterdir() if path.name.endswith(".md")) == []
+    assert audit_cli.main(argv) == 0  # the rerun resumes: nothing to play, the report written
+    assert [row["task_id"] for row in rows(out)] == ["01-01-01"]
+    assert (out / "audit.md").read_text(encoding="utf-8").startswith("#")
