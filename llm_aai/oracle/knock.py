@@ -23,7 +23,7 @@ from llm_aai.oracle.navigation import (
     agent_pose,
     live_goals,
 )
-from llm_aai.oracle.tools import Push, _block_footprints
+from llm_aai.oracle.tools import Push, block_footprints
 
 TURN_STEP = 6.0
 """Degrees the agent turns per AAI step."""
@@ -71,7 +71,7 @@ def block_gap(sim, ball: Goal) -> float | None:
     """
     bx, _, bz = ball.position
     gaps = [math.dist(((low[0] + high[0]) / 2, (low[1] + high[1]) / 2), (bx, bz))
-            for low, high in _block_footprints(sim)]
+            for low, high in block_footprints(sim)]
     return min(gaps) if gaps else None
 
 
@@ -87,7 +87,7 @@ def knocks(sim, nav: NavMap) -> list[Knock]:
     shoves: list[tuple[float, Knock]] = []
     for ball in raised:
         bx, _, bz = ball.position
-        for low, high in _block_footprints(sim):
+        for low, high in block_footprints(sim):
             cx, cz = (low[0] + high[0]) / 2, (low[1] + high[1]) / 2
             gap = math.dist((cx, cz), (bx, bz))
             if gap < 1e-6:

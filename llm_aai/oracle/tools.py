@@ -167,7 +167,7 @@ def pushes(sim, nav: NavMap) -> list[Push]:
     towards the nearest ground the agent can reach (``_sweep``); with no stranded ball,
     corners nearer a ball come first. At most ``PUSHES`` are returned.
     """
-    footprints = _block_footprints(sim)
+    footprints = block_footprints(sim)
     if not footprints:
         return []
     x0, _, z0, _ = agent_pose(sim)
@@ -288,7 +288,7 @@ def _keeping_off(nav: NavMap, low: tuple[float, float], high: tuple[float, float
     return detour
 
 
-def _block_footprints(sim) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+def block_footprints(sim) -> list[tuple[tuple[float, float], tuple[float, float]]]:
     """((min x, min z), (max x, max z)) of each pushable block (light free body, not a ball)."""
     import mujoco
 

@@ -67,6 +67,7 @@ from llm_aai.runner.estimate import (
     measure_observation_texts,
 )
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
+from llm_aai.sim.builds import game_clock
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 from llm_aai.variants.index import VariantIndexError, variant_tasks
 
@@ -215,11 +216,13 @@ def _episode_shapes(config: RunConfig, protocol: PaperProtocol, observation: Obs
         protocol, observation,
         {task.task_id: (str(arena_paths[task.task_id]),
                         episode_seed(config.seed, task.task_id, 1)) for task in tasks})
+    steps_per_unit = game_clock(config.physics_build).steps_per_unit
     shapes = []
     for task in tasks:
         time_limit = load_config(arena_paths[task.task_id]).arena().time_limit
         shapes += [episode_shape(protocol, config.modes, observation, prompt.messages,
-                                 time_limit=time_limit, texts=texts[task.task_id],
+                                 time_limit=time_limit, steps_per_unit=steps_per_unit,
+                                 texts=texts[task.task_id],
                                  script_steps=script_steps)] * config.trials
     return shapes
 

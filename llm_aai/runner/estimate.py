@@ -127,11 +127,15 @@ def image_tokens_for(provider: str, resolution: int, *, own_server: bool = False
     return 85 + 170 * tiles
 
 
-def time_limit_steps(t: float) -> int | None:
-    """Agent steps before an arena with time limit ``t`` ends (None: no limit)."""
+def time_limit_steps(t: float, steps_per_unit: int = PHYSICS_STEPS_PER_UNIT) -> int | None:
+    """Agent steps before an arena with time limit ``t`` ends (None: no limit).
+
+    ``steps_per_unit`` is the build's unit of ``t`` in physics steps (``GameClock``): 5 in
+    3.x/4.x, 3 in the 2019 build, whose episodes are shorter.
+    """
     if not t:
         return None
-    return math.ceil(PHYSICS_STEPS_PER_UNIT * t / PHYSICS_STEPS_PER_ACTION)
+    return math.ceil(steps_per_unit * t / PHYSICS_STEPS_PER_ACTION)
 
 
 def start_steps(protocol: PaperProtocol) -> int:
@@ -142,6 +146,7 @@ def start_steps(protocol: PaperProtocol) -> int:
 
 def episode_shape(protocol: PaperProtocol, modes: ModeSettings, observation: ObservationMode,
                   messages: TurnMessages, *, time_limit: float = 0.0,
+                  steps_per_unit: int = PHYSICS_STEPS_PER_UNIT,
                   texts: ObservationTexts = ObservationTexts(),
                   script_steps: int = ASSUMED_SCRIPT_STEPS) -> EpisodeShape:
     """The request shape of one episode of a task whose arena has time limit ``time_limit``.
@@ -153,6 +158,7 @@ def episode_shape(protocol: PaperProtocol, modes: ModeSettings, observation: Obs
         messages: the prompt's turn messages (for the line naming the frames' steps).
         time_limit: the arena's ``t``; bounds the replies of frame control, each of which
             takes a step at least (a script may take none, so it bounds nothing there).
+        steps_per_unit: physics steps in one unit of ``t`` in the run's build.
         texts: the task's map and description (``measure_observation_texts``).
         script_steps: steps a reply is assumed to take, which sets the frames a message
             carries with ``--observe-every``.
@@ -163,7 +169,7 @@ def episode_shape(protocol: PaperProtocol, modes: ModeSettings, observation: Obs
     replies = protocol.max_scripts if protocol.max_scripts is not None else protocol.max_replies
     if replies is None:
         raise ValueError("a protocol without the script cap needs a reply guard (max_replies)")
-    limit = time_limit_steps(time_limit)
+    limit = time_limit_steps(time_limit, steps_per_unit)
     if frame and limit is not None:
         replies = max(1, min(replies, math.ceil((limit - start_steps(protocol)) / steps)))
     later_images, line = 1, ""

@@ -26,6 +26,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from llm_aai.arena.geometry import Box
+from llm_aai.sim.rules import HOT_FLOOR, PHYSICS_STEPS_PER_UNIT
 
 PHYSICS_BUILDS = ("3.x", "2019")
 """Animal-AI builds whose physics differ in a way the simulator models: ``"3.x"`` (3.x/4.x,
@@ -77,7 +78,8 @@ class GameClock:
 
 
 _CLOCKS = {
-    "3.x": GameClock(steps_per_unit=5, health_ends=True, hot_floor=-0.001),
+    "3.x": GameClock(steps_per_unit=PHYSICS_STEPS_PER_UNIT, health_ends=True,
+                     hot_floor=HOT_FLOOR),
     "2019": GameClock(steps_per_unit=3, health_ends=False, hot_floor=-0.00001),
 }
 

@@ -107,9 +107,12 @@ def test_each_mode_is_estimated_from_its_own_requests(mode, testbed_dir, tmp_pat
     assert abs(usd - compared.real_usd) <= 0.25 * compared.real_usd
 
 
-def test_frame_control_is_estimated_to_the_arena_time_limit(make_arena, tmp_path, capsys):
-    # t=60 is 100 agent steps, 49 of them before the first reply: 51 one-step replies fit
-    # before the limit, far fewer than the guard of 300
+@pytest.mark.parametrize(("build", "replies"), [("3.x", 51), ("2019", 11)])
+def test_frame_control_is_estimated_to_the_arena_time_limit(build, replies, make_arena,
+                                                            tmp_path, capsys):
+    # t=60 is 100 agent steps in 3.x (t counts 5 physics steps), 49 of them before the first
+    # reply: 51 one-step replies fit before the limit, far fewer than the guard of 300; the
+    # 2019 build's t counts 3 physics steps: 60 agent steps, 11 replies
     arenas = tmp_path / "arenas"
     arenas.mkdir()
     (arenas / "01-04-03.yaml").write_text(make_arena(t=60).read_text())
@@ -117,12 +120,12 @@ def test_frame_control_is_estimated_to_the_arena_time_limit(make_arena, tmp_path
         argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks", "01-04-03",
                 "--arenas-dir", str(arenas), "--out", str(tmp_path / "runs"), "--run-id", "r",
                 "--resolution", "64", "--no-progress", "--price-per-mtok", "3,15",
-                "--control", "frame", "--max-replies", "300"]
+                "--control", "frame", "--max-replies", "300", "--physics-build", build]
         assert run_cli.main([*argv, "--dry-run"]) == 0
         requests, _, _ = _estimate(capsys.readouterr().out)
         assert run_cli.main(argv) == 0
         capsys.readouterr()
-        assert requests == len(server.requests) == 51
+        assert requests == len(server.requests) == replies
 
 
 def test_a_dry_run_refuses_what_the_run_would(testbed_dir, tmp_path, capsys):
