@@ -31,6 +31,7 @@ from llm_aai.arena.catalog import (
     unity_records,
 )
 from llm_aai.oracle import DEFAULT_BUDGET
+from llm_aai.sim.builds import PHYSICS_BUILDS
 from llm_aai.variants import (
     MakeSettings,
     TaskOutcome,
@@ -70,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"oracle search budget per episode ({DEFAULT_BUDGET} steps)")
     make.add_argument("--candidates", type=int, default=None,
                       help="candidates tried per task (default 4 x count + 8)")
+    make.add_argument("--physics-builds", default=",".join(PHYSICS_BUILDS),
+                      help="Animal-AI builds a parent is measured in, in order; its variants "
+                           "are checked in the first whose oracle solves it (default "
+                           f"{','.join(PHYSICS_BUILDS)}; {PHYSICS_BUILDS[0]} alone leaves "
+                           "build-dependent tasks without variants)")
     coverage = commands.add_parser(
         "coverage", help="report how many Unity-passed tasks of a folder got their K variants")
     coverage.add_argument("folder", type=Path, help="a folder 'make' wrote (it may be partial)")
@@ -143,6 +149,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"variants: --heuristic-seeds must be above the tolerance "
               f"{ValidationSettings.heuristic_tolerance}", file=sys.stderr)
         return 2
+    builds = tuple(b.strip() for b in args.physics_builds.split(",") if b.strip())
+    try:
+        checks = ValidationSettings(seeds=args.seeds, budget=args.oracle_budget,
+                                    heuristic_seeds=args.heuristic_seeds, physics_builds=builds)
+    except ValueError as error:
+        print(f"variants: --physics-builds: {error}", file=sys.stderr)
+        return 2
     started = time.monotonic()
     finished: list[TaskOutcome] = []
 
@@ -154,9 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         tasks = _tasks(args.tasks, args.level)
         settings = MakeSettings(count=args.count, seed=args.seed, candidates=args.candidates,
-                                validation=ValidationSettings(
-                                    seeds=args.seeds, budget=args.oracle_budget,
-                                    heuristic_seeds=args.heuristic_seeds))
+                                validation=checks)
         outcomes = make_variants(tasks, args.out, settings, arenas_dir=args.arenas_dir,
                                  workers=args.workers, on_task=progress)
     except (TaskSelectionError, ArenaNotFoundError, VariantRequestError, VariantIndexError,

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from llm_aai.arena.catalog import LEVEL_NAMES, unity_records
+from llm_aai.sim.builds import PHYSICS_BUILDS
 from llm_aai.variants.generate import PROGRESS_FILE, UNTRANSFORMABLE
 from llm_aai.variants.index import KEPT, REJECTED, read_rows
 
@@ -54,16 +55,22 @@ def coverage_markdown(folder: Path, command: str) -> str:
     transformable = [t for t in done if not (t in refused
                                              and refused[t]["reason"] == UNTRANSFORMABLE)]
     finished = len(done) == len(passed)
+    builds = {t: next((r["physics_build"] for r in by_task[t] if r["outcome"] == KEPT), "")
+              for t in full}
+    elsewhere = sorted(t for t in full if builds[t] not in ("", PHYSICS_BUILDS[0]))
+    random_only = [t for t in done if t in refused and refused[t]["reason"] == UNTRANSFORMABLE]
     lines = ["# Procedural variants: coverage of the Unity-passed tasks", "",
              "Regenerate with:", "", "```", command, "```", ""]
     checks = request["validation"]
+    builds_checked = ", ".join(checks.get("physics_builds", PHYSICS_BUILDS[:1]))
     lines += [f"Asked: {count} variants of each of {len(asked)} tasks ({len(passed)} passed in "
               f"Unity by an Olympics entrant), seed {request['seed']}, up to "
               f"{request['candidates']} candidates per task, generator version "
               f"{request['generator_version']}. Checks: {checks['seeds']} placement and oracle "
               f"seed(s), oracle budget {checks['budget']} steps, heuristic parity over "
               f"{checks['heuristic_seeds']} seeds (pass counts within "
-              f"{checks['heuristic_tolerance']}), frames {checks['resolution']} px.", ""]
+              f"{checks['heuristic_tolerance']}), frames {checks['resolution']} px, builds "
+              f"{builds_checked}.", ""]
     if not finished:
         lines += [f"**Partial:** {len(done)} of {len(passed)} Unity-passed tasks finished so "
                   "far; rerun the make command (it resumes) and then this one.", ""]
@@ -80,7 +87,19 @@ def coverage_markdown(folder: Path, command: str) -> str:
               f"({100 * len(full) / max(len(done), 1):.1f} %) |",
               f"| of the finished transformable ones | {len(full)} / {len(transformable)} "
               f"({100 * len(full) / max(len(transformable), 1):.1f} %) |",
-              f"| variants kept | {sum(kept[t] for t in done)} |", ""]
+              f"| variants kept | {sum(kept[t] for t in done)} |",
+              f"| tasks whose variants were checked in another build than {PHYSICS_BUILDS[0]} "
+              f"| {len(elsewhere)}{': ' + ', '.join(elsewhere) if elsewhere else ''} |", ""]
+    if elsewhere:
+        lines += [f"A parent is checked in the builds {builds_checked} in "
+                  "turn and its variants in the first whose oracle solves it: the tasks above "
+                  f"are solved only in the {', '.join(sorted({builds[t] for t in elsewhere}))} "
+                  "build (build-dependent in docs/testbed-audit.md), and so are their "
+                  "variants.", ""]
+    if random_only:
+        lines += [f"The {len(random_only)} tasks whose every object is placed at random count "
+                  f"against the goal: no variant of them is made, as each episode of theirs "
+                  "is a new instance already.", ""]
     lines += ["## Per level", "",
               f"| level | name | Unity-passed | finished | with >= {count} | share of finished |",
               "|---|---|---|---|---|---|"]

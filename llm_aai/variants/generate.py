@@ -54,10 +54,11 @@ from llm_aai.variants.validation import (
     passes_text,
 )
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """Bumped whenever the same request would make other variants (a transformation, the
 candidate order or a check changed): a folder or a cache made by another version is not
-resumed or reused. 2: the heuristic parity check counts passes over several seeds."""
+resumed or reused. 2: the heuristic parity check counts passes over several seeds. 3: a
+parent is measured in the first build whose oracle solves it, its variants in that build."""
 PROGRESS_FILE = "variants-make.json"
 """What a ``make`` folder was made for (``request``) and the transformations that did not
 apply to each finished task: what a rerun checks before it resumes."""
@@ -205,7 +206,8 @@ def make_task_variants(task: Task, parent_path: Path, out: Path, settings: MakeS
         if len(outcome.kept) == settings.count:
             break
         candidate_seed = rng.randrange(2**31)
-        row = {**base, "seed": candidate_seed, "heuristic_parent": passes_text(verdict.heuristic)}
+        row = {**base, "seed": candidate_seed, "physics_build": verdict.physics_build,
+               "heuristic_parent": passes_text(verdict.heuristic)}
         try:
             arena, steps = draw_candidate(parent, random.Random(candidate_seed),
                                           order[number % len(order)], outcome.not_applied)
@@ -298,7 +300,7 @@ def request_of(tasks: list[Task], paths: dict[str, str], settings: MakeSettings)
     """What a ``make`` is asked: two runs with the same request make the same folder."""
     return {"generator_version": GENERATOR_VERSION, "count": settings.count,
             "seed": settings.seed, "candidates": settings.allowance,
-            "validation": dataclasses.asdict(settings.validation),
+            "validation": json.loads(json.dumps(dataclasses.asdict(settings.validation))),
             "tasks": {task.task_id: file_sha256(Path(paths[task.task_id])) for task in tasks}}
 
 

@@ -15,11 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_aai.arena.catalog import LEVEL_NAMES, Task, select_tasks
+from llm_aai.sim.builds import PHYSICS_BUILDS
 
 INDEX_FILE = "variants.csv"
 COLUMNS = ("variant_id", "parent", "level", "outcome", "reason", "detail", "transformations",
-           "seed", "pass_mark", "oracle_rewards", "heuristic_parent", "heuristic_variant",
-           "placed_sha256", "file")
+           "seed", "pass_mark", "physics_build", "oracle_rewards", "heuristic_parent",
+           "heuristic_variant", "placed_sha256", "file")
+LEGACY_COLUMNS = tuple(c for c in COLUMNS if c != "physics_build")
+"""The header before variants recorded their build (generator versions 1 and 2): every
+variant then was checked in the 3.x build, which ``read_rows`` fills in."""
 KEPT = "kept"
 REJECTED = "rejected"
 _VARIANT_ID = re.compile(r"^\d\d-\d\d-\d\d-v\d+$")
@@ -39,6 +43,8 @@ class Variant:
         level: the parent's level.
         transformations: what was applied, in order (``;``-separated in the CSV).
         path: its arena file.
+        physics_build: the Animal-AI build it was validated in (its parent's: the first
+            build whose oracle solves the parent).
     """
 
     variant_id: str
@@ -46,6 +52,7 @@ class Variant:
     level: int
     transformations: str
     path: Path
+    physics_build: str = PHYSICS_BUILDS[0]
 
 
 def write_rows(out: Path, rows: list[dict]) -> None:
@@ -68,6 +75,9 @@ def write_rows(out: Path, rows: list[dict]) -> None:
 def read_rows(folder: Path) -> list[dict]:
     """Every row of ``folder/variants.csv``.
 
+    A folder written before variants recorded their build (``LEGACY_COLUMNS``) reads with
+    ``physics_build`` 3.x on its rows that have a seed (all of them were checked there).
+
     Raises:
         VariantIndexError: there is no index, or its header is not ``COLUMNS``.
     """
@@ -77,7 +87,11 @@ def read_rows(folder: Path) -> list[dict]:
                                 "llm_aai.variants make TASK... --out DIR)")
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
+        header = tuple(reader.fieldnames or ())
+        if header == LEGACY_COLUMNS:
+            return [{**row, "physics_build": PHYSICS_BUILDS[0] if row["seed"] else ""}
+                    for row in reader]
+        if header != COLUMNS:
             raise VariantIndexError(f"{path}:1: header {reader.fieldnames} is not "
                                     f"{list(COLUMNS)}")
         return list(reader)
@@ -106,7 +120,8 @@ def read_variants(folder: Path) -> list[Variant]:
         except ValueError:
             raise VariantIndexError(f"{where}: level {row['level']!r} is not a number") from None
         variants.append(Variant(row["variant_id"], row["parent"], level,
-                                row["transformations"], path))
+                                row["transformations"], path,
+                                row["physics_build"] or PHYSICS_BUILDS[0]))
     if not variants:
         raise VariantIndexError(f"{folder / INDEX_FILE}: no kept variant")
     return variants

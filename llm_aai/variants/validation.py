@@ -20,6 +20,14 @@
    times are enough).
 5. The oracle solves it on every seed, by the task's own pass mark, within its time limit.
 
+All of it in one Animal-AI build: the parent's. A parent is measured in the builds of
+``physics_builds`` in turn (3.x/4.x first) and belongs to the first whose oracle solves it;
+its variants are checked in that build alone. Why not 3.x alone: eleven testbed tasks the
+Olympics entrants passed are solvable only in the 2019 build they played (a bridge over a
+death zone, a clock counted in 3 physics steps: ``llm_aai.sim.builds``), and a variant of
+such a task keeps its logic, so it is exactly as solvable as its parent in each build.
+Checking it in the build that solves the parent is what proves it solvable at all.
+
 The cheap checks run first, so the oracle's search is spent only on candidates that could
 still be kept. Each failed check raises ``Rejected`` with one of the ``REASONS``.
 """
@@ -41,11 +49,12 @@ from llm_aai.arena.placement import PlacedArena, place_arena
 from llm_aai.env.animalai_env import AnimalAIEnv, world_seed
 from llm_aai.oracle import DEFAULT_BUDGET, SearchSettings, play_oracle_episode
 from llm_aai.protocol import Episode
+from llm_aai.sim.builds import PHYSICS_BUILDS
 
 INVALID = "not a valid arena file"
 DROPPED = "an object the parent places is dropped"
 DUPLICATE = "same placed arena as the parent or an earlier variant"
-HEURISTIC = "the heuristic agent passes it on other seeds than the parent"
+HEURISTIC = "the heuristic agent's pass count differs from the parent's"
 UNSOLVED = "unsolved by the oracle"
 PARENT_UNSOLVED = "parent unsolved by the oracle"
 PARENT_NO_ROOM = "the parent's agent finds no room"
@@ -76,6 +85,8 @@ class ValidationSettings:
         heuristic_seeds: heuristic-agent episodes per arena (seeds 1..n) for the parity check.
         heuristic_tolerance: the largest difference of the heuristic's pass counts (parent
             against variant, over ``heuristic_seeds``) still read as the same difficulty.
+        physics_builds: the Animal-AI builds a parent is measured in, in order; the first
+            whose oracle solves it is the build its variants are checked in.
     """
 
     seeds: int = 1
@@ -83,8 +94,15 @@ class ValidationSettings:
     resolution: int = 512
     heuristic_seeds: int = 3
     heuristic_tolerance: int = 1
+    physics_builds: tuple[str, ...] = PHYSICS_BUILDS
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "physics_builds", tuple(self.physics_builds))
+        unknown = [b for b in self.physics_builds if b not in PHYSICS_BUILDS]
+        if not self.physics_builds or unknown or len(set(self.physics_builds)) != len(
+                self.physics_builds):
+            raise ValueError(f"physics_builds {list(self.physics_builds)}: give one or more "
+                             f"distinct builds of {', '.join(PHYSICS_BUILDS)}")
         if self.seeds < 1 or self.heuristic_seeds < 1 or self.budget < 0:
             raise ValueError("validation needs seeds >= 1, heuristic_seeds >= 1, budget >= 0")
         if not 0 <= self.heuristic_tolerance < self.heuristic_seeds:
@@ -104,12 +122,14 @@ class Verdict:
             variant's episodes stop once the parity verdict is certain, so it may be shorter
             than the parent's).
         oracle_rewards: per seed, the oracle's return.
+        physics_build: the build all of it was measured in.
     """
 
     checksum: str
     placed: tuple[frozenset, ...]
     heuristic: tuple[bool, ...]
     oracle_rewards: tuple[float, ...]
+    physics_build: str = PHYSICS_BUILDS[0]
 
 
 def placed_checksum(placed: PlacedArena) -> str:
@@ -138,40 +158,47 @@ def placed_keys(placed: PlacedArena) -> frozenset:
 
 
 class Validator:
-    """Runs the heuristic agent and the oracle on arena files (one env, reused).
+    """Runs the heuristic agent and the oracle on arena files (one env per build, reused).
 
     Args:
-        settings: seeds, oracle budget, frame size.
+        settings: seeds, oracle budget, frame size, builds.
     """
 
     def __init__(self, settings: ValidationSettings):
         self.settings = settings
-        self._env: AnimalAIEnv | None = None
+        self._envs: dict[str, AnimalAIEnv] = {}
 
     def close(self) -> None:
-        """Release the renderer."""
-        if self._env is not None:
-            self._env.close()
-            self._env = None
+        """Release the renderers."""
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
+    def _env(self, physics_build: str) -> AnimalAIEnv:
+        if physics_build not in self._envs:
+            self._envs[physics_build] = AnimalAIEnv(
+                resolution=self.settings.resolution,
+                backend_kwargs={"physics_build": physics_build})
+        return self._envs[physics_build]
 
     def heuristic_passes(self, path: Path, pass_mark: float,
                          enough: Callable[[tuple[bool, ...]], bool] | None = None,
-                         ) -> tuple[bool, ...]:
+                         physics_build: str = PHYSICS_BUILDS[0]) -> tuple[bool, ...]:
         """Whether the heuristic agent passes ``path`` on each heuristic seed (paper protocol).
 
         Args:
             path: the arena file.
             pass_mark: the task's pass mark.
             enough: called with the passes so far after each episode; True stops early.
+            physics_build: the build the episodes are played in.
         """
-        if self._env is None:
-            self._env = AnimalAIEnv(resolution=self.settings.resolution)
+        env = self._env(physics_build)
         results: list[bool] = []
         for seed in range(1, self.settings.heuristic_seeds + 1):
             if enough is not None and results and enough(tuple(results)):
                 break
             agent = HeuristicAgent()
-            episode = Episode(self._env)
+            episode = Episode(env)
             start = episode.start(seed=seed, arena=str(path))
             agent.start_episode("", seed)
             images = [o["image"] for o in start.observations]
@@ -184,32 +211,40 @@ class Validator:
             results.append(episode.totals.reward >= pass_mark)
         return tuple(results)
 
-    def oracle_rewards(self, placed: list[PlacedArena], pass_mark: float) -> tuple[float, ...]:
+    def oracle_rewards(self, placed: list[PlacedArena], pass_mark: float,
+                       physics_build: str = PHYSICS_BUILDS[0]) -> tuple[float, ...]:
         """The oracle's return on each placed world (seed s plays ``placed[s - 1]``)."""
         return tuple(play_oracle_episode(world, SearchSettings(
-            budget=self.settings.budget, seed=seed, pass_mark=pass_mark)).reward
+            budget=self.settings.budget, seed=seed, pass_mark=pass_mark),
+            physics_build=physics_build).reward
             for seed, world in enumerate(placed, start=1))
 
     def judge_parent(self, arena: Arena, path: Path, pass_mark: float) -> Verdict:
-        """Measure the parent task; a parent the oracle cannot solve yields no variants.
+        """Measure the parent task in the first build whose oracle solves it.
+
+        A parent no build solves yields no variants.
 
         Raises:
-            Rejected: ``PARENT_NO_ROOM`` or ``PARENT_UNSOLVED``.
+            Rejected: ``PARENT_NO_ROOM`` or ``PARENT_UNSOLVED`` (each build's returns).
         """
         try:
             placed = place_all(arena, self.settings, str(path))
         except PlacementError as error:
             raise Rejected(PARENT_NO_ROOM, str(error)) from error
-        rewards = self.oracle_rewards(placed, pass_mark)
-        if min(rewards) < pass_mark:
-            raise Rejected(PARENT_UNSOLVED, f"oracle returns {_rewards(rewards)}, pass mark "
-                           f"{pass_mark:g}")
-        return Verdict(placed_checksum(placed[0]), tuple(map(placed_keys, placed)),
-                       self.heuristic_passes(path, pass_mark), rewards)
+        tried = []
+        for build in self.settings.physics_builds:
+            rewards = self.oracle_rewards(placed, pass_mark, build)
+            if min(rewards) >= pass_mark:
+                return Verdict(placed_checksum(placed[0]), tuple(map(placed_keys, placed)),
+                               self.heuristic_passes(path, pass_mark, physics_build=build),
+                               rewards, build)
+            tried.append(f"{build} build {_rewards(rewards)}")
+        raise Rejected(PARENT_UNSOLVED, f"oracle returns {', '.join(tried)}, pass mark "
+                       f"{pass_mark:g}")
 
     def judge_variant(self, arena: Arena, path: Path, pass_mark: float, parent: Verdict,
                       seen: set[str]) -> Verdict:
-        """Check a candidate written at ``path`` (checks 2-5 of the module doc).
+        """Check a candidate written at ``path`` in the parent's build (the module's 2-5).
 
         Raises:
             Rejected: the first check it fails.
@@ -229,16 +264,18 @@ class Validator:
                              f"seeds, these settings ask {self.settings.heuristic_seeds}")
         parity = HeuristicParity(sum(parent.heuristic), self.settings.heuristic_seeds,
                                  self.settings.heuristic_tolerance)
-        heuristic = self.heuristic_passes(path, pass_mark, enough=parity.decided)
+        build = parent.physics_build
+        heuristic = self.heuristic_passes(path, pass_mark, enough=parity.decided,
+                                          physics_build=build)
         if not parity.agrees(heuristic):
             raise Rejected(HEURISTIC, f"parent {passes_text(parent.heuristic)}, variant "
                            f"{passes_text(heuristic, len(parent.heuristic))} (pass counts "
                            f"may differ by {self.settings.heuristic_tolerance})")
-        rewards = self.oracle_rewards(placed, pass_mark)
+        rewards = self.oracle_rewards(placed, pass_mark, build)
         if min(rewards) < pass_mark:
-            raise Rejected(UNSOLVED, f"oracle returns {_rewards(rewards)}, pass mark "
-                           f"{pass_mark:g}")
-        return Verdict(checksum, tuple(map(placed_keys, placed)), heuristic, rewards)
+            raise Rejected(UNSOLVED, f"oracle returns {_rewards(rewards)} in the {build} "
+                           f"build, pass mark {pass_mark:g}")
+        return Verdict(checksum, tuple(map(placed_keys, placed)), heuristic, rewards, build)
 
 
 @dataclass(frozen=True)
