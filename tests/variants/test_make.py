@@ -81,6 +81,7 @@ def test_make_writes_valid_distinct_variants_and_their_index(made, testbed_dir):
         path = made / row["file"]
         assert errors_only(check_file(path)) == []  # what `arenas validate` checks
         assert row["parent"] == "01-04-03" and row["transformations"]
+        assert row["physics_build"] == "3.x"  # the first build solves the parent
         assert float(row["oracle_rewards"]) >= float(row["pass_mark"])
         parent = row["heuristic_parent"]
         parity = HeuristicParity(parent.count("P"), len(parent), tolerance=1)
@@ -106,6 +107,8 @@ def test_the_same_seed_makes_the_same_variants(made, testbed_dir, tmp_path):
     (["01-04-03", "--count", str(MAX_COUNT + 1)], f"give 1 to {MAX_COUNT}"),
     (["01-21-01", "--count", "3"], "layout cannot be transformed: every object is placed at "
                                    "random"),
+    (["01-04-03", "--count", "3", "--physics-builds", "3.x,4.x"],
+     "--physics-builds: physics_builds ['3.x', '4.x']: give one or more distinct builds"),
 ])
 def test_bad_input_is_one_clear_line_and_exit_2(argv, message, testbed_dir, tmp_path, capsys):
     out = tmp_path / "out"

@@ -15,6 +15,7 @@ from llm_aai.variants.validation import (
     DROPPED,
     DUPLICATE,
     HEURISTIC,
+    PARENT_UNSOLVED,
     HeuristicParity,
     Rejected,
     ValidationSettings,
@@ -151,3 +152,46 @@ def test_heuristic_parity_compares_pass_counts_within_one(parent, variant, agree
 def test_heuristic_parity_settings_that_could_never_reject_are_refused():
     with pytest.raises(ValueError, match="could never reject"):
         ValidationSettings(heuristic_seeds=2, heuristic_tolerance=2)
+
+
+def bridge_arena() -> Arena:
+    """A 0.1 m wall laid across a band of death zone, food beyond it (testbed 04-22's trap):
+    in the 3.x build the agent on the bridge sinks into the trigger and dies, in the 2019
+    build (zones end at the floor) it crosses."""
+    return Arena(time_limit=500, pass_mark=0, items=(
+        Item("Agent", positions=(Vector3(20, 0, 4),), rotations=(0,)),
+        Item("DeathZone", positions=(Vector3(20, 0, 20),), rotations=(0,),
+             sizes=(Vector3(40, 0.5, 20),)),
+        Item("Wall", positions=(Vector3(20, 0, 20),), rotations=(0,),
+             sizes=(Vector3(4, 0.1, 22),), colors=(GREY,)),
+        Item("GoodGoal", positions=(Vector3(20, 0, 36),), sizes=(Vector3(1, 1, 1),))))
+
+
+@pytest.mark.slow
+def test_a_parent_solved_only_in_the_2019_build_is_validated_there(tmp_path):
+    parent = bridge_arena()
+    path = write(parent, tmp_path / "bridge.yaml")
+    only_3x = Validator(ValidationSettings(seeds=1, budget=4000, physics_builds=("3.x",)))
+    try:
+        with pytest.raises(Rejected) as caught:
+            only_3x.judge_parent(parent, path, 0.0)
+    finally:
+        only_3x.close()
+    assert caught.value.reason == PARENT_UNSOLVED
+    assert caught.value.detail.startswith("oracle returns 3.x build -")
+    both = Validator(ValidationSettings(seeds=1, budget=4000))
+    try:
+        verdict = both.judge_parent(parent, path, 0.0)
+        assert verdict.physics_build == "2019" and verdict.oracle_rewards[0] > 0
+        turned = transforms.rotate(parent, 2)  # (the mirror image is the arena itself)
+        kept = both.judge_variant(turned, write(turned, tmp_path / "turned.yaml"), 0.0,
+                                  verdict, {verdict.checksum})
+    finally:
+        both.close()
+    assert kept.physics_build == "2019" and kept.oracle_rewards[0] > 0
+
+
+@pytest.mark.parametrize("builds", [(), ("3.x", "3.x"), ("4.x",)])
+def test_validation_builds_must_be_known_and_distinct(builds):
+    with pytest.raises(ValueError, match="physics_builds"):
+        ValidationSettings(physics_builds=builds)
