@@ -69,7 +69,7 @@ from llm_aai.runner.estimate import (
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
 from llm_aai.sim.builds import game_clock
 from llm_aai.sim.simulator import PHYSICS_BUILDS
-from llm_aai.variants.index import VariantIndexError, variant_tasks
+from llm_aai.variants.index import VariantIndexError, read_variants, variant_tasks
 
 __all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
            "resume_run", "run_config_of", "start_run"]
@@ -307,6 +307,7 @@ def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec,
     try:
         if config.variants is not None:
             tasks, arena_paths, _ = variant_tasks(config.variants, config.level, config.tasks)
+            _note_variant_builds(config, {t.task_id for t in tasks})
         else:
             tasks = select_tasks(config.level, config.tasks, full=config.full_testbed)
             arena_paths = {t.task_id: resolve_arena_path(t.task_id, config.arenas_dir)
@@ -319,6 +320,26 @@ def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec,
         raise RunError(_message(error)) from error
     _check_modes(config)
     return tasks, arena_paths, agent, _load_prompt(config)
+
+
+def _note_variant_builds(config: RunConfig, chosen: set[str]) -> None:
+    """Say which variants were validated in another build than the one the run plays.
+
+    Their parents are solvable only in that build (build-dependent tasks), so in this run's
+    build the variants are as unsolvable as their parents: a fair comparison, but one a
+    reader of the pass rates should know of.
+    """
+    build = config.physics_build if config.backend == "embedded" else PHYSICS_BUILDS[0]
+    other = [v for v in read_variants(config.variants)
+             if v.variant_id in chosen and v.physics_build != build]
+    if other:
+        parents = sorted({v.parent for v in other})
+        print(f"note: {len(other)} variant{'s' if len(other) != 1 else ''} (of "
+              f"{', '.join(parents)}) {'were' if len(other) != 1 else 'was'} validated in the "
+              f"{'/'.join(sorted({v.physics_build for v in other}))} build, not the {build} "
+              "build this run plays (variants make checks a variant in the first build whose "
+              "oracle solves its parent): in this build expect them to be as hard as their "
+              "parents, which may be unsolvable here", file=sys.stderr)
 
 
 def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],

@@ -191,3 +191,27 @@ def test_variants_play_in_every_mode(made, tmp_path, flags):
     assert set(summary["parent_task"]) == {"01-04-03"}
     if flags[1] == "oracle":
         assert summary["passed"].all()  # 01-04-03 places nothing at random: as validated
+
+
+def test_a_run_notes_variants_validated_in_another_build(made, tmp_path, capsys):
+    """A build-dependent parent's variants are checked in the 2019 build; a 3.x run says so."""
+    folder = tmp_path / "mixed"
+    shutil.copytree(made, folder)
+    rows = rows_of(folder)
+    for row in rows:
+        if row["variant_id"] == "01-04-03-v2":
+            row["physics_build"] = "2019"
+    with (folder / INDEX_FILE).open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    capsys.readouterr()
+    assert run(["--model", "heuristic", "--variants", str(folder), "--dry-run"]) == 0
+    assert ("note: 1 variant (of 01-04-03) was validated in the 2019 build, not the 3.x "
+            "build this run plays") in capsys.readouterr().err
+    assert run(["--model", "heuristic", "--variants", str(folder), "--dry-run",
+                "--physics-build", "2019"]) == 0
+    assert "1 variant (of 01-04-03) was validated in the 3.x build, not the 2019" in \
+        capsys.readouterr().err
+    assert run(["--model", "heuristic", "--variants", str(made), "--dry-run"]) == 0
+    assert "note:" not in capsys.readouterr().err
