@@ -56,8 +56,8 @@ def coverage_markdown(folder: Path, command: str) -> str:
                                              and refused[t]["reason"] == UNTRANSFORMABLE)]
     finished = len(done) == len(passed)
     builds = {t: next((r["physics_build"] for r in by_task[t] if r["outcome"] == KEPT), "")
-              for t in full}
-    elsewhere = sorted(t for t in full if builds[t] not in ("", PHYSICS_BUILDS[0]))
+              for t in done}
+    elsewhere = sorted(t for t in done if builds[t] not in ("", PHYSICS_BUILDS[0]))
     random_only = [t for t in done if t in refused and refused[t]["reason"] == UNTRANSFORMABLE]
     lines = ["# Procedural variants: coverage of the Unity-passed tasks", "",
              "Regenerate with:", "", "```", command, "```", ""]
@@ -91,14 +91,14 @@ def coverage_markdown(folder: Path, command: str) -> str:
               f"| tasks whose variants were checked in another build than {PHYSICS_BUILDS[0]} "
               f"| {len(elsewhere)}{': ' + ', '.join(elsewhere) if elsewhere else ''} |", ""]
     if elsewhere:
-        lines += [f"A parent is checked in the builds {builds_checked} in "
-                  "turn and its variants in the first whose oracle solves it: the tasks above "
-                  f"are solved only in the {', '.join(sorted({builds[t] for t in elsewhere}))} "
-                  "build (build-dependent in docs/testbed-audit.md), and so are their "
-                  "variants.", ""]
+        lines += [f"A parent is checked in the builds {builds_checked} in turn and its "
+                  "variants in the first whose oracle solves it: the oracle solves the tasks "
+                  f"above in the {', '.join(sorted({builds[t] for t in elsewhere}))} build, "
+                  "not an earlier one (docs/testbed-audit.md: build-dependent), and their "
+                  "variants were validated there.", ""]
     if random_only:
-        lines += [f"The {len(random_only)} tasks whose every object is placed at random count "
-                  f"against the goal: no variant of them is made, as each episode of theirs "
+        lines += [f"Tasks whose every object is placed at random ({len(random_only)}) count "
+                  "against the goal: no variant of them is made, as each episode of theirs "
                   "is a new instance already.", ""]
     lines += ["## Per level", "",
               f"| level | name | Unity-passed | finished | with >= {count} | share of finished |",

@@ -23,10 +23,12 @@
 All of it in one Animal-AI build: the parent's. A parent is measured in the builds of
 ``physics_builds`` in turn (3.x/4.x first) and belongs to the first whose oracle solves it;
 its variants are checked in that build alone. Why not 3.x alone: eleven testbed tasks the
-Olympics entrants passed are solvable only in the 2019 build they played (a bridge over a
-death zone, a clock counted in 3 physics steps: ``llm_aai.sim.builds``), and a variant of
-such a task keeps its logic, so it is exactly as solvable as its parent in each build.
-Checking it in the build that solves the parent is what proves it solvable at all.
+Olympics entrants passed are solvable only in the 2019 build they played (a bridge laid over
+a death zone, whose trigger ends at the floor there; bounce balls that rebound with the 2019
+material: docs/testbed-audit.md), and a variant of such a task keeps its logic, so it is as
+solvable as its parent in each build. Checking it in the build that solves the parent is what
+proves it solvable at all. A simulator failure in one build is the parent's failure (recorded
+as such), not a reason to try the next.
 
 The cheap checks run first, so the oracle's search is spent only on candidates that could
 still be kept. Each failed check raises ``Rejected`` with one of the ``REASONS``.
