@@ -42,17 +42,12 @@ they can be pushed; walking into this one would shove it off the line)."""
 class Knock(Push):
     """A ``Push`` whose walk to its start goes round the block it will shove.
 
-    The block is wide and the ball a metre across, so the start is reached more loosely
-    than a corner shove's, and the walk round the block may take longer.
-
-    Attributes:
-        avoid: a disc round the block (centre x, centre z, radius: its footprint's half
-            width and ``CLEAR``), for ``NavMap.field``.
-        arrive: how near the start (m) counts as there.
-        walk: steps the walk to the start may take before the shove is given up.
+    Its ``avoid`` is a disc round the block (centre, its footprint's half width and
+    ``CLEAR``). The block is wide and the ball a metre across, so the start is reached more
+    loosely than a corner shove's (``arrive``), and the walk round the block may take longer
+    (``walk``).
     """
 
-    avoid: tuple[tuple[float, float, float], ...] = ()
     arrive: float = 0.5
     walk: int = 300
 

@@ -44,11 +44,9 @@ from llm_aai.oracle.navigation import (
 from llm_aai.oracle.tools import (
     CREEP_SPEED,
     MEET_RADIUS,
-    PUSH_ARRIVE,
     PUSH_BACK,
     PUSH_CREEP,
     PUSH_SETTLE,
-    PUSH_WALK,
     SHOVE_LOOKAHEAD,
     SHOVE_SLIDE,
     Meeting,
@@ -240,12 +238,12 @@ class _Controller:
             left = math.dist((x, z), (px, pz))
             speed = math.dist(self._last, (x, z)) if self._last else 0.0
             self._last = (x, z)
-            if left >= getattr(push, "arrive", PUSH_ARRIVE):
-                if self._steps > getattr(push, "walk", PUSH_WALK):
+            if left >= push.arrive:
+                if self._steps > push.walk:
                     self.push = None  # never got there: give up the push
                     return None
                 nav = push.detour or self.nav
-                grid = nav.field(push.start, getattr(push, "avoid", ()))
+                grid = nav.field(push.start, push.avoid)
                 action = self._steer(x, z, yaw, push.start, grid, nav)
                 if action == FORWARD and left < PUSH_CREEP and speed > CREEP_SPEED:
                     # coast: the agent slides on for metres, so near the start it creeps

@@ -109,12 +109,19 @@ class Push:
         heading: the Unity yaw (degrees) it pushes along.
         steps: forward steps of the run-up and shove (then it backs off ``PUSH_BACK``).
         detour: the walking map the agent reaches ``start`` by, with the block on it.
+        avoid: discs (centre x, centre z, radius) the walk to ``start`` keeps out of, for
+            ``NavMap.field`` (a shove aimed from a block's far side walks round it).
+        arrive: how near ``start`` (m) counts as there.
+        walk: steps the walk to ``start`` may take before the push is given up.
     """
 
     start: Goal
     heading: float
     steps: int
     detour: NavMap | None = field(default=None, compare=False, repr=False)
+    avoid: tuple[tuple[float, float, float], ...] = ()
+    arrive: float = PUSH_ARRIVE
+    walk: int = PUSH_WALK
 
 
 def meetings(sim, nav: NavMap, budget, horizon: int) -> list[Meeting]:
