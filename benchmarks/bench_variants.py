@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.goal_table import print_goal_table
-from llm_aai.arena.catalog import select_tasks, unity_records
+from llm_aai.arena.catalog import select_tasks, unity_passed_tasks
 from llm_aai.cli.variants import main as make
 from llm_aai.variants.generate import UNTRANSFORMABLE
 from llm_aai.variants.index import INDEX_FILE
@@ -36,7 +36,7 @@ from llm_aai.variants.index import INDEX_FILE
 def _tasks(args: argparse.Namespace) -> list[str]:
     if not args.unity_passed:
         return ["children"]
-    passed = {task_id for task_id, record in unity_records().items() if record.passed_any}
+    passed = {t.task_id for t in unity_passed_tasks()}
     pool = sorted(t.task_id for t in select_tasks(level=args.level, full=True)
                   if t.task_id in passed)
     if args.sample and args.sample < len(pool):

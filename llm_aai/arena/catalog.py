@@ -135,6 +135,15 @@ def unity_records() -> dict[str, UnityRecord]:
             for r in rows}
 
 
+def unity_passed_tasks() -> tuple[Task, ...]:
+    """The 736 testbed tasks an Olympics entrant passed in the Unity build, in id order.
+
+    The yardstick of the audit and of the variants' coverage.
+    """
+    records = unity_records()
+    return tuple(t for t in all_tasks() if records[t.task_id].passed_any)
+
+
 @dataclass(frozen=True)
 class PassMark:
     """The pass mark an episode is held to, and where it came from.

@@ -28,7 +28,7 @@ from llm_aai.arena.catalog import (
     all_tasks,
     children_subset,
     select_tasks,
-    unity_records,
+    unity_passed_tasks,
 )
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.builds import PHYSICS_BUILDS
@@ -111,8 +111,7 @@ def _tasks(tokens: list[str], level: str | None):
             elif part == "all":
                 chosen += all_tasks()
             elif part == "unity-passed":
-                records = unity_records()
-                chosen += [t for t in all_tasks() if records[t.task_id].passed_any]
+                chosen += unity_passed_tasks()
             else:
                 ids.append(part)
     if ids:

@@ -69,7 +69,7 @@ from llm_aai.runner.estimate import (
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
 from llm_aai.sim.builds import game_clock
 from llm_aai.sim.simulator import PHYSICS_BUILDS
-from llm_aai.variants.index import VariantIndexError, read_variants, variant_tasks
+from llm_aai.variants.index import Variant, VariantIndexError, variant_tasks
 
 __all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
            "resume_run", "run_config_of", "start_run"]
@@ -306,8 +306,9 @@ def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec,
     """
     try:
         if config.variants is not None:
-            tasks, arena_paths, _ = variant_tasks(config.variants, config.level, config.tasks)
-            _note_variant_builds(config, {t.task_id for t in tasks})
+            tasks, arena_paths, chosen = variant_tasks(config.variants, config.level,
+                                                       config.tasks)
+            _note_variant_builds(config, chosen)
         else:
             tasks = select_tasks(config.level, config.tasks, full=config.full_testbed)
             arena_paths = {t.task_id: resolve_arena_path(t.task_id, config.arenas_dir)
@@ -322,7 +323,7 @@ def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec,
     return tasks, arena_paths, agent, _load_prompt(config)
 
 
-def _note_variant_builds(config: RunConfig, chosen: set[str]) -> None:
+def _note_variant_builds(config: RunConfig, chosen: list[Variant]) -> None:
     """Say which variants were validated in another build than the one the run plays.
 
     Nothing checked that those are solvable in this run's build. With ``variants make``'s
@@ -331,8 +332,7 @@ def _note_variant_builds(config: RunConfig, chosen: set[str]) -> None:
     the run plays in the same build, but worth knowing when reading the pass rates.
     """
     build = config.physics_build if config.backend == "embedded" else PHYSICS_BUILDS[0]
-    other = [v for v in read_variants(config.variants)
-             if v.variant_id in chosen and v.physics_build != build]
+    other = [v for v in chosen if v.physics_build != build]
     if other:
         one = len(other) == 1
         print(f"note: {len(other)} variant{'' if one else 's'} (of "
@@ -367,7 +367,8 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         replay_seed=replay_seed, observation=config.observation, frame=config.frame,
         price_per_mtok=(prices.input_per_mtok, prices.output_per_mtok) if prices else None,
         cost_known=prices is not None or agent.kind != "model", modes=config.modes,
-        variants=(variant_tasks(config.variants, config.level, config.tasks)[2]
+        variants=({v.variant_id: v.parent
+                   for v in variant_tasks(config.variants, config.level, config.tasks)[2]}
                   if config.variants is not None else {}),
     )
     return _Plan(config, suite, agent, prompt, arena_paths, prices)

@@ -133,7 +133,7 @@ def rejection_counts(rows: list[dict]) -> Counter:
 
 
 def variant_tasks(folder: Path, level: str | None = None, tasks: str | None = None,
-                  ) -> tuple[list[Task], dict[str, Path], dict[str, str]]:
+                  ) -> tuple[list[Task], dict[str, Path], list[Variant]]:
     """What ``run --variants DIR`` plays: the kept variants whose parents match the filters.
 
     Args:
@@ -143,7 +143,7 @@ def variant_tasks(folder: Path, level: str | None = None, tasks: str | None = No
 
     Returns:
         The variants as tasks (id ``<task>-v<k>``, the parent's level), their arena files,
-        and each variant's parent task.
+        and the variants themselves (parent, build).
 
     Raises:
         VariantIndexError: the folder's index is missing or malformed, or no kept variant
@@ -156,4 +156,4 @@ def variant_tasks(folder: Path, level: str | None = None, tasks: str | None = No
         raise VariantIndexError(f"{folder}: no kept variant of a task matching level={level!r} "
                                 f"tasks={tasks!r}")
     return ([Task(v.variant_id, v.level, LEVEL_NAMES[v.level]) for v in chosen],
-            {v.variant_id: v.path for v in chosen}, {v.variant_id: v.parent for v in chosen})
+            {v.variant_id: v.path for v in chosen}, chosen)

@@ -15,6 +15,8 @@ from llm_aai.arena.catalog import (
     children_subset,
     resolve_arena_path,
     select_tasks,
+    unity_passed_tasks,
+    unity_records,
 )
 
 
@@ -105,3 +107,12 @@ def test_missing_arena_says_how_to_fetch_or_point_at_a_copy(monkeypatch, tmp_pat
         resolve_arena_path("04-12-03", arenas_dir=tmp_path / "nowhere")
     with pytest.raises(TaskSelectionError):
         resolve_arena_path("4-12-3")
+
+
+def test_the_unity_passed_tasks_are_the_736_an_entrant_passed():
+    passed = unity_passed_tasks()
+    records = unity_records()
+    assert len(passed) == 736 and list(passed) == sorted(passed)
+    assert all(records[t.task_id].passed_any > 0 for t in passed)
+    assert sum(t.level == 10 for t in passed) == 24  # docs/testbed-audit.md, level 10
+    assert not any(records[t.task_id].passed_any for t in set(all_tasks()) - set(passed))
