@@ -7,8 +7,9 @@ keeps the game's arithmetic testable on its own (docs/animal-ai-facts.md section
 - health starts at 100; every physics step costs ``1/(5t)`` reward and ``100/(5t)`` health
   (nothing when ``t == 0``); the time limit is ``5t`` physics steps (AAI's "x5" quirk; the
   2019 build counts ``t`` and blackouts in units of 3 physics steps, ``steps_per_unit=3``);
-- every event adds its reward in full to the return, while health (+100 x reward) is capped
-  at 100; health <= 0 ends the episode (in the 3.x/4.x builds; the 2019 build has no health,
+- every event adds its reward in full to the return, while health (+100 x reward) is kept
+  within 0-100 (a death zone's -100 leaves 0, never less); health <= 0 ends the episode (in
+  the 3.x/4.x builds; the 2019 build has no health,
   ``health_ends=False``: health then stops at 0 and only goals, death zones and the time limit
   end an episode, ``llm_aai.sim.builds``);
 - GoodGoal/BadGoal (and bounce forms) and a DeathZone end the episode after the health
@@ -107,8 +108,10 @@ class Rules:
         self.end_reason: str | None = None
 
     def _add(self, reward: float) -> None:
+        # Unity's UpdateHealth: the reward counts in full, health moves by 100 x reward and is
+        # kept within 0-100 whatever the event (a death zone's -100 included).
         self.total_reward += reward
-        self.health = min(self.health + 100.0 * reward, HEALTH_MAX)
+        self.health = min(max(self.health + 100.0 * reward, 0.0), HEALTH_MAX)
 
     def _end(self, reason: str) -> None:
         if not self.done:

@@ -71,6 +71,20 @@ def test_bad_goal_and_death_zone_end_the_episode():
     assert dz.tick(False) == (0.0, 0.0)  # nothing happens after the end
 
 
+def test_death_zone_after_decay_leaves_health_at_zero_and_the_reward_in_full():
+    """Unity's UpdateHealth keeps health within 0-100: entering a death zone with 90 health
+    leaves 0, not -10, while the -1 still counts in the return."""
+    for build_rules in (Rules(100, 1), Rules(100, 1, health_ends=False, steps_per_unit=3)):
+        for _ in range(25):
+            build_rules.tick(False)
+        before = build_rules.total_reward
+        assert 0.0 < build_rules.health < 100.0
+        assert build_rules.enter_death_zone() == -1.0
+        assert build_rules.health == 0.0
+        assert build_rules.total_reward == before - 1.0
+        assert build_rules.end_reason == "death_zone"
+
+
 def test_big_bad_goal_drops_health_to_zero():
     rules = Rules(0, 1)
     rules.touch_goal("BadGoal", -5.0, multi=False)
