@@ -7,7 +7,8 @@ it runs ``llm_aai.bridge.player``, which connects to ``animalai``'s gRPC server 
 arenas on our MuJoCo simulator: headless, on a CPU, without the 400 MB build.
 
 Modules: ``wire`` (protocol messages generated from our own ``.proto``), ``options`` (the
-player's command line as ``animalai`` writes it), ``side_channels`` (the arena and engine
+player's command line as ``animalai`` writes it), ``dialects`` (what differs between client
+generations: channels-last images for ``mlagents_envs`` 0.x), ``side_channels`` (the arena and engine
 channels), ``episodes`` (arena order, seeds, episodes on the simulator), ``observations``
 (camera PNG, rays, the 7-float vector), ``player`` (the gRPC loop) and ``launcher``.
 """

@@ -4,7 +4,8 @@ The roles are inverted as in ML-Agents: ``animalai`` (Python) is the gRPC server
 the client. Each ``Exchange`` call carries the player's output and its reply carries
 Python's next input, so exactly one call is in flight and it waits as long as the user does
 between two steps (no deadline). The handshake is two calls: the player's versions (the reply
-holds the seed), then an empty message (the reply is the first RESET).
+holds the seed and the client's own versions, which choose its dialect,
+``llm_aai.bridge.dialects``), then an empty message (the reply is the first RESET).
 
 Errors the user must see (an arena that does not load, an unplayable option) are written to
 the player's stderr, which ``mlagents_envs`` leaves on the user's console, and to
@@ -24,6 +25,7 @@ from typing import TextIO
 
 from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.bridge import BEHAVIOR_NAME
+from llm_aai.bridge.dialects import ClientDialect, dialect_for
 from llm_aai.bridge.episodes import AgentRow, Episodes
 from llm_aai.bridge.options import PlayerOptions, clamp_resolution
 from llm_aai.bridge.side_channels import (
@@ -113,7 +115,13 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
         reply = call(_hello(wire), wait_for_ready=True)  # the server may still be starting
         if reply.header.status != 200:
             return 0
-        seed = reply.unity_input.rl_initialization_input.seed
+        handshake = reply.unity_input.rl_initialization_input
+        seed = handshake.seed
+        dialect, warning = dialect_for(handshake.package_version)
+        log(f"client: mlagents_envs {handshake.package_version or '(no version)'}, "
+            f"communication {handshake.communication_version}; serving {dialect.name}")
+        if warning:
+            log(warning)
         reply = exchange(wire.UnityMessageProto(header=wire.HeaderProto(status=200)))
         episodes = Episodes(options, seed, log)
         first = True
@@ -122,7 +130,7 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
             rows = _apply(episodes, rl_input, log)
             if rows is None:  # QUIT
                 return 0
-            reply = exchange(_output(wire, episodes, rows, with_spec=first))
+            reply = exchange(_output(wire, episodes, dialect, rows, with_spec=first))
             first = False
         return 0
     except BadInput as error:
@@ -183,11 +191,12 @@ def _hello(wire):
                                   unity_output=wire.UnityOutputProto(rl_initialization_output=init))
 
 
-def _output(wire, episodes: Episodes, rows: list[AgentRow], *, with_spec: bool):
+def _output(wire, episodes: Episodes, dialect: ClientDialect, rows: list[AgentRow], *,
+            with_spec: bool):
     output = wire.UnityOutputProto()
     infos = output.rl_output.agentInfos[BEHAVIOR_NAME].value
     for row in rows:
-        infos.append(_agent_info(wire, episodes, row))
+        infos.append(_agent_info(wire, episodes, dialect, row))
     output.rl_output.side_channel = b""
     if with_spec:  # the behaviour spec, with the first message that has an agent in it
         brain = output.rl_initialization_output.brain_parameters.add()
@@ -199,14 +208,15 @@ def _output(wire, episodes: Episodes, rows: list[AgentRow], *, with_spec: bool):
     return wire.UnityMessageProto(header=wire.HeaderProto(status=200), unity_output=output)
 
 
-def _agent_info(wire, episodes: Episodes, row: AgentRow):
+def _agent_info(wire, episodes: Episodes, dialect: ClientDialect, row: AgentRow):
     info = wire.AgentInfoProto(reward=row.reward, done=row.done, max_step_reached=False, id=0)
     if row.camera_png is not None:
         channels = 1 if episodes.options.grayscale else 3
         size = episodes.resolution
-        info.observations.add(shape=[channels, size, size], compression_type=wire.PNG,
-                              compressed_data=row.camera_png, dimension_properties=[1, 2, 2],
-                              name="CameraSensor")
+        info.observations.add(
+            shape=dialect.camera_shape(channels, size), compression_type=wire.PNG,
+            compressed_data=row.camera_png,
+            dimension_properties=dialect.camera_dimension_properties(), name="CameraSensor")
     if row.rays is not None:
         rays = info.observations.add(shape=[len(row.rays)], dimension_properties=[1],
                                      name="RayPerceptionSensor")
