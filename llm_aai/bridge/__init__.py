@@ -8,9 +8,10 @@ arenas on our MuJoCo simulator: headless, on a CPU, without the 400 MB build.
 
 Modules: ``wire`` (protocol messages generated from our own ``.proto``), ``options`` (the
 player's command line as ``animalai`` writes it), ``dialects`` (what differs between client
-generations: channels-last images for ``mlagents_envs`` 0.x), ``side_channels`` (the arena and engine
-channels), ``episodes`` (arena order, seeds, episodes on the simulator), ``observations``
-(camera PNG, rays, the 7-float vector), ``player`` (the gRPC loop) and ``launcher``.
+generations: channels-last images for ``mlagents_envs`` 0.x), ``side_channels`` (the arena
+and engine channels), ``episodes`` (arena order, seeds, episodes on the simulator),
+``observations`` (camera PNG, rays, the 7-float vector), ``player`` (the gRPC loop) and
+``launcher``.
 """
 
 BEHAVIOR_NAME = "AnimalAI?team=0"
