@@ -13,6 +13,16 @@ from pathlib import Path
 
 RESOLUTION_MIN, RESOLUTION_MAX = 4, 512
 """The camera sizes the Animal-AI player accepts; it clamps others into this range."""
+IDLE_TIMEOUT_ENV = "LLM_AAI_BRIDGE_IDLE_TIMEOUT"
+"""Seconds the player waits for ``animalai``'s next input before it stops (``animalai``
+writes the command line, so the environment is how a user sets it)."""
+IDLE_TIMEOUT_DEFAULT = 1800.0
+"""Half an hour: longer than any model call or training pause between two steps, short
+enough that a client hung at exit (``mlagents_envs``' gRPC thread never ends when the
+environment was not closed) does not keep a player alive for good."""
+CONNECT_TIMEOUT = 60.0
+"""Seconds to reach ``animalai``'s gRPC server, which starts before the player (as
+``animalai``'s own default timeout)."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,8 @@ class PlayerOptions:
         decision_period: physics steps (0.02 s each) per decision.
         log_file: also write the player's log here (``-logFile``), like Unity's Player.log.
         no_graphics: ``-nographics`` was given (the camera is then empty in Unity).
+        idle_timeout: seconds without an input from ``animalai`` after which the player
+            stops (the Unity player would wait for ever).
 
     """
 
@@ -45,6 +57,7 @@ class PlayerOptions:
     decision_period: int = 3
     log_file: Path | None = None
     no_graphics: bool = False
+    idle_timeout: float = IDLE_TIMEOUT_DEFAULT
 
     def problems(self) -> list[str]:
         """Settings the player cannot serve, each as a sentence for the log."""
@@ -55,6 +68,9 @@ class PlayerOptions:
             found.append(f"--decisionPeriod {self.decision_period} must be at least 1")
         if self.rays_per_side < 0:
             found.append(f"--raysPerSide {self.rays_per_side} must be at least 0")
+        if not self.idle_timeout > 0:
+            found.append(f"{IDLE_TIMEOUT_ENV}={self.idle_timeout} must be a positive number "
+                         "of seconds")
         return found
 
 

@@ -3,9 +3,16 @@
 The roles are inverted as in ML-Agents: ``animalai`` (Python) is the gRPC server, the player
 the client. Each ``Exchange`` call carries the player's output and its reply carries
 Python's next input, so exactly one call is in flight and it waits as long as the user does
-between two steps (no deadline). The handshake is two calls: the player's versions (the reply
-holds the seed and the client's own versions, which choose its dialect,
-``llm_aai.bridge.dialects``), then an empty message (the reply is the first RESET).
+between two steps. The handshake is two calls: the player's versions (the reply holds the
+seed and the client's own versions, which choose its dialect, ``llm_aai.bridge.dialects``),
+then an empty message (the reply is the first RESET).
+
+Every wait is bounded, so no player outlives its client: a client that dies closes the
+connection and the pending call fails at once; one that stays alive but stops talking (a
+script whose ``AnimalAIEnvironment`` failed or was never closed hangs at exit in
+``mlagents_envs``' gRPC thread) gets no reply, and the player stops after
+``LLM_AAI_BRIDGE_IDLE_TIMEOUT`` seconds (status 4). Reaching the server at start is bounded
+by ``CONNECT_TIMEOUT``.
 
 Errors the user must see (an arena that does not load, an unplayable option) are written to
 the player's stderr, which ``mlagents_envs`` leaves on the user's console, and to
@@ -27,7 +34,12 @@ from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.bridge import BEHAVIOR_NAME
 from llm_aai.bridge.dialects import ClientDialect, dialect_for
 from llm_aai.bridge.episodes import AgentRow, Episodes
-from llm_aai.bridge.options import PlayerOptions, clamp_resolution
+from llm_aai.bridge.options import (
+    CONNECT_TIMEOUT,
+    IDLE_TIMEOUT_ENV,
+    PlayerOptions,
+    clamp_resolution,
+)
 from llm_aai.bridge.side_channels import (
     ARENA_CHANNEL,
     ENGINE_CHANNEL,
@@ -42,6 +54,7 @@ from llm_aai.sim.stability import SimulationUnstable
 EXCHANGE = "/communicator_objects.UnityToExternalProto/Exchange"
 COMMUNICATION_VERSION = "1.5.0"
 EXIT_BAD_INPUT = 3
+EXIT_IDLE = 4
 STEP, RESET, QUIT = 0, 1, 2
 
 
@@ -60,8 +73,8 @@ PLAYER_NAME = "llm-aai bridge (embedded MuJoCo simulator, not the Unity player)"
 class PlayerLog:
     """The player's log: stderr (the user's console) and, with ``-logFile``, a file."""
 
-    def __init__(self, log_file: Path | None, stream: TextIO = sys.stderr) -> None:
-        self._stream = stream
+    def __init__(self, log_file: Path | None, stream: TextIO | None = None) -> None:
+        self._stream = stream if stream is not None else sys.stderr  # the one of now
         self._file = None
         if log_file is not None:
             log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -108,11 +121,14 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
                                response_deserializer=message.FromString)
 
     def exchange(message):
-        return call(message)
+        return call(message, timeout=options.idle_timeout)
 
     episodes = None
+    connected = False
     try:
-        reply = call(_hello(wire), wait_for_ready=True)  # the server may still be starting
+        # the server may still be starting
+        reply = call(_hello(wire), wait_for_ready=True, timeout=CONNECT_TIMEOUT)
+        connected = True
         if reply.header.status != 200:
             return 0
         handshake = reply.unity_input.rl_initialization_input
@@ -137,6 +153,11 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
         log(f"error: {error}")
         return EXIT_BAD_INPUT
     except grpc.RpcError as error:
+        if error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            waited = options.idle_timeout if connected else CONNECT_TIMEOUT
+            log(f"no word from animalai for {waited:g} s; stopping (a client that stopped "
+                f"without closing its environment; {IDLE_TIMEOUT_ENV} sets the wait)")
+            return EXIT_IDLE
         log(f"animalai went away ({error.code().name}); stopping")
         return 0
     finally:
