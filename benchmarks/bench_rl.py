@@ -11,7 +11,8 @@ the best of ``--rounds`` rounds, so that other processes on a shared machine slo
 * an observation at 84 px costs at most 3 x one AAI step's physics + 1 ms;
 * the gymnasium env (``AnimalAIEnv``) at 84 px takes >= 600 steps/s;
 * ``animalai``'s ``AnimalAIEnvironment`` driving the bridge at 84 px takes >= 300 steps/s
-  (two processes: the client and the player);
+  (two processes: the client and the player); its ratio to the gymnasium env of the same run
+  is printed too, as a machine shared with others moves both alike (docs/bridge.md);
 * a 512 px observation, what LLM runs use, is reported for comparison between versions
   (its renderer settings are those of before the small-frame work).
 """
@@ -76,55 +77,81 @@ def observation_ms(path: Path, frames: int, resolution: int, rounds: int) -> flo
     return best
 
 
-def gym_steps_per_s(path: Path, steps: int, resolution: int, rounds: int) -> float:
-    """``AnimalAIEnv.step`` rate with random actions, resetting at episode ends."""
-    from llm_aai.env import AnimalAIEnv
+class GymRounds:
+    """``AnimalAIEnv.step`` with random actions, resetting at episode ends."""
 
-    env = AnimalAIEnv(path, resolution=resolution)
-    env.reset(seed=0)
-    env.action_space.seed(0)
-    best = 0.0
-    for _ in range(rounds):
+    def __init__(self, path: Path, resolution: int) -> None:
+        from llm_aai.env import AnimalAIEnv
+
+        self.env = AnimalAIEnv(path, resolution=resolution)
+        self.env.reset(seed=0)
+        self.env.action_space.seed(0)
+
+    def rate(self, steps: int) -> float:
+        """Steps per second over one round of ``steps``."""
+        env = self.env
         start = time.perf_counter()
         for _ in range(steps):
             _, _, terminated, truncated, _ = env.step(env.action_space.sample())
             if terminated or truncated:
                 env.reset()
-        best = max(best, steps / (time.perf_counter() - start))
-    env.close()
-    return best
+        return steps / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        self.env.close()
 
 
-def bridge_steps_per_s(path: Path, steps: int, resolution: int, rounds: int) -> float:
-    """``AnimalAIEnvironment`` steps per second with the bridge as its player."""
-    import socket
+class BridgeRounds:
+    """``animalai``'s ``AnimalAIEnvironment`` with the bridge as its player."""
 
-    from animalai.environment import AnimalAIEnvironment
-    from mlagents_envs.base_env import ActionTuple
+    def __init__(self, path: Path, resolution: int) -> None:
+        import socket
 
-    from llm_aai.bridge.launcher import install
+        from animalai.environment import AnimalAIEnvironment
 
-    with tempfile.TemporaryDirectory() as folder, socket.socket() as probe:
-        probe.bind(("localhost", 0))
-        port = probe.getsockname()[1]
-        probe.close()
-        launcher = install(Path(folder) / "env")
-        env = AnimalAIEnvironment(file_name=str(launcher), arenas_configurations=str(path),
-                                  resolution=resolution, base_port=port)
-        try:
-            behavior = next(iter(env.behavior_specs))
-            rng = np.random.default_rng(0)
-            best = 0.0
-            for _ in range(rounds):
-                actions = rng.integers(0, 3, size=(steps, 1, 2)).astype(np.int32)
-                start = time.perf_counter()
-                for action in actions:
-                    env.set_actions(behavior, ActionTuple(discrete=action))
-                    env.step()
-                best = max(best, steps / (time.perf_counter() - start))
-            return best
-        finally:
-            env.close()
+        from llm_aai.bridge.launcher import install
+
+        self._folder = tempfile.TemporaryDirectory()
+        with socket.socket() as probe:
+            probe.bind(("localhost", 0))
+            port = probe.getsockname()[1]
+        launcher = install(Path(self._folder.name) / "env")
+        self.env = AnimalAIEnvironment(file_name=str(launcher), arenas_configurations=str(path),
+                                       resolution=resolution, base_port=port)
+        self.behavior = next(iter(self.env.behavior_specs))
+        self._rng = np.random.default_rng(0)
+
+    def rate(self, steps: int) -> float:
+        """Steps per second over one round of ``steps``."""
+        from mlagents_envs.base_env import ActionTuple
+
+        actions = self._rng.integers(0, 3, size=(steps, 1, 2)).astype(np.int32)
+        start = time.perf_counter()
+        for action in actions:
+            self.env.set_actions(self.behavior, ActionTuple(discrete=action))
+            self.env.step()
+        return steps / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        self.env.close()
+        self._folder.cleanup()
+
+
+def side_by_side(path: Path, steps: int, resolution: int, rounds: int) -> tuple[float, float]:
+    """Best gymnasium-env and bridge rates, their rounds interleaved so that both meet the
+    same load on a shared machine (the ratio is then the bridge's own cost)."""
+    gym, bridge = GymRounds(path, resolution), None
+    try:
+        bridge = BridgeRounds(path, resolution)
+        gym_best = bridge_best = 0.0
+        for _ in range(rounds):
+            gym_best = max(gym_best, gym.rate(steps))
+            bridge_best = max(bridge_best, bridge.rate(steps))
+        return gym_best, bridge_best
+    finally:
+        gym.close()
+        if bridge is not None:
+            bridge.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,8 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     physics = physics_ms(path, 1000, rounds)
     small = observation_ms(path, args.frames, args.resolution, rounds)
     large = observation_ms(path, max(args.frames // 5, 1), 512, rounds)
-    gym_rate = gym_steps_per_s(path, args.steps, args.resolution, rounds)
-    bridge_rate = bridge_steps_per_s(path, args.steps, args.resolution, rounds)
+    gym_rate, bridge_rate = side_by_side(path, args.steps, args.resolution, rounds)
     budget = 3 * physics + 1.0
     res = args.resolution
     rows = [
@@ -155,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
          f"target >= 600: {'met' if gym_rate >= 600 else 'NOT met'}"),
         (f"bridge steps/s via animalai at {res} px", f"{bridge_rate:,.0f}",
          f"target >= 300: {'met' if bridge_rate >= 300 else 'NOT met'}"),
+        ("bridge / gymnasium env", f"{bridge_rate / gym_rate:.2f}",
+         "same run: what the protocol and the second process cost, whatever the load"),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value, goal in rows:

@@ -46,7 +46,7 @@ class AgentRow:
     Attributes:
         reward: reward since the previous decision.
         done: the episode ended with this row.
-        camera_png: the camera observation's PNG, or None without camera.
+        camera: the camera observation, ``(R, R, 3)`` uint8, or None without camera.
         rays: the ray floats, or None without rays.
         vector: the 7-float vector.
 
@@ -54,7 +54,7 @@ class AgentRow:
 
     reward: float
     done: bool
-    camera_png: bytes | None
+    camera: np.ndarray | None
     rays: list[float] | None
     vector: list[float]
 
@@ -159,7 +159,7 @@ class Episodes:
         state = self._sim.state
         camera = None
         if self.options.use_camera:
-            camera = observations.camera_png(self._sim.observe(), self.resolution)
+            camera = observations.camera_frame(self._sim.observe(), self.resolution)
         rays = None
         if self.options.use_rays:
             rays = observations.rays_vector(self._sim.cast_rays(self._angles))

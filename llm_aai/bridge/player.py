@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from llm_aai.arena.errors import ArenaError, PlacementError
-from llm_aai.bridge import BEHAVIOR_NAME
+from llm_aai.bridge import BEHAVIOR_NAME, observations
 from llm_aai.bridge.dialects import ClientDialect, dialect_for
 from llm_aai.bridge.episodes import AgentRow, Episodes
 from llm_aai.bridge.options import (
@@ -231,13 +231,18 @@ def _output(wire, episodes: Episodes, dialect: ClientDialect, rows: list[AgentRo
 
 def _agent_info(wire, episodes: Episodes, dialect: ClientDialect, row: AgentRow):
     info = wire.AgentInfoProto(reward=row.reward, done=row.done, max_step_reached=False, id=0)
-    if row.camera_png is not None:
+    if row.camera is not None:
         channels = 1 if episodes.options.grayscale else 3
-        size = episodes.resolution
-        info.observations.add(
-            shape=dialect.camera_shape(channels, size), compression_type=wire.PNG,
-            compressed_data=row.camera_png,
+        camera = info.observations.add(
+            shape=dialect.camera_shape(channels, episodes.resolution),
             dimension_properties=dialect.camera_dimension_properties(), name="CameraSensor")
+        if dialect.floats_cheap and observations.small_rgb(row.camera, channels):
+            camera.compression_type = wire.NONE
+            camera.MergeFromString(observations.float_data_field(
+                row.camera, channels_last=dialect.channels_last))
+        else:
+            camera.compression_type = wire.PNG
+            camera.compressed_data = observations.camera_png(row.camera)
     if row.rays is not None:
         rays = info.observations.add(shape=[len(row.rays)], dimension_properties=[1],
                                      name="RayPerceptionSensor")
