@@ -9,6 +9,9 @@ import pytest
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# No test downloads from the internet: a testbed cache found empty (the first use) fetches from
+# this port nobody listens on (connection refused at once), unless a test names its own mirror.
+os.environ["LLM_AAI_TESTBED_SOURCE"] = "http://127.0.0.1:9/no-network-in-tests"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LLM_AAI_SHARED", REPO.parent / "shared"))

@@ -141,6 +141,14 @@ class AgentSpec:
         """Build a new agent (call once per episode; agents keep per-episode state)."""
         return self._factory(**self.options)
 
+    @property
+    def label(self) -> str:
+        """What the name means, for people: the model an alias stands for, or "built-in"."""
+        if self.kind != "model":
+            return f"{self.name} (built-in agent)"
+        model = resolve_model(self.name).litellm_model
+        return self.name if model == self.name else f"{self.name} = {model}"
+
     def describe(self) -> dict[str, Any]:
         """JSON-safe description for the run manifest, without secrets."""
         shown: dict[str, Any] = {}
@@ -159,15 +167,21 @@ class AgentSpec:
         return info
 
 
-def resolve_agent(name: str, **options: Any) -> AgentSpec:
+def resolve_agent(name: str, *, check_key: bool = True, **options: Any) -> AgentSpec:
     """Validate an agent name and its options; check the API key for models.
 
     Options that are None are treated as not given. Options meant for the other kind of
     agent (e.g. ``temperature`` for ``heuristic``, ``replay_from`` for a model) are
     dropped, so a CLI can pass all its flags; anything else unknown is an error.
 
+    Args:
+        name: a built-in agent, a model alias or a litellm model string.
+        check_key: False for a plan that calls no model (``run --dry-run``): a cost
+            estimate comes before buying a key.
+        **options: the agent's options.
+
     Raises:
-        MissingAPIKey: the model's provider needs a key that is not set.
+        MissingAPIKey: the model's provider needs a key that is not set (``check_key``).
         TypeError: an option no agent knows.
 
     """
@@ -179,7 +193,7 @@ def resolve_agent(name: str, **options: Any) -> AgentSpec:
         kind, factory = "builtin", entry.factory
     else:
         allowed, ignorable = MODEL_OPTIONS, every_builtin
-        kind, factory = "model", _model_factory(name, given)
+        kind, factory = "model", _model_factory(name, given, check_key)
     unknown = sorted(set(given) - allowed - ignorable)
     if unknown:
         raise TypeError(f"agent {name!r} does not take options {unknown}")
@@ -187,12 +201,14 @@ def resolve_agent(name: str, **options: Any) -> AgentSpec:
     return AgentSpec(name, kind, MappingProxyType(kept), factory)
 
 
-def _model_factory(name: str, options: Mapping[str, Any]) -> Callable[..., Agent]:
+def _model_factory(name: str, options: Mapping[str, Any],
+                   check_key: bool = True) -> Callable[..., Agent]:
     try:
         spec = resolve_model(name)
     except ValueError as error:
         raise ValueError(f"{error}{_builtin_hint(name)}") from error
-    check_credentials(spec, options.get("api_base"), options.get("api_key"))
+    if check_key:
+        check_credentials(spec, options.get("api_base"), options.get("api_key"))
 
     def build(**kept: Any) -> Agent:
         client = {k: v for k, v in kept.items() if k in CLIENT_OPTIONS}

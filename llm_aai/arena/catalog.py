@@ -8,8 +8,11 @@ error rather than a silent switch to another copy):
 
 1. the ``arenas_dir`` argument (the CLIs' ``--arenas-dir``);
 2. the ``LLM_AAI_ARENAS`` environment variable;
-3. the user cache, ``$XDG_CACHE_HOME/llm-aai/testbed/<commit>/`` (default ``~/.cache``),
-   which ``python -m llm_aai.arenas fetch`` fills.
+3. the user cache (``~/.cache/llm-aai/testbed/<commit>/`` on Linux), which
+   ``python -m llm_aai.arenas fetch`` fills, and which is filled on first use: a task missing
+   there makes the whole pinned testbed download once (``llm_aai.arena.fetch``, from the
+   official source or the mirror named by ``$LLM_AAI_TESTBED_SOURCE``). A folder given by
+   the first two is an offline copy and never downloaded into.
 """
 
 from __future__ import annotations
@@ -17,18 +20,33 @@ from __future__ import annotations
 import csv
 import os
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
-TESTBED_REPO = "Kinds-of-Intelligence-CFI/animal-ai"
-TESTBED_COMMIT = "ea382dbca75dc7a828ba5029d7e36c0900f9f460"
-BASE_URL = (f"https://raw.githubusercontent.com/{TESTBED_REPO}/{TESTBED_COMMIT}"
-            "/configs/competition")
-"""Where ``fetch`` downloads from by default: the testbed folder at the pinned commit."""
-ARENAS_ENV = "LLM_AAI_ARENAS"
-"""Environment variable naming a folder of ``LL-TT-VV.yaml`` testbed files."""
+from llm_aai.arena.checksum import pinned_checksums
+from llm_aai.arena.fetch import (
+    ARENAS_ENV,
+    BASE_URL,
+    SOURCE_ENV,
+    TESTBED_COMMIT,
+    TESTBED_REPO,
+    FetchError,
+    cache_dir,
+    default_source,
+    fetch_testbed,
+)
+
+__all__ = [  # the testbed's facts, with where its files come from (arena.fetch)
+    "ARENAS_ENV", "BASE_URL", "LEVEL_NAMES", "SOURCE_ENV", "TESTBED_COMMIT", "TESTBED_REPO",
+    "ArenaNotFoundError", "PassMark", "Task", "TaskSelectionError", "UnityRecord",
+    "all_tasks", "arenas_location", "cache_dir", "checksums", "children_subset",
+    "pass_mark_of", "resolve_arena_path", "select_tasks", "unity_passed_tasks",
+    "unity_records",
+]
+
 
 LEVEL_NAMES = {
     1: "Food Retrieval",
@@ -75,15 +93,9 @@ def _data(name: str) -> str:
     return resources.files("llm_aai").joinpath("data", name).read_text(encoding="utf-8")
 
 
-@cache
 def checksums() -> dict[str, str]:
     """Map each testbed file name to its sha256 (hex) at the pinned commit."""
-    result = {}
-    for line in _data("competition.sha256").splitlines():
-        if line.strip():
-            digest, name = line.split()
-            result[name.lstrip("*")] = digest
-    return result
+    return pinned_checksums()
 
 
 def _task(task_id: str) -> Task:
@@ -241,10 +253,7 @@ def select_tasks(level: str | None = None, tasks: str | None = None,
     return sorted(chosen)
 
 
-def cache_dir() -> Path:
-    """Where ``fetch`` stores the pinned testbed (honours ``XDG_CACHE_HOME``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "llm-aai" / "testbed" / TESTBED_COMMIT
+CACHE = "the testbed cache"
 
 
 def arenas_location(arenas_dir: str | Path | None = None) -> tuple[Path, str]:
@@ -253,11 +262,11 @@ def arenas_location(arenas_dir: str | Path | None = None) -> tuple[Path, str]:
         return Path(arenas_dir).expanduser(), "--arenas-dir"
     if os.environ.get(ARENAS_ENV):
         return Path(os.environ[ARENAS_ENV]).expanduser(), f"${ARENAS_ENV}"
-    return cache_dir(), "the testbed cache"
+    return cache_dir(), CACHE
 
 
 def resolve_arena_path(task_id: str, arenas_dir: str | Path | None = None) -> Path:
-    """Find the arena file of a testbed task.
+    """Find the arena file of a testbed task, downloading the testbed on first use.
 
     Args:
         task_id: an id such as ``"04-12-03"``.
@@ -265,7 +274,8 @@ def resolve_arena_path(task_id: str, arenas_dir: str | Path | None = None) -> Pa
 
     Raises:
         TaskSelectionError: the id is malformed or not in the testbed.
-        ArenaNotFoundError: the file is missing; the message says how to get it.
+        ArenaNotFoundError: the file is missing from the folder given, or from the cache and
+            the download failed; the message says why and how to get it.
 
     """
     task = _parse_ids(task_id, all_tasks())[0]
@@ -273,7 +283,29 @@ def resolve_arena_path(task_id: str, arenas_dir: str | Path | None = None) -> Pa
     path = folder / task.filename
     if path.is_file():
         return path
+    if how == CACHE:
+        _fill_cache(task, folder)
+        return path
     raise ArenaNotFoundError(
         f"arena {task.task_id} not found: {path} does not exist (folder from {how}). "
-        "Download the testbed with `python -m llm_aai.arenas fetch`, or point at a local "
-        f"copy of configs/competition with --arenas-dir DIR or {ARENAS_ENV}=DIR.")
+        "Fill that folder with `python -m llm_aai.arenas fetch --dest DIR`, or leave out "
+        f"--arenas-dir and {ARENAS_ENV} to use the testbed cache (downloaded on first use).")
+
+
+def _fill_cache(task: Task, folder: Path) -> None:
+    """Download the pinned testbed into the cache, saying so (the first use on this machine).
+
+    All 900 files (4 MB) at once rather than the task asked for: every later command, on any
+    task, then works offline.
+    """
+    source = default_source()
+    print(f"arena {task.task_id} is not in the testbed cache {folder}: downloading the pinned "
+          f"testbed once (900 files, 4 MB, checksummed) from {source}"
+          + ("" if os.environ.get(SOURCE_ENV) else f" (a mirror: {SOURCE_ENV}=URL)"),
+          file=sys.stderr, flush=True)
+    try:
+        fetch_testbed(folder, source=source)
+    except FetchError as error:
+        raise ArenaNotFoundError(f"arena {task.task_id} is not in the testbed cache {folder} "
+                                 f"and downloading it failed: {str(error).splitlines()[0]}"
+                                 ) from None

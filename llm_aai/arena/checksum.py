@@ -8,6 +8,8 @@ differs. Computed here only, so that every one of them hashes the same bytes the
 from __future__ import annotations
 
 import hashlib
+from functools import cache
+from importlib import resources
 from pathlib import Path
 
 _CHUNK = 64 * 1024
@@ -20,3 +22,16 @@ def file_sha256(path: str | Path) -> str:
         for block in iter(lambda: handle.read(_CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@cache
+def pinned_checksums() -> dict[str, str]:
+    """Map each testbed file name to its sha256 (hex) at the pinned commit (package data)."""
+    text = resources.files("llm_aai").joinpath("data", "competition.sha256").read_text(
+        encoding="utf-8")
+    result = {}
+    for line in text.splitlines():
+        if line.strip():
+            digest, name = line.split()
+            result[name.lstrip("*")] = digest
+    return result

@@ -1,34 +1,47 @@
-"""Download the pinned Animal-AI testbed into the user cache, verified and resumable.
+"""Download the pinned Animal-AI testbed into the user cache, verified, on demand or on first use.
 
-Every file is checked against the sha256 shipped in ``llm_aai/data/competition.sha256``, so a
-mirror (``source``) can be anything that serves the same bytes, including a ``file://`` URL.
-Files are written as ``<name>.part`` and renamed into place only once their checksum matches
-(``os.replace`` is atomic), so the cache never holds a partial or corrupted arena under its
-real name. An interrupted download keeps its ``.part`` file and is resumed with an HTTP
-``Range`` request, on the next attempt or the next run; files already present and correct are
-skipped. If the server gives no response at all (DNS failure, refused connection, timeout),
-the first such failure stops the whole fetch: every other file would fail the same way, one
-timeout after another.
+pooch does the downloading: each file is streamed to a temporary name in the cache folder
+and moved into place only once its sha256 matches ``llm_aai/data/competition.sha256``, so
+the cache never holds a partial or corrupted arena under its real name; a file already there
+and correct is not even requested, so an interrupted fetch resumes where it stopped (the next
+one asks only for the files still missing); a file cut off mid-body is tried again. Added
+here, because pooch lacks them: ``file://`` mirrors, one progress bar for the whole testbed
+(not one per file), parallel downloads, one-line errors, and stopping at the first failure to
+connect at all (every other file would fail the same way, one timeout after another).
+
+Where from: ``source``, else ``$LLM_AAI_TESTBED_SOURCE`` (a mirror: any URL that serves the
+same bytes as ``<source>/LL-TT-VV.yaml``, ``file://`` included), else the testbed folder of
+the official repository at the pinned commit.
 """
 
 from __future__ import annotations
 
-import http.client
+import logging
 import os
+import re
+import shutil
 import threading
-import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from llm_aai.arena.catalog import ARENAS_ENV, BASE_URL, cache_dir, checksums, select_tasks
-from llm_aai.arena.checksum import file_sha256
+from llm_aai.arena.checksum import pinned_checksums
+
+TESTBED_REPO = "Kinds-of-Intelligence-CFI/animal-ai"
+TESTBED_COMMIT = "ea382dbca75dc7a828ba5029d7e36c0900f9f460"
+BASE_URL = (f"https://raw.githubusercontent.com/{TESTBED_REPO}/{TESTBED_COMMIT}"
+            "/configs/competition")
+"""The official source: the testbed folder of the Animal-AI repository at the pinned commit."""
+SOURCE_ENV = "LLM_AAI_TESTBED_SOURCE"
+"""Environment variable naming a mirror to download from instead (a URL, ``file://`` too)."""
+ARENAS_ENV = "LLM_AAI_ARENAS"
+"""Environment variable naming a folder of ``LL-TT-VV.yaml`` testbed files (no download)."""
 
 ATTEMPTS = 3
-"""Tries per file; each retry resumes from the bytes already received."""
-_CHUNK = 64 * 1024
+"""Tries per file when a download is cut off or arrives damaged."""
 
 
 class FetchError(RuntimeError):
@@ -36,7 +49,7 @@ class FetchError(RuntimeError):
 
 
 class SourceUnreachable(FetchError):
-    """No connection to the source at all: the message names the URL and local alternatives."""
+    """No connection to the source at all: the message names the URL and the alternatives."""
 
 
 @dataclass(frozen=True)
@@ -48,79 +61,100 @@ class FetchReport:
     skipped: tuple[str, ...]
 
 
-def _offline_help(url: str, reason: object) -> str:
-    return (f"cannot reach {url} ({reason}). If this machine is offline, use a local copy of "
-            f"the testbed (the configs/competition folder of {BASE_URL.split('/')[3]}/"
-            f"animal-ai): pass --arenas-dir DIR or set {ARENAS_ENV}=DIR, or fetch from a "
-            "mirror with --source URL.")
+def cache_dir() -> Path:
+    """Where the pinned testbed is kept: the user cache folder, one sub-folder per commit.
+
+    ``platformdirs`` picks the platform's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache`` on
+    Linux, ``~/Library/Caches`` on macOS).
+    """
+    import platformdirs
+
+    return platformdirs.user_cache_path("llm-aai") / "testbed" / TESTBED_COMMIT
 
 
-def _download_once(url: str, part: Path, timeout: float) -> None:
-    """Append the rest of ``url`` to ``part``; raise on any failure (part kept)."""
-    have = part.stat().st_size if part.exists() else 0
-    request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
-    try:
-        response = urllib.request.urlopen(request, timeout=timeout)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and have:  # we already hold every byte
-            return
-        raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except OSError as exc:  # no response at all (URLError included): DNS, refused, timeout
-        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        if request.type == "file":  # a local mirror lacking this one file, like a 404
-            raise FetchError(f"{url}: {reason}") from None
-        raise SourceUnreachable(_offline_help(url, reason)) from None
-    with response:
-        resumed = have and response.status == 206
-        expected = response.headers.get("Content-Length")
-        received = 0
-        with part.open("ab" if resumed else "wb") as out:
-            while block := response.read(_CHUNK):
-                out.write(block)
-                received += len(block)
-        if expected is not None and received < int(expected):
-            raise http.client.IncompleteRead(b"", int(expected) - received)
+def default_source() -> str:
+    """The mirror named by ``$LLM_AAI_TESTBED_SOURCE``, else the official source."""
+    return os.environ.get(SOURCE_ENV) or BASE_URL
 
 
-def _download(url: str, part: Path, timeout: float) -> None:
-    """Download ``url`` into ``part``, resuming after interruptions, up to ``ATTEMPTS`` tries."""
-    last_error: BaseException | None = None
-    for _ in range(ATTEMPTS):
+def _offline_help(url: str, reason: str) -> str:
+    return (f"cannot reach {url} ({reason}). Name a mirror with {SOURCE_ENV}=URL (http(s):// "
+            "or file://), or use an offline copy of the testbed (the configs/competition "
+            f"folder of {TESTBED_REPO} at commit {TESTBED_COMMIT[:7]}) with --arenas-dir DIR "
+            f"or {ARENAS_ENV}=DIR.")
+
+
+_REASONS = (r"\[Errno -?\d+\] [^'\")]+", r"[Rr]ead timed out", r"timed out")
+
+
+def _short_reason(error: BaseException) -> str:
+    """The telling part of a requests error (its text nests three libraries' messages)."""
+    text = str(error)
+    for pattern in _REASONS:
+        if match := re.search(pattern, text):
+            return match.group(0).strip()
+    return type(error).__name__
+
+
+class _Downloader:
+    """pooch's HTTP downloader, plus ``file://`` mirrors and final connection failures.
+
+    A failure to connect becomes :class:`SourceUnreachable` and an HTTP error status a
+    :class:`FetchError`: pooch retries neither (it retries only what may pass next time).
+    """
+
+    def __init__(self, timeout: float):
+        import pooch
+
+        self._http = pooch.HTTPDownloader(timeout=timeout, progressbar=False)
+
+    def __call__(self, url: str, output_file: str, pup: object, check_only: bool = False):
+        if url.startswith("file:"):
+            path = Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
+            try:
+                shutil.copyfile(path, output_file)
+            except OSError as error:  # a local mirror lacking this one file, like a 404
+                raise FetchError(f"{url}: {error.strerror}") from None
+            return None
+        import requests
+
         try:
-            _download_once(url, part, timeout)
-            return
-        except (http.client.HTTPException, OSError) as exc:  # cut off mid-body: resume
-            last_error = exc
-    size = part.stat().st_size if part.exists() else 0
-    raise FetchError(f"{part.name.removesuffix('.part')}: download interrupted after {size} "
-                     f"bytes ({last_error!r}); run fetch again to resume")
+            return self._http(url, output_file, pup, check_only=check_only)
+        except requests.HTTPError as error:
+            response = error.response
+            raise FetchError(f"{url}: HTTP {response.status_code} {response.reason}") from None
+        except (requests.ConnectionError, requests.Timeout) as error:
+            raise SourceUnreachable(_offline_help(url, _short_reason(error))) from None
 
 
-def _fetch_one(name: str, expected: str, dest: Path, source: str, timeout: float) -> bool:
-    """Make ``dest/name`` a verified copy; return False if it was already there."""
-    target = dest / name
-    if target.is_file() and file_sha256(target) == expected:
-        return False
-    part = dest / f"{name}.part"
-    url = f"{source.rstrip('/')}/{name}"
-    resumed = part.exists()
-    _download(url, part, timeout)
-    actual = file_sha256(part)
-    if actual != expected and resumed:  # a stale .part from an older run: start afresh once
-        part.unlink()
-        _download(url, part, timeout)
-        actual = file_sha256(part)
-    if actual != expected:
-        part.unlink()
-        raise FetchError(f"{name}: checksum mismatch, expected sha256 {expected}, got {actual} "
-                         f"(from {url}); the file was discarded")
-    os.replace(part, target)
-    return True
+def _fetch_one(pup, name: str, downloader: _Downloader) -> bool:
+    """Make ``name`` a verified file of the cache; return False if it was already there."""
+    import requests
+
+    actions: list[str] = []
+
+    def record(path: str, action: str, _pup: object) -> str:
+        actions.append(action)
+        return path
+
+    url = pup.get_url(name)
+    try:
+        pup.fetch(name, processor=record, downloader=downloader)
+    except ValueError as error:  # pooch: the sha256 differs (after ATTEMPTS tries)
+        got = re.search(r"but got ([0-9a-f]{64})", str(error))
+        raise FetchError(f"{name}: checksum mismatch, expected sha256 {pup.registry[name]}, got "
+                         f"{got.group(1) if got else '?'} (from {url}); the file was discarded: "
+                         "this source does not serve the pinned testbed") from None
+    except requests.RequestException as error:  # cut off mid-body, every try
+        raise FetchError(f"{name}: download interrupted ({_short_reason(error)}, {ATTEMPTS} "
+                         "tries); run the command again to fetch the files still missing"
+                         ) from None
+    return actions != ["fetch"]
 
 
 def fetch_testbed(
     dest: str | Path | None = None,
-    source: str = BASE_URL,
+    source: str | None = None,
     task_ids: Iterable[str] | None = None,
     progress: bool = True,
     *,
@@ -130,9 +164,9 @@ def fetch_testbed(
     """Download (or complete) the testbed into ``dest``, verifying every file.
 
     Args:
-        dest: target folder; default the user cache (``catalog.cache_dir()``).
-        source: base URL holding ``LL-TT-VV.yaml`` files; default the pinned GitHub commit.
-        task_ids: only these tasks (ids as in the catalog); None for all 900.
+        dest: target folder; default the user cache (:func:`cache_dir`).
+        source: base URL holding ``LL-TT-VV.yaml`` files; default :func:`default_source`.
+        task_ids: only these tasks (ids such as ``04-12-03``); None for all 900.
         progress: show a tqdm progress bar on stderr.
         timeout: seconds per network operation.
         workers: parallel downloads.
@@ -144,16 +178,19 @@ def fetch_testbed(
         FetchError: a file could not be downloaded or failed its checksum (all failures are
             listed; good files are kept).
         SourceUnreachable: the first connection to the source failed; the fetch stops there
-            and the message explains how to use a local copy instead.
+            and the message explains how to use a mirror or a local copy instead.
 
     """
+    import pooch
+
+    pooch.get_logger().setLevel(logging.WARNING)  # not one INFO line per file
     dest = Path(dest).expanduser() if dest is not None else cache_dir()
-    dest.mkdir(parents=True, exist_ok=True)
-    sums = checksums()
-    if task_ids is None:
-        names = sorted(sums)
-    else:
-        names = [t.filename for t in select_tasks(tasks=",".join(task_ids), full=True)]
+    source = source or default_source()
+    sums = pinned_checksums()
+    names = sorted(sums) if task_ids is None else _file_names(task_ids, sums)
+    pup = pooch.Pooch(path=dest, base_url=source.rstrip("/") + "/", registry=sums,
+                      retry_if_failed=ATTEMPTS - 1)
+    downloader = _Downloader(timeout)
     downloaded, skipped, failures = [], [], []
     unreachable = threading.Event()
 
@@ -162,7 +199,7 @@ def fetch_testbed(
         if unreachable.is_set():
             return None
         try:
-            return _fetch_one(name, sums[name], dest, source, timeout)
+            return _fetch_one(pup, name, downloader)
         except SourceUnreachable:
             unreachable.set()
             raise
@@ -172,7 +209,6 @@ def fetch_testbed(
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             futures = {pool.submit(fetch_one, n): n for n in names}
             for future in as_completed(futures):
-                name = futures[future]
                 try:
                     fetched = future.result()
                 except SourceUnreachable:
@@ -182,14 +218,23 @@ def fetch_testbed(
                     failures.append(str(exc))
                 else:
                     if fetched is not None:
-                        (downloaded if fetched else skipped).append(name)
+                        (downloaded if fetched else skipped).append(futures[future])
                 bar.update(1)
     finally:
         bar.close()
     if failures:
-        summary = "\n".join(sorted(failures))
-        raise FetchError(f"{len(failures)} of {len(names)} testbed files failed:\n{summary}")
+        failures.sort()
+        raise FetchError(f"{len(failures)} of {len(names)} testbed files failed: "
+                         + "\n".join(failures))
     return FetchReport(dest, tuple(sorted(downloaded)), tuple(sorted(skipped)))
+
+
+def _file_names(task_ids: Iterable[str], sums: dict[str, str]) -> list[str]:
+    names = [f"{task_id.strip().removesuffix('.yaml')}.yaml" for task_id in task_ids]
+    unknown = [name for name in names if name not in sums]
+    if unknown:
+        raise FetchError(f"not in the testbed: {', '.join(unknown)} (ids look like 04-12-03)")
+    return names
 
 
 def _progress_bar(total: int, enabled: bool):

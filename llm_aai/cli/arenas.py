@@ -19,7 +19,7 @@ from pathlib import Path
 
 from llm_aai.arena.catalog import (
     ARENAS_ENV,
-    BASE_URL,
+    SOURCE_ENV,
     ArenaNotFoundError,
     TaskSelectionError,
     pass_mark_of,
@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     fetch = sub.add_parser("fetch", help="download the pinned testbed (checksummed, resumable)")
     fetch.add_argument("--dest", type=Path, help="target folder (default: the user cache)")
     fetch.add_argument("--source", help="base URL of a mirror holding LL-TT-VV.yaml files "
-                                        "(http(s):// or file://)")
+                                        f"(http(s):// or file://; default: ${SOURCE_ENV}, "
+                                        "else the official repository at the pinned commit)")
     fetch.add_argument("--tasks", help="only these task ids (default: all 900)")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -129,7 +130,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _fetch(args: argparse.Namespace) -> int:
     ids = [t.strip() for t in args.tasks.split(",")] if args.tasks else None
-    report = fetch_testbed(args.dest, source=args.source or BASE_URL, task_ids=ids,
+    report = fetch_testbed(args.dest, source=args.source, task_ids=ids,
                            progress=not args.quiet)
     print(f"{report.dest}: {len(report.downloaded)} downloaded, {len(report.skipped)} already "
           "present; all checksums verified")

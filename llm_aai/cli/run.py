@@ -19,10 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
+from llm_aai.agents.registry import AGENTS
 from llm_aai.arena import ArenaError
 from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select_tasks
 from llm_aai.cli import analyze
 from llm_aai.frames import FRAME_KINDS
+from llm_aai.llm.aliases import MODEL_ALIASES
 from llm_aai.llm.cache import default_cache_dir
 from llm_aai.logs import RunStore
 from llm_aai.logs.store import RERUN_END_REASONS
@@ -82,9 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m llm_aai.run",
         description="Evaluate an LLM (or a built-in agent) on Animal-AI testbed tasks.",
     )
-    parser.add_argument("--model",
-                        help="alias (claude, gpt, gemini), litellm model string, or built-in agent "
-                             "(heuristic, random, human, replay)")
+    parser.add_argument("--model", help=_model_help())
     parser.add_argument("--level", help="levels, e.g. 1-10 or 1,3,5 (default: all 10)")
     parser.add_argument("--tasks", help="comma-separated task ids, e.g. 01-04-03,02-10-01")
     parser.add_argument("--full-testbed", action="store_true", default=_default("full_testbed"),
@@ -246,6 +246,13 @@ class _OneLineErrors(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (--help lists the flags)\n")
+
+
+def _model_help() -> str:
+    """``--model``'s help, from the tables themselves: every alias's model, every built-in."""
+    aliases = ", ".join(f"{alias} = {model}" for alias, model in MODEL_ALIASES.items())
+    return (f"a model alias ({aliases}), any litellm model string (provider/model), or a "
+            f"built-in agent ({', '.join(AGENTS)})")
 
 
 def _at_least(low: int, *, at_most: int | None = None):

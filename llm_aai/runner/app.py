@@ -134,6 +134,7 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     out = Path(out)
     _check_run_location(out, run_id)
     tasks, arena_paths, agent, prompt = _resolve(config)
+    print(f"model: {agent.label}", file=sys.stderr)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = out / run_id if run_id else _unused_run_dir(out, default_run_id(config.model))
     store = RunStore(run_dir, config.frames)
@@ -171,7 +172,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
         RunError: the config cannot run.
 
     """
-    tasks, arena_paths, agent, prompt = _resolve(config)
+    tasks, arena_paths, agent, prompt = _resolve(config, check_key=False)
     _check_observation(config)
     prices = _prices(config, agent)
     episodes = len(tasks) * config.trials
@@ -192,7 +193,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
     levels = sorted({task.level for task in tasks})
     replies = (f"at most {protocol.max_scripts} scripts each" if protocol.max_scripts
                is not None else f"at most {protocol.max_replies} replies each")
-    plan = [f"model: {config.model} ({agent.kind})",
+    plan = [f"model: {agent.label}",
             f"tasks: {len(tasks)} (levels {', '.join(map(str, levels))}) x {config.trials} "
             f"trials = {episodes} episodes, {replies}",
             f"prompt: {prompt.name}; observation: {config.observation}; frames "
@@ -299,10 +300,12 @@ def _check_run_location(out: Path, run_id: str | None) -> None:
         raise RunError(f"cannot write runs in {out}: {existing} is not writable")
 
 
-def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec, Prompt]:
+def _resolve(config: RunConfig, *, check_key: bool = True
+             ) -> tuple[list[Task], dict[str, Path], AgentSpec, Prompt]:
     """The tasks, their arena files (each one loaded), the agent and the prompt.
 
-    A misread arena or a missing API key stops the run here, before it starts.
+    A misread arena or a missing API key stops the run here, before it starts (the key only
+    with ``check_key``: a dry run calls no model).
     """
     try:
         if config.variants is not None:
@@ -315,7 +318,7 @@ def _resolve(config: RunConfig) -> tuple[list[Task], dict[str, Path], AgentSpec,
                            for t in tasks}
         for path in arena_paths.values():
             load_config(path)
-        agent = resolve_agent(config.model, **_agent_options(config))
+        agent = resolve_agent(config.model, check_key=check_key, **_agent_options(config))
     except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError,
             VariantIndexError) as error:
         raise RunError(_message(error)) from error

@@ -59,13 +59,28 @@ def make_handler(state):
     return Handler
 
 
-@pytest.fixture
-def server(testbed_dir):
-    state = ServerState({f"{t}.yaml": (testbed_dir / f"{t}.yaml").read_bytes() for t in TASKS})
+def _serve(files):
+    state = ServerState(files)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}/configs/competition"
+    return state, httpd
+
+
+@pytest.fixture
+def server(testbed_dir):
+    """30 testbed files laid out as the official repository serves them."""
+    state, httpd = _serve({f"{t}.yaml": (testbed_dir / f"{t}.yaml").read_bytes() for t in TASKS})
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def full_server(testbed_dir):
+    """All 900 testbed files: a mirror a first use can fill the cache from."""
+    state, httpd = _serve({p.name: p.read_bytes() for p in testbed_dir.glob("*.yaml")})
     yield state
     httpd.shutdown()
     httpd.server_close()

@@ -5,6 +5,7 @@ import pytest
 from llm_aai.arena.catalog import (
     ARENAS_ENV,
     LEVEL_NAMES,
+    SOURCE_ENV,
     TESTBED_COMMIT,
     ArenaNotFoundError,
     Task,
@@ -94,19 +95,60 @@ def test_resolve_arena_path_precedence(monkeypatch, tmp_path, testbed_dir):
     assert resolve_arena_path("01-01-01", arenas_dir=mine) == mine / "01-01-01.yaml"
 
 
-def test_missing_arena_says_how_to_fetch_or_point_at_a_copy(monkeypatch, tmp_path):
+def test_missing_arena_in_an_offline_copy_is_an_error_never_a_download(monkeypatch, tmp_path,
+                                                                       full_server):
+    monkeypatch.setenv(SOURCE_ENV, full_server.url)
+    with pytest.raises(ArenaNotFoundError) as info:
+        resolve_arena_path("04-12-03", arenas_dir=tmp_path / "nowhere")
+    message = str(info.value)
+    assert "04-12-03" in message and "folder from --arenas-dir" in message
+    assert "python -m llm_aai.arenas fetch --dest DIR" in message
+    monkeypatch.setenv(ARENAS_ENV, str(tmp_path))
+    with pytest.raises(ArenaNotFoundError, match=f"folder from \\${ARENAS_ENV}"):
+        resolve_arena_path("04-12-03")
+    assert full_server.requests == [] and list(tmp_path.iterdir()) == []
+    with pytest.raises(TaskSelectionError):
+        resolve_arena_path("4-12-3")
+
+
+def test_first_use_fills_the_cache_from_the_mirror_once(monkeypatch, tmp_path, full_server,
+                                                        capsys):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv(ARENAS_ENV, raising=False)
+    monkeypatch.setenv(SOURCE_ENV, full_server.url)
+    path = resolve_arena_path("04-12-03")
+    assert path == cache_dir() / "04-12-03.yaml" and path.read_bytes() == (
+        full_server.files["04-12-03.yaml"])
+    assert sorted(p.name for p in cache_dir().iterdir()) == sorted(checksums())
+    err = capsys.readouterr().err
+    assert f"arena 04-12-03 is not in the testbed cache {cache_dir()}" in err
+    assert f"downloading the pinned testbed once (900 files, 4 MB, checksummed) from " \
+           f"{full_server.url}" in err
+    assert "900/900" in err  # the progress bar
+    full_server.requests.clear()
+    assert resolve_arena_path("10-30-03") == cache_dir() / "10-30-03.yaml"
+    assert full_server.requests == [] and capsys.readouterr().err == ""
+
+
+def test_first_use_from_a_file_url_mirror(monkeypatch, tmp_path, testbed_dir):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(ARENAS_ENV, raising=False)
+    monkeypatch.setenv(SOURCE_ENV, testbed_dir.as_uri())
+    assert resolve_arena_path("01-01-01").read_bytes() == (
+        testbed_dir / "01-01-01.yaml").read_bytes()
+
+
+def test_first_use_offline_is_one_line_saying_where_else_to_look(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(ARENAS_ENV, raising=False)  # the conftest's unreachable mirror stays
     with pytest.raises(ArenaNotFoundError) as info:
         resolve_arena_path("04-12-03")
     message = str(info.value)
-    assert "04-12-03" in message and "the testbed cache" in message
-    assert "python -m llm_aai.arenas fetch" in message and "--arenas-dir" in message
-    assert ARENAS_ENV in message
-    with pytest.raises(ArenaNotFoundError, match="folder from --arenas-dir"):
-        resolve_arena_path("04-12-03", arenas_dir=tmp_path / "nowhere")
-    with pytest.raises(TaskSelectionError):
-        resolve_arena_path("4-12-3")
+    assert message.startswith(f"arena 04-12-03 is not in the testbed cache {cache_dir()} and "
+                              "downloading it failed: cannot reach http://127.0.0.1:9/")
+    assert "\n" not in message
+    assert f"{SOURCE_ENV}=URL" in message and "--arenas-dir DIR" in message
+    assert f"{ARENAS_ENV}=DIR" in message
 
 
 def test_the_unity_passed_tasks_are_the_736_an_entrant_passed():

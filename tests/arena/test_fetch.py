@@ -1,13 +1,14 @@
-"""The fetcher against a real HTTP server on 127.0.0.1 serving testbed files."""
+"""The fetcher against a real HTTP server on 127.0.0.1 serving testbed files, and file:// mirrors."""
 
 import hashlib
+import shutil
 import socket
 import time
-import urllib.request
 
 import pytest
+import requests
 
-from llm_aai.arena.catalog import ARENAS_ENV, TESTBED_COMMIT, all_tasks, checksums
+from llm_aai.arena.catalog import ARENAS_ENV, SOURCE_ENV, TESTBED_COMMIT, all_tasks, checksums
 from llm_aai.arena.fetch import FetchError, SourceUnreachable, fetch_testbed
 
 TASKS = [t.task_id for t in all_tasks()[::30]]  # 30 files across all levels
@@ -21,11 +22,22 @@ def verified(dest, name):
     return hashlib.sha256((dest / name).read_bytes()).hexdigest() == checksums()[name]
 
 
+def leftovers(dest):
+    """Anything in the folder that is not a testbed file under its real name."""
+    return sorted(p.name for p in dest.iterdir() if p.name not in checksums())
+
+
+def free_port():
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def test_fetch_downloads_verifies_and_then_skips(server, tmp_path):
     report = fetch(server, tmp_path)
     assert len(report.downloaded) == 30 and report.skipped == ()
     assert all(verified(tmp_path, f"{t}.yaml") for t in TASKS)
-    assert list(tmp_path.glob("*.part")) == []
+    assert leftovers(tmp_path) == []
     server.requests.clear()
     again = fetch(server, tmp_path)
     assert again.downloaded == () and len(again.skipped) == 30
@@ -38,42 +50,55 @@ def test_corrupted_file_is_reported_with_both_hashes_and_not_kept(server, tmp_pa
     with pytest.raises(FetchError) as info:
         fetch(server, tmp_path)
     message = str(info.value)
-    assert "1 of 30 testbed files failed" in message
-    assert bad in message and checksums()[bad] in message
-    assert hashlib.sha256(server.files[bad]).hexdigest() in message
-    assert not (tmp_path / bad).exists() and not (tmp_path / f"{bad}.part").exists()
+    assert message.startswith(f"1 of 30 testbed files failed: {bad}: checksum mismatch")
+    assert checksums()[bad] in message and hashlib.sha256(server.files[bad]).hexdigest() in message
+    assert "\n" not in message  # one failure, one line
+    assert not (tmp_path / bad).exists() and leftovers(tmp_path) == []
     assert len(list(tmp_path.glob("*.yaml"))) == 29  # the good files are kept
 
 
-def test_interrupted_download_is_resumed_with_a_range_request(server, tmp_path):
+def test_corrupted_file_on_a_file_url_mirror_is_refused(testbed_dir, tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for task in TASKS[:3]:
+        shutil.copy(testbed_dir / f"{task}.yaml", mirror)
+    bad = mirror / f"{TASKS[1]}.yaml"
+    bad.write_bytes(bad.read_bytes() + b"# tampered\n")
+    dest = tmp_path / "cache"
+    with pytest.raises(FetchError, match=f"{TASKS[1]}.yaml: checksum mismatch.*from file://"):
+        fetch_testbed(dest, source=mirror.as_uri(), task_ids=TASKS[:3], progress=False)
+    assert sorted(p.name for p in dest.iterdir()) == [f"{TASKS[0]}.yaml", f"{TASKS[2]}.yaml"]
+
+
+def test_a_file_cut_off_once_is_fetched_again(server, tmp_path):
     name = f"{TASKS[5]}.yaml"
     server.truncate[name] = 1
     report = fetch(server, tmp_path)
     assert name in report.downloaded and verified(tmp_path, name)
-    ranges = [r for n, r in server.requests if n == name]
-    assert ranges[0] is None and ranges[1].startswith("bytes=") and ranges[1] != "bytes=0-"
+    assert [n for n, _ in server.requests].count(name) == 2
 
 
-def test_repeated_interruptions_fail_cleanly_and_the_next_run_resumes(server, tmp_path):
+def test_an_interrupted_fetch_resumes_with_the_files_still_missing(server, tmp_path):
     name = f"{TASKS[7]}.yaml"
-    server.truncate[name] = 10
-    with pytest.raises(FetchError, match=f"{name}: download interrupted after"):
-        fetch(server, tmp_path, tasks=[TASKS[7]])
-    assert not (tmp_path / name).exists()
-    part = tmp_path / f"{name}.part"
-    assert 0 < part.stat().st_size < len(server.files[name])
+    server.truncate[name] = 10  # cut off on every try
+    with pytest.raises(FetchError, match=f"{name}: download interrupted .*run the command again"):
+        fetch(server, tmp_path)
+    assert not (tmp_path / name).exists() and leftovers(tmp_path) == []
+    assert len(list(tmp_path.glob("*.yaml"))) == 29
     server.truncate[name] = 0
-    report = fetch(server, tmp_path, tasks=[TASKS[7]])
-    assert report.downloaded == (name,) and verified(tmp_path, name) and not part.exists()
+    server.requests.clear()
+    report = fetch(server, tmp_path)
+    assert report.downloaded == (name,) and len(report.skipped) == 29
+    assert [n for n, _ in server.requests] == [name]  # only what was missing
+    assert verified(tmp_path, name)
 
 
-def test_stale_part_and_corrupted_cache_entry_are_replaced(server, tmp_path):
-    first, second = f"{TASKS[0]}.yaml", f"{TASKS[1]}.yaml"
+def test_corrupted_cache_entry_is_replaced(server, tmp_path):
+    first = f"{TASKS[0]}.yaml"
     (tmp_path / first).write_text("garbage from an old run")
-    (tmp_path / f"{second}.part").write_bytes(b"x" * 40)  # not a prefix of the real file
     report = fetch(server, tmp_path, tasks=TASKS[:2])
-    assert set(report.downloaded) == {first, second}
-    assert verified(tmp_path, first) and verified(tmp_path, second)
+    assert set(report.downloaded) == {first, f"{TASKS[1]}.yaml"}
+    assert verified(tmp_path, first)
 
 
 def test_missing_file_on_the_mirror_is_named(server, tmp_path):
@@ -82,15 +107,20 @@ def test_missing_file_on_the_mirror_is_named(server, tmp_path):
         fetch(server, tmp_path, tasks=TASKS[:3])
 
 
-def test_offline_message_explains_local_copies(tmp_path):
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with pytest.raises(FetchError) as info:
+def test_unknown_task_id_is_named(server, tmp_path):
+    with pytest.raises(FetchError, match="not in the testbed: 11-01-01.yaml"):
+        fetch(server, tmp_path, tasks=["11-01-01"])
+
+
+def test_offline_message_is_one_line_naming_the_mirror_and_offline_copies(tmp_path):
+    port = free_port()
+    with pytest.raises(SourceUnreachable) as info:
         fetch_testbed(tmp_path, source=f"http://127.0.0.1:{port}", task_ids=TASKS[:2],
                       progress=False, timeout=5)
     message = str(info.value)
-    assert "cannot reach" in message and "--arenas-dir" in message and ARENAS_ENV in message
+    assert message.startswith(f"cannot reach http://127.0.0.1:{port}/")
+    assert "Connection refused" in message and "\n" not in message
+    assert SOURCE_ENV in message and "--arenas-dir" in message and ARENAS_ENV in message
     assert list(tmp_path.iterdir()) == []
 
 
@@ -101,34 +131,46 @@ def test_default_destination_is_the_user_cache(server, tmp_path, monkeypatch):
     assert verified(report.dest, f"{TASKS[0]}.yaml")
 
 
+def test_default_source_is_the_mirror_named_in_the_environment(server, tmp_path, monkeypatch):
+    monkeypatch.setenv(SOURCE_ENV, server.url)
+    report = fetch_testbed(tmp_path, task_ids=TASKS[:2], progress=False)
+    assert len(report.downloaded) == 2
+    assert sorted(n for n, _ in server.requests) == sorted(f"{t}.yaml" for t in TASKS[:2])
+
+
 def test_file_url_mirror_works(testbed_dir, tmp_path):
     report = fetch_testbed(tmp_path, source=testbed_dir.as_uri(), task_ids=TASKS[:3],
                            progress=False)
-    assert len(report.downloaded) == 3
+    assert len(report.downloaded) == 3 and all(verified(tmp_path, f"{t}.yaml") for t in TASKS[:3])
 
 
-def _counting_urlopen(monkeypatch):
-    """Record every URL the fetcher opens."""
-    opened, real = [], urllib.request.urlopen
+def test_file_url_mirror_lacking_a_file_names_it(tmp_path):
+    (tmp_path / "mirror").mkdir()
+    with pytest.raises(FetchError, match=f"{TASKS[0]}.yaml: No such file"):
+        fetch_testbed(tmp_path / "cache", source=(tmp_path / "mirror").as_uri(),
+                      task_ids=TASKS[:1], progress=False)
 
-    def urlopen(request, *args, **kwargs):
-        opened.append(request.full_url)
-        return real(request, *args, **kwargs)
 
-    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+def _counting_gets(monkeypatch):
+    """Record every URL the fetcher asks for."""
+    opened, real = [], requests.get
+
+    def get(url, *args, **kwargs):
+        opened.append(url)
+        return real(url, *args, **kwargs)
+
+    monkeypatch.setattr(requests, "get", get)
     return opened
 
 
 def test_unreachable_source_stops_at_the_first_failure(tmp_path, monkeypatch):
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    opened = _counting_urlopen(monkeypatch)
+    port = free_port()
+    opened = _counting_gets(monkeypatch)
     start = time.monotonic()
     with pytest.raises(SourceUnreachable, match=f"cannot reach http://127.0.0.1:{port}/"):
         fetch_testbed(tmp_path, source=f"http://127.0.0.1:{port}", progress=False,
                       timeout=1, workers=1)  # all 900 files
-    assert len(opened) == 1 and time.monotonic() - start < 10
+    assert len(opened) == 1 and time.monotonic() - start < 10  # no retries, no waiting
     opened.clear()
     with pytest.raises(SourceUnreachable):
         fetch_testbed(tmp_path, source=f"http://127.0.0.1:{port}", progress=False, timeout=1)
@@ -136,7 +178,7 @@ def test_unreachable_source_stops_at_the_first_failure(tmp_path, monkeypatch):
 
 
 def test_silent_server_times_out_once(tmp_path, monkeypatch):
-    opened = _counting_urlopen(monkeypatch)
+    opened = _counting_gets(monkeypatch)
     with socket.socket() as silent:  # accepts connections, never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)

@@ -158,8 +158,8 @@ def test_errors(env, testbed_dir, tmp_path, monkeypatch):
         AnimalAIEnv("01-01-01", arenas_dir=testbed_dir, backend="godot")
     monkeypatch.delenv("LLM_AAI_ARENAS", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty testbed cache
-    with pytest.raises(FileNotFoundError, match="llm_aai.arenas fetch"):
-        resolve_arena("01-01-01")
+    with pytest.raises(FileNotFoundError, match="not in the testbed cache .* downloading it"):
+        resolve_arena("01-01-01")  # the first use, offline (tests/conftest.py)
     monkeypatch.setenv("LLM_AAI_ARENAS", str(testbed_dir))
     assert resolve_arena("01-01-01") == testbed_dir / "01-01-01.yaml"
     empty = AnimalAIEnv(resolution=RES)

@@ -136,3 +136,72 @@ def test_a_dry_run_refuses_what_the_run_would(testbed_dir, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--observation text needs the embedded backend" in err and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def _without_keys(monkeypatch):
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _no_network(monkeypatch):
+    """Any connection a dry run tried would fail this test (sockets to anywhere refused)."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a dry run opened a connection: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_a_dry_run_needs_no_key_and_no_network(testbed_dir, tmp_path, capsys, monkeypatch):
+    _without_keys(monkeypatch)
+    _no_network(monkeypatch)
+    argv = ["--model", "claude", "--level", "1-10", "--trials", "3",
+            "--arenas-dir", str(testbed_dir), "--out", str(tmp_path)]
+    assert run_cli.main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "model: claude = anthropic/claude-sonnet-4-6" in out
+    assert "tasks: 40 (levels 1, 2, 3, 4, 5, 6, 7, 8, 9, 10) x 3 trials = 120 episodes" in out
+    assert _estimate(out)[0] > 120 and _estimate(out)[2] > 0
+    assert list(tmp_path.iterdir()) == []
+    assert run_cli.main(argv) == 2  # the run itself still asks for the key first
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
+def test_a_run_says_which_model_an_alias_means(testbed_dir, tmp_path, capsys):
+    with FakeChatServer(default=TURN) as server:
+        argv = ["--model", "gpt", "--api-base", server.url, "--tasks", "01-04-03",
+                "--max-scripts", "1", "--arenas-dir", str(testbed_dir), "--out", str(tmp_path),
+                "--no-progress"]
+        assert run_cli.main(argv) == 0
+    assert "model: gpt = openai/gpt-4o" in capsys.readouterr().err.splitlines()
+
+
+def test_run_help_lists_every_builtin_agent_and_alias(capsys):
+    from llm_aai.agents.registry import AGENTS
+    from llm_aai.llm.aliases import MODEL_ALIASES
+
+    with pytest.raises(SystemExit):
+        run_cli.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+    assert "oracle" in AGENTS and "oracle-frames" in AGENTS
+    for name in AGENTS:
+        assert f"{name}," in text or f"{name})" in text
+    for alias, model in MODEL_ALIASES.items():
+        assert f"{alias} = {model}" in text
+    assert "claude = anthropic/claude-sonnet-4-6" in text and "gpt = openai/gpt-4o" in text
+
+
+def test_the_readme_command_works_on_a_fresh_machine(testbed_dir, tmp_path, capsys, monkeypatch):
+    """No --arenas-dir, no $LLM_AAI_ARENAS, an empty cache: the testbed comes from the mirror."""
+    _without_keys(monkeypatch)
+    monkeypatch.delenv("LLM_AAI_ARENAS", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("LLM_AAI_TESTBED_SOURCE", testbed_dir.as_uri())
+    argv = ["--model", "claude", "--level", "1-10", "--trials", "3", "--dry-run"]
+    assert run_cli.main(argv) == 0
+    captured = capsys.readouterr()
+    assert "downloading the pinned testbed once" in captured.err
+    assert "120 episodes" in captured.out
+    assert len(list((tmp_path / "cache").rglob("*.yaml"))) == 900
