@@ -78,7 +78,9 @@ def test_start_and_resume_a_run_without_a_command_line(testbed_dir, tmp_path):
     assert sorted(r.episode_id for r in outcome.results) == ["01-04-03_t1", "01-04-03_t2"]
     manifest = read_manifest(outcome.run_dir)
     assert manifest.manifest_version == 2 and manifest.cli_args is None
-    assert run_config_of(outcome.run_dir) == config
+    # the manifest names the arenas folder resolved (a symlinked ../shared included)
+    assert run_config_of(outcome.run_dir) == dataclasses.replace(
+        config, arenas_dir=testbed_dir.resolve())
     # the options the agent was built with, which every manifest recorded as {} before
     options = manifest.config["agent_options"]
     assert options["api_base"] == url and options["max_tokens"] == 256
