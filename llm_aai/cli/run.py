@@ -23,6 +23,7 @@ from llm_aai.agents.registry import AGENTS
 from llm_aai.arena import ArenaError
 from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select_tasks
 from llm_aai.cli import analyze
+from llm_aai.cli.hints import module_command
 from llm_aai.frames import FRAME_KINDS
 from llm_aai.llm.aliases import MODEL_ALIASES
 from llm_aai.llm.cache import default_cache_dir
@@ -529,11 +530,13 @@ def _report(outcome: RunOutcome, *, resumed: bool) -> int:
               + (f" ({done} of {planned} finished)" if done < planned else "") + "\n")
     if any(r.end_reason not in RERUN_END_REASONS for r in finished):  # what researchers want
         analyze.main([str(run_dir)])
-        print(f"\nfigure: python -m llm_aai.analyze {run_dir} --plot pass-rates.png")
+        print("\nfigure: " + module_command("llm_aai.analyze", run_dir, "--plot",
+                                            "pass-rates.png"))
     failed = sum(r.end_reason == "infrastructure" for r in results)
     if failed:  # not a result about the model: say so, and fail the command for scripts
         print(f"{failed} of {len(results)} episodes ended on infrastructure errors (see their "
-              f"infra_error); retry them with: python -m llm_aai.run --resume {run_dir}",
+              "infra_error); retry them with: "
+              + module_command("llm_aai.run", "--resume", run_dir),
               file=sys.stderr)
         return 1
     return 0
