@@ -24,8 +24,8 @@ from llm_aai.prompts.modes import frames_line, next_level_line
 from llm_aai.protocol import Episode, PaperProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import EveryNSteps, frame_steps
+from llm_aai.sim.builds import time_limit_steps
 from llm_aai.sim.rules import PHYSICS_STEPS_PER_UNIT
-from llm_aai.sim.simulator import PHYSICS_STEPS_PER_ACTION
 
 __all__ = ["ASSUMED_REPLY_TOKENS", "ASSUMED_SCRIPT_STEPS", "EpisodeShape", "ObservationTexts",
            "RunEstimate", "episode_shape", "estimate_episodes", "image_tokens_for",
@@ -125,17 +125,6 @@ def image_tokens_for(provider: str, resolution: int, *, own_server: bool = False
         return 258
     tiles = math.ceil(resolution / 512) ** 2
     return 85 + 170 * tiles
-
-
-def time_limit_steps(t: float, steps_per_unit: int = PHYSICS_STEPS_PER_UNIT) -> int | None:
-    """Agent steps before an arena with time limit ``t`` ends (None: no limit).
-
-    ``steps_per_unit`` is the build's unit of ``t`` in physics steps (``GameClock``): 5 in
-    3.x/4.x, 3 in the 2019 build, whose episodes are shorter.
-    """
-    if not t:
-        return None
-    return math.ceil(steps_per_unit * t / PHYSICS_STEPS_PER_ACTION)
 
 
 def start_steps(protocol: PaperProtocol) -> int:

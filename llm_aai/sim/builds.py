@@ -23,10 +23,11 @@ into the 2019 one.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from llm_aai.arena.geometry import Box
-from llm_aai.sim.rules import HOT_FLOOR, PHYSICS_STEPS_PER_UNIT
+from llm_aai.sim.rules import HOT_FLOOR, PHYSICS_STEPS_PER_ACTION, PHYSICS_STEPS_PER_UNIT
 
 PHYSICS_BUILDS = ("3.x", "2019")
 """Animal-AI builds whose physics differ in a way the simulator models: ``"3.x"`` (3.x/4.x,
@@ -93,3 +94,15 @@ def game_clock(physics_build: str) -> GameClock:
     if physics_build not in _CLOCKS:
         raise ValueError(f"no rules of time and health known for build {physics_build!r}")
     return _CLOCKS[physics_build]
+
+
+def time_limit_steps(t: float, steps_per_unit: int = PHYSICS_STEPS_PER_UNIT) -> int | None:
+    """Agent steps before an arena with time limit ``t`` ends (None: no limit).
+
+    ``t`` is in the build's own unit of physics steps (``GameClock.steps_per_unit``): 5 in
+    3.x/4.x, so t = 250 lasts 417 agent steps of 3 physics steps; 3 in the 2019 build, whose
+    episodes are shorter (250). Everything shown to people counts agent steps, via this.
+    """
+    if not t:
+        return None
+    return math.ceil(steps_per_unit * t / PHYSICS_STEPS_PER_ACTION)

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 PHYSICS_STEPS_PER_UNIT = 5
 """``t`` and blackout values count in units of 5 physics steps (AAI's decision-period quirk;
 3.x/4.x, the default; the 2019 build's unit is 3, ``llm_aai.sim.builds``)."""
+PHYSICS_STEPS_PER_ACTION = 3
+"""One agent (environment) step is 3 physics steps with the same action (decision period 3)."""
 HOT_FLOOR = -0.001
 """A hot zone costs at least this per physics step (3.x/4.x)."""
 HEALTH_MAX = 100.0

@@ -31,13 +31,12 @@ from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
 from llm_aai.sim.raycast import cast_rays, tag_index_of_geom
 from llm_aai.sim.render import ArenaRenderer
-from llm_aai.sim.rules import Blackouts, RewardEvent, Rules
+from llm_aai.sim.rules import PHYSICS_STEPS_PER_ACTION, Blackouts, RewardEvent, Rules
 from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
 from llm_aai.sim.sight import Eye, Sight, Sighting, geom_owners
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
 
-PHYSICS_STEPS_PER_ACTION = 3
 _SETTINGS = ("resolution", "_render", "_renderer", "_spare", "_sight")
 """Attributes a restore leaves alone: how this simulator draws and sees (the ray caster is
 derived from the loaded model, with scratch space of its own), not what the world is."""

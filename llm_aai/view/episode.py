@@ -15,6 +15,7 @@ from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.logs.schema import TurnRecord, move_text
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 from llm_aai.replay.resimulate import verified_arena
+from llm_aai.sim.builds import PHYSICS_BUILDS, game_clock, time_limit_steps
 from llm_aai.view.layout import Layout, episode_layout
 from llm_aai.view.svg import AgentPath, PathPoint
 
@@ -60,6 +61,10 @@ class EpisodeView:
         health: ``(cumulative steps, health, turn)`` from the start on.
         layout: the placed arena, or None with the reason in ``layout_note``.
         layout_note: why there is no arena under the path, or notes from placing it.
+        time_limit: the arena's time limit in agent steps, in the run's physics build (its
+            ``t`` counts physics steps in a unit that differs by build), or None: no limit,
+            or no arena placed.
+        physics_build: the build the run played (``llm_aai.sim.builds``).
 
     """
 
@@ -69,6 +74,8 @@ class EpisodeView:
     health: tuple[tuple[int, float, int], ...]
     layout: Layout | None
     layout_note: str = ""
+    time_limit: int | None = None
+    physics_build: str = PHYSICS_BUILDS[0]
 
     @property
     def image_count(self) -> int:
@@ -82,7 +89,13 @@ def episode_view(logged: LoggedEpisode, arenas_dir: str | Path | None = None) ->
     turns = tuple(_turn_view(record, records[i + 1] if i + 1 < len(records) else None)
                   for i, record in enumerate(records))
     layout, note = _layout(logged, arenas_dir)
-    return EpisodeView(logged, turns, _path(logged), _health(logged), layout, note)
+    # runs from before the build setting played 3.x, the only build then
+    build = (logged.manifest.config.get("physics_build") if logged.manifest else None) or (
+        PHYSICS_BUILDS[0])
+    limit = None
+    if layout is not None and build in PHYSICS_BUILDS:
+        limit = time_limit_steps(layout.time_limit, game_clock(build).steps_per_unit)
+    return EpisodeView(logged, turns, _path(logged), _health(logged), layout, note, limit, build)
 
 
 def _turn_view(record: TurnRecord, following: TurnRecord | None) -> TurnView:

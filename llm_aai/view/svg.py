@@ -149,13 +149,13 @@ def health_curve(points: Sequence[tuple[int, float, int]], *, max_steps: int | N
         return top + plot_h * (1 - max(0.0, min(100.0, health)) / 100)
 
     parts = [f'<svg class="health-curve" viewBox="0 0 {width} {height}" '
-             'xmlns="http://www.w3.org/2000/svg" role="img"><title>Health over steps</title>']
+             'xmlns="http://www.w3.org/2000/svg" role="img"><title>Health over agent steps</title>']
     for value in (0, 50, 100):
         parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{sy(value):.1f}" '
                      f'y2="{sy(value):.1f}"/><text class="tick" x="{left - 6}" '
                      f'y="{sy(value) + 4:.1f}" text-anchor="end">{value}</text>')
     parts.append(f'<text class="tick" x="{width - right}" y="{height - 6}" text-anchor="end">'
-                 f"{last} steps</text>"
+                 f"{last} agent steps</text>"
                  f'<text class="tick" x="{left}" y="{height - 6}">0</text>')
     if points:
         coords = " ".join(f"{sx(s):.1f},{sy(h):.1f}" for s, h, _ in points)
@@ -163,6 +163,6 @@ def health_curve(points: Sequence[tuple[int, float, int]], *, max_steps: int | N
         for steps, health, turn in points:
             parts.append(f'<circle class="turn-dot" data-turn="{turn}" cx="{sx(steps):.1f}" '
                          f'cy="{sy(health):.1f}" r="3"><title>turn {turn}: health '
-                         f"{health:.1f} after {steps} steps</title></circle>")
+                         f"{health:.1f} after {steps} agent steps</title></circle>")
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -74,7 +74,7 @@ def task_views(entries) -> list[TaskView]:
         shares = {str(p): float(v) for p, v in zip(rows["population"], rows["proportion"],
                                                     strict=True) if p in REFERENCE_POPULATIONS}
         views.append(TaskView(task_id, int(group[0].row["level"]), tuple(group), layout, note,
-                              _description(group[0]), shares))
+                              _description(group), shares))
     return views
 
 
@@ -91,17 +91,36 @@ def _overlay_layout(group) -> tuple[Layout | None, str]:
     return first.view.layout, note
 
 
-def _description(entry) -> str:
+def _description(group) -> str:
+    entry = next((e for e in group if e.view.layout is not None), group[0])
     row = entry.row
     level = int(row["level"])
     text = f"Level {level} ({LEVEL_NAMES.get(level, '?')}); pass mark {row['pass_mark']:g}"
     layout = entry.view.layout
     if layout is not None:
-        time = f"{layout.time_limit} steps" if layout.time_limit else "none"
         names = Counter(layout.objects)
         objects = ", ".join(f"{n} {name}" for name, n in sorted(names.items()))
-        text += f"; time limit {time}; objects: {objects}"
+        text += f"; time limit {_time_limit(group)}; objects: {objects}"
     return text
+
+
+def _time_limit(group) -> str:
+    """The time limit in agent steps, per physics build when the task's runs used several.
+
+    The arena's ``t`` is in physics steps of a build-dependent unit (t = 250 is 417 agent
+    steps in 3.x, 250 in 2019), so it is shown as a reference only, after the agent steps
+    that every other count on the site (an episode's steps, the health curve) uses.
+    """
+    placed = [entry.view for entry in group if entry.view.layout is not None]
+    t = placed[0].layout.time_limit
+    if not t:
+        return "none"
+    limits = {view.physics_build: view.time_limit for view in placed}
+    if len(limits) == 1:
+        (build, steps), = limits.items()
+        return f"{steps} agent steps (t = {t:g} in the arena file; {build} build)"
+    per_build = ", ".join(f"{steps} in {build}" for build, steps in sorted(limits.items()))
+    return f"agent steps: {per_build} (t = {t:g} in the arena file)"
 
 
 def _label(entry) -> str:

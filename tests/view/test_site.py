@@ -275,3 +275,28 @@ def test_serve_keeps_the_last_site_when_a_rebuild_meets_a_malformed_log(small_ru
     finally:
         stop.set()
         thread.join(timeout=10)
+
+
+def test_task_page_gives_the_time_limit_in_agent_steps_of_the_runs_build(site):
+    html = (site / "task/01-04-03.html").read_text(encoding="utf-8")
+    # t = 250 in the file: 250 units of 5 physics steps, 3 physics steps an agent step
+    assert "time limit 417 agent steps (t = 250 in the arena file; 3.x build)" in html
+    assert "250 steps" not in html
+    episode = (site / "episode/heuristic/01-04-03_t1.html").read_text(encoding="utf-8")
+    assert "agent steps (time limit 417)" in episode
+
+
+def test_time_limit_per_build_when_runs_of_a_task_differ():
+    from types import SimpleNamespace
+
+    from llm_aai.view.tasks import _time_limit
+
+    layout = SimpleNamespace(time_limit=250)
+    group = [SimpleNamespace(view=SimpleNamespace(layout=layout, time_limit=417,
+                                                  physics_build="3.x")),
+             SimpleNamespace(view=SimpleNamespace(layout=layout, time_limit=250,
+                                                  physics_build="2019")),
+             SimpleNamespace(view=SimpleNamespace(layout=None, time_limit=None,
+                                                  physics_build="3.x"))]
+    assert _time_limit(group) == "agent steps: 250 in 2019, 417 in 3.x (t = 250 in the arena file)"
+    assert _time_limit(group[:1]) == "417 agent steps (t = 250 in the arena file; 3.x build)"
