@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from llm_aai.analysis import RunDirectoryError
@@ -29,8 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
                         help="run directories (each holds a manifest.json)")
-    parser.add_argument("--out", type=Path, default=Path("site"), metavar="SITE",
-                        help="the site's directory (default: ./site); open SITE/index.html")
+    parser.add_argument("--out", type=Path, metavar="SITE",
+                        help="the site's directory; open SITE/index.html (default: ./site, "
+                             "or with --serve a temporary folder, removed when serving stops)")
     parser.add_argument("--serve", nargs="?", type=int, const=DEFAULT_PORT, metavar="PORT",
                         help=f"serve the site on 127.0.0.1:PORT (default {DEFAULT_PORT}) and "
                              "rebuild it as the runs add episodes, until Ctrl-C")
@@ -45,11 +49,34 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.serve is not None and not 0 <= args.serve <= 65535:
         return _fail(f"--serve: port must be in 0-65535, got {args.serve}")
-    builder = SiteBuilder(args.runs, args.out, args.arenas_dir)
+    with _site_folder(args.out, serving=args.serve is not None) as out:
+        return _build_or_serve(args, out)
+
+
+@contextmanager
+def _site_folder(out: Path | None, *, serving: bool) -> Iterator[Path]:
+    """Where the site goes, said aloud: ``--out``, else ./site, else (serving) a temporary one.
+
+    A served site is only looked at through the server, so without ``--out`` it is built in a
+    temporary folder rather than left in the current one.
+    """
+    if out is not None or not serving:
+        out = Path("site") if out is None else out
+        print(f"building the site in {out}", flush=True)
+        yield out
+        return
+    with tempfile.TemporaryDirectory(prefix="llm-aai-site-") as folder:
+        print(f"building the site in {folder} (temporary, removed when serving stops; "
+              "--out SITE keeps it)", flush=True)
+        yield Path(folder)
+
+
+def _build_or_serve(args: argparse.Namespace, out: Path) -> int:
+    builder = SiteBuilder(args.runs, out, args.arenas_dir)
     try:
         if args.serve is None:
             _print_report(builder.build())
-            print(f"open {args.out / 'index.html'}")
+            print(f"open {out / 'index.html'}")
             return 0
         serve(builder, args.serve, on_build=_print_report,
               ready=lambda url: print(f"serving {url} (Ctrl-C stops)", flush=True),

@@ -300,3 +300,36 @@ def test_time_limit_per_build_when_runs_of_a_task_differ():
                                                   physics_build="3.x"))]
     assert _time_limit(group) == "agent steps: 250 in 2019, 417 in 3.x (t = 250 in the arena file)"
     assert _time_limit(group[:1]) == "417 agent steps (t = 250 in the arena file; 3.x build)"
+
+
+def test_serve_without_out_builds_in_an_announced_temporary_folder(small_runs, tmp_path):
+    import signal
+
+    work = tmp_path / "cwd"
+    work.mkdir()
+    server = subprocess.Popen([sys.executable, "-m", "llm_aai.view", str(small_runs["llm"]),
+                               "--serve", "0"], cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        first = server.stdout.readline()
+        assert first.startswith("building the site in ") and "temporary" in first
+        folder = Path(first.removeprefix("building the site in ").split(" (")[0])
+        assert folder.name.startswith("llm-aai-site-") and not folder.is_relative_to(work)
+        lines = [first]
+        while not lines[-1].startswith("serving "):
+            lines.append(server.stdout.readline())
+            assert lines[-1], f"the server stopped: {lines} {server.stderr.read()}"
+        assert (folder / "index.html").is_file()
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err
+    assert list(work.iterdir()) == [] and not folder.exists()
+
+
+def test_building_without_out_says_where_the_site_is(small_runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert view_main([str(small_runs["llm"])]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("building the site in site\n") and "open site/index.html" in out
+    assert (tmp_path / "site" / "index.html").is_file()
