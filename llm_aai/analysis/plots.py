@@ -216,7 +216,7 @@ def _figure(plt, level_table, ref, labels, levels, populations, title, inches, l
         handles.append(_draw_population(ax, rows, population, x_of, offset, width))
         _draw_pooled_population(ax_all, rows, population, offset, width)
     _decorate(ax, levels, title, look.level_names)
-    _decorate_all(ax_all, len(levels))
+    _decorate_all(ax_all, len(levels), titled=title is not None)
     _legend(fig, handles, caption)
     return fig
 
@@ -253,7 +253,12 @@ def _draw_pooled_population(ax, rows: pd.DataFrame, population: str, offset, wid
                    linewidth=0.6, zorder=4)
 
 
-def _decorate_all(ax, levels: int) -> None:
+def _decorate_all(ax, levels: int, *, titled: bool) -> None:
+    """The pooled axes: its tick names it ("all 10 levels"); a title only beside the figure's.
+
+    The axes is a fifth of an inch wide in a single column, where no title fits; the paper
+    style draws no titles anyway, so its heading would be the only one.
+    """
     ax.set_xticks([0])
     ax.set_xticklabels([f"all\n{levels} level{'s' if levels != 1 else ''}"])
     ax.set_xlim(-0.5, 0.5)
@@ -262,7 +267,8 @@ def _decorate_all(ax, levels: int) -> None:
     ax.tick_params(axis="y", left=False)
     for spine in ("top", "right", "left"):
         ax.spines[spine].set_visible(False)
-    ax.set_title("All levels", loc="left", fontsize="medium")
+    if titled:
+        ax.set_title("All levels", loc="center", fontsize="medium")
 
 
 def _pyplot():
@@ -317,7 +323,9 @@ def _decorate(ax, levels: list[int], title: str | None, level_names: bool) -> No
     ax.set_xlim(-0.5, len(levels) - 0.5)
     ax.set_ylim(-0.015, 1.03)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
-    ax.set_ylabel("Proportion of trials passed")
+    # in a narrow figure the legend below leaves the axes short: the label on two lines fits
+    ax.set_ylabel("Proportion of trials passed" if level_names else
+                  "Proportion of\ntrials passed")
     ax.set_xlabel("Level")
     ax.grid(axis="y", color="#e4e4e4", zorder=0)
     ax.set_axisbelow(True)

@@ -170,3 +170,32 @@ def test_an_oracle_run_is_drawn_as_a_ceiling(tmp_path, make_run):
     text = plot_pass_rates(levels, reference_populations(), tmp_path / "ceiling.svg").read_text()
     assert "oracle: ceiling (privileged search in the simulator)" in text
     assert "stroke-dasharray" in text  # the dashed ceiling line
+
+
+def _titles_and_labels_outside(monkeypatch) -> list:
+    """After each save: the axes' titles and labels that do not fit inside the figure."""
+    from matplotlib.figure import Figure
+
+    clipped, original = [], Figure.savefig
+
+    def save(fig, *args, **kwargs):
+        original(fig, *args, **kwargs)
+        fig.canvas.draw()  # lay out again at the figure's own dpi, which fig.bbox is in
+        renderer, box = fig.canvas.get_renderer(), fig.bbox
+        texts = [text for ax in fig.axes for text in (
+            ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label)]
+        clipped.append([text.get_text() for text in texts if text.get_text() and (
+            (extent := text.get_window_extent(renderer)).x0 < box.x0 - 0.5
+            or extent.x1 > box.x1 + 0.5 or extent.y1 > box.y1 + 0.5)])
+
+    monkeypatch.setattr(Figure, "savefig", save)
+    return clipped
+
+
+@pytest.mark.parametrize("style,size", [("paper", "single"), ("paper", "double"),
+                                        ("paper", None), ("screen", None)])
+def test_no_title_or_label_is_clipped(levels, tmp_path, monkeypatch, style, size):
+    clipped = _titles_and_labels_outside(monkeypatch)
+    plot_pass_rates(levels, reference_populations(), tmp_path / "fig.png", style=style,
+                    size=size)
+    assert clipped == [[]]
