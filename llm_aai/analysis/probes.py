@@ -15,7 +15,7 @@ from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.metrics import pass_rates
 from llm_aai.analysis.plan_reference import References
 from llm_aai.analysis.reference import reference_levels
-from llm_aai.analysis.stats import wilson_interval
+from llm_aai.analysis.stats import format_rate, wilson_interval
 from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs.store import read_manifest
 from llm_aai.plans.evaluate import evaluate_plan_episode
@@ -27,11 +27,7 @@ PROBE_ORDER = ("image", "text", "text (allocentric)", "both", "both (allocentric
 
 def _cell(group: pd.DataFrame) -> str:
     agent = group[~group["infra_failure"]]
-    k, n = int(agent["passed"].sum()), len(agent)
-    if not n:
-        return "-"
-    low, high = wilson_interval(k, n)
-    return f"{k}/{n} {k / n:.2f} [{low:.2f}, {high:.2f}]"
+    return format_rate(int(agent["passed"].sum()), len(agent))
 
 
 def _ordered(episodes: pd.DataFrame) -> list[str]:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from llm_aai.analysis.metrics import with_reference
 from llm_aai.analysis.reference import POPULATIONS
+from llm_aai.analysis.stats import format_interval
 
 
 def level_report(
@@ -46,7 +47,7 @@ def level_report(
             first = at.iloc[0]
             row[POPULATIONS.get(population, population)] = (
                 f"{_p(first[f'{population}_proportion'])} "
-                f"(IQR {_p(first[f'{population}_q1'])}-{_p(first[f'{population}_q3'])})")
+                f"(IQR {format_interval(first[f'{population}_q1'], first[f'{population}_q3'])})")
         rows.append(row)
     rows.append(_overall_row(overall, labels, reference, populations, levels))
     return pd.DataFrame(rows)
@@ -122,7 +123,8 @@ def _overall_row(overall, labels, reference, populations, levels) -> dict[str, s
 def _rate(row) -> str:
     if row["n"] == 0:
         return f"0/0 ({int(row['infra_failures'])} infra)"
-    return f"{_counts(row)} {_p(row['proportion'])} [{_p(row['ci_low'])}-{_p(row['ci_high'])}]"
+    return (f"{_counts(row)} {_p(row['proportion'])} "
+            f"{format_interval(row['ci_low'], row['ci_high'])}")
 
 
 def _counts(row) -> str:

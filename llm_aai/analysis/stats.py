@@ -1,4 +1,4 @@
-"""Binomial confidence intervals for proportions of trials passed.
+"""Binomial confidence intervals for proportions of trials passed, and how every table shows them.
 
 Wilson's score interval is used rather than the normal approximation because per-level samples
 are tiny (12 trials) and often at 0 or 1, where the normal interval collapses to a point.
@@ -35,3 +35,20 @@ def wilson_interval(k: int, n: int, z: float = Z_95) -> tuple[float, float]:
     low = 0.0 if k == 0 else max(0.0, centre - half)  # exact ends, not rounding noise
     high = 1.0 if k == n else min(1.0, centre + half)
     return low, high
+
+
+def format_interval(low: float, high: float) -> str:
+    """An interval as every table prints it: ``[0.14, 0.40]`` (a dash could read as minus).
+
+    An unknown bound (NaN: no trials) prints as ``-``, as the tables print unknown values.
+    """
+    if math.isnan(low) or math.isnan(high):
+        return "-"
+    return f"[{low:.2f}, {high:.2f}]"
+
+
+def format_rate(k: int, n: int) -> str:
+    """``k/n proportion [Wilson 95% interval]``, e.g. ``3/12 0.25 [0.09, 0.53]``; ``-`` if n = 0."""
+    if not n:
+        return "-"
+    return f"{k}/{n} {k / n:.2f} {format_interval(*wilson_interval(k, n))}"

@@ -16,7 +16,7 @@ import math
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
-from llm_aai.analysis.stats import wilson_interval
+from llm_aai.analysis.stats import format_rate, wilson_interval
 
 MEMORISATION_FLAG = "possible memorisation"
 COLUMNS = ["label", "level", "level_name", "original_k", "original_n", "original",
@@ -90,7 +90,4 @@ def _row(label: str, level: int, originals: pd.DataFrame, variants: pd.DataFrame
 
 
 def _rate(k: int, n: int) -> str:
-    if not n:
-        return "-"
-    low, high = wilson_interval(k, n)
-    return f"{k}/{n} {k / n:.2f} [{low:.2f}, {high:.2f}]"
+    return format_rate(k, n)

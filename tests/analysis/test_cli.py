@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 
@@ -18,8 +19,10 @@ def test_prints_level_table_and_writes_outputs(two_models, tmp_path, capsys):
     for column in ("level", "alpha", "beta", "Children 6-10 (n=59)", "AAI Olympics 2019 top 10"):
         assert column in header
     level5 = next(line for line in lines if line.startswith("5 "))
-    assert "0/10+2i" in level5 and "0/12 0.00 [0.00-0.24]" in level5
-    assert "0.61 (IQR 0.25-1.00)" in level5  # children, level 5
+    assert "0/10+2i" in level5 and "0/12 0.00 [0.00, 0.24]" in level5
+    assert "0.61 (IQR [0.25, 1.00])" in level5  # children, level 5
+    # one interval format in every table: [low, high], never low-high
+    assert not re.search(r"\d\.\d\d-\d\.\d\d", out) and "[0.00, 0.24]" in out
     overall = next(line for line in lines if line.startswith("all "))
     assert "28/117+2i 0.24" in overall and "0.56" in overall and "0.35" in overall
     assert "2 episode(s) lost to infrastructure" in out

@@ -54,3 +54,20 @@ def test_symmetric_in_successes_and_failures(kn):
     mirror_low, mirror_high = wilson_interval(n - k, n)
     assert low == pytest.approx(1 - mirror_high, abs=1e-12)
     assert high == pytest.approx(1 - mirror_low, abs=1e-12)
+
+
+def test_every_table_prints_intervals_one_way():
+    from llm_aai.analysis import probes, report, variants
+    from llm_aai.analysis.stats import format_interval, format_rate
+
+    assert format_interval(0.14, 0.4) == "[0.14, 0.40]"
+    assert format_interval(math.nan, math.nan) == "-"
+    assert format_rate(3, 12) == "3/12 0.25 [0.09, 0.53]" and format_rate(0, 0) == "-"
+    assert variants._rate(3, 12) == format_rate(3, 12)
+    row = {"n": 12, "k": 3, "infra_failures": 0, "proportion": 0.25, "ci_low": 0.0893,
+           "ci_high": 0.5323}
+    assert report._rate(row) == "3/12 0.25 [0.09, 0.53]"
+    import pandas as pd
+
+    group = pd.DataFrame({"infra_failure": [False] * 12, "passed": [True] * 3 + [False] * 9})
+    assert probes._cell(group) == "3/12 0.25 [0.09, 0.53]"
