@@ -35,6 +35,10 @@ def diagnoses() -> dict[str, dict[str, str]]:
     return {row["task_id"]: row for row in csv.DictReader(text.splitlines())}
 
 
+def _tasks(count: int) -> str:
+    return f"{count} task{'' if count == 1 else 's'}"
+
+
 def _truthy(value: str) -> bool:
     return str(value).strip().lower() == "true"
 
@@ -63,7 +67,7 @@ def build_report(rows: list[dict], *, command: str = "", settings: dict | None =
                     " (not the whole testbed)."))
     lines.append(f"Physics: the {build} build{_BUILD_NOTES.get(build, '')}. "
                  + (f"Unity-passed tasks unsolved in it were played again in the {other} "
-                    f"build{_BUILD_NOTES.get(other, '')}: {len(in_other)} tasks."
+                    f"build{_BUILD_NOTES.get(other, '')}: {_tasks(len(in_other))}."
                     if in_other else f"No task was played in the {other} build (the audit "
                     "ran with --no-other-build, or every Unity-passed task was solved)."))
     if revision:
