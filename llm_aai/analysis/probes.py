@@ -15,7 +15,7 @@ from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.metrics import pass_rates
 from llm_aai.analysis.plan_reference import References
 from llm_aai.analysis.reference import reference_levels
-from llm_aai.analysis.stats import format_rate, wilson_interval
+from llm_aai.analysis.stats import format_rate
 from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs.store import read_manifest
 from llm_aai.plans.evaluate import evaluate_plan_episode

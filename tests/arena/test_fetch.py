@@ -1,4 +1,4 @@
-"""The fetcher against a real HTTP server on 127.0.0.1 serving testbed files, and file:// mirrors."""
+"""The fetcher against a real HTTP server on 127.0.0.1 serving testbed files, and file:// URLs."""
 
 import hashlib
 import shutil
