@@ -145,6 +145,9 @@ def _fetch_one(pup, name: str, downloader: _Downloader) -> bool:
         raise FetchError(f"{name}: checksum mismatch, expected sha256 {pup.registry[name]}, got "
                          f"{got.group(1) if got else '?'} (from {url}); the file was discarded: "
                          "this source does not serve the pinned testbed") from None
+    except OSError as error:  # the cache folder cannot be written (full, read-only)
+        raise FetchError(f"{name}: cannot write into {pup.abspath}: {error.strerror or error}"
+                         ) from None
     except requests.RequestException as error:  # cut off mid-body, every try
         raise FetchError(f"{name}: download interrupted ({_short_reason(error)}, {ATTEMPTS} "
                          "tries); run the command again to fetch the files still missing"
@@ -185,6 +188,11 @@ def fetch_testbed(
 
     pooch.get_logger().setLevel(logging.WARNING)  # not one INFO line per file
     dest = Path(dest).expanduser() if dest is not None else cache_dir()
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise FetchError(f"cannot create the testbed folder {dest}: {error.strerror or error}"
+                         ) from None
     source = source or default_source()
     sums = pinned_checksums()
     names = sorted(sums) if task_ids is None else _file_names(task_ids, sums)

@@ -187,3 +187,10 @@ def test_silent_server_times_out_once(tmp_path, monkeypatch):
         with pytest.raises(SourceUnreachable, match=f"cannot reach {url}/.*timed out"):
             fetch_testbed(tmp_path, source=url, progress=False, timeout=0.5, workers=1)
     assert len(opened) == 1 and time.monotonic() - start < 5
+
+
+def test_a_folder_that_cannot_be_made_is_one_line(testbed_dir, tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(FetchError, match=f"cannot create the testbed folder {tmp_path}/file/x"):
+        fetch_testbed(tmp_path / "file" / "x", source=testbed_dir.as_uri(), task_ids=TASKS[:1],
+                      progress=False)
