@@ -134,7 +134,6 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     out = Path(out)
     _check_run_location(out, run_id)
     tasks, arena_paths, agent, prompt = _resolve(config)
-    print(f"model: {agent.label}", file=sys.stderr)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = out / run_id if run_id else _unused_run_dir(out, default_run_id(config.model))
     store = RunStore(run_dir, config.frames)
@@ -144,6 +143,7 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
+    print(f"model: {agent.label}", file=sys.stderr)  # what an alias means, once it runs
     with _locked(store):
         store.write_manifest(_manifest(run_dir.name, plan))
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
