@@ -145,12 +145,13 @@ def _fetch_one(pup, name: str, downloader: _Downloader) -> bool:
         raise FetchError(f"{name}: checksum mismatch, expected sha256 {pup.registry[name]}, got "
                          f"{got.group(1) if got else '?'} (from {url}); the file was discarded: "
                          "this source does not serve the pinned testbed") from None
-    except OSError as error:  # the cache folder cannot be written (full, read-only)
-        raise FetchError(f"{name}: cannot write into {pup.abspath}: {error.strerror or error}"
-                         ) from None
     except requests.RequestException as error:  # cut off mid-body, every try
         raise FetchError(f"{name}: download interrupted ({_short_reason(error)}, {ATTEMPTS} "
                          "tries); run the command again to fetch the files still missing"
+                         ) from None
+    except OSError as error:  # the cache folder cannot be written (full, read-only); after
+        # requests' errors, which are OSErrors too
+        raise FetchError(f"{name}: cannot write into {pup.abspath}: {error.strerror or error}"
                          ) from None
     return actions != ["fetch"]
 
