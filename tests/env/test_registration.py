@@ -1,4 +1,4 @@
-"""``import llm_aai`` registers the gymnasium id, and README's gymnasium example runs."""
+"""``import llm_aai`` registers the gymnasium id, and the documented gymnasium example runs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GYMNASIUM_PAGE = Path(__file__).resolve().parents[2] / "docs" / "gymnasium.md"
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:
@@ -27,9 +27,8 @@ def test_import_llm_aai_registers_the_id_loading_only_gymnasium():
         "True", "['llm_aai', 'llm_aai.registration']", "False"]
 
 
-def test_the_readme_gymnasium_example_runs(testbed_dir):
-    section = README.read_text().split("## Gymnasium", 1)[1].split("\n## ", 1)[0]
-    example = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+def test_the_documented_gymnasium_example_runs(testbed_dir):
+    example = re.search(r"```python\n(.*?)```", GYMNASIUM_PAGE.read_text(), re.S).group(1)
     check = ("\nassert env.observation_space['image'].shape == (128, 128, 3)\n"
              "assert observation['image'].shape == (128, 128, 3)\n"
              "assert observation['health'].shape == (1,)\n"
