@@ -9,7 +9,7 @@ ARENAS ?=
 
 LOCK   := requirements.lock
 LOCK_UNITY := requirements-unity.lock
-EXTRAS := --extra test --extra dev --extra bridge --extra mp4
+EXTRAS := --extra test --extra dev --extra bridge --extra mp4 --extra inspect
 
 # The tested set, every package pinned with its hashes (requirements.lock, from pyproject's
 # extras above), installed with --require-hashes; then the project itself, which cannot be

@@ -7,6 +7,9 @@ are tiny (12 trials) and often at 0 or 1, where the normal interval collapses to
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+import numpy as np
 
 Z_95 = 1.959963984540054  # two-sided 95% standard normal quantile
 
@@ -52,3 +55,30 @@ def format_rate(k: int, n: int) -> str:
     if not n:
         return "-"
     return f"{k}/{n} {k / n:.2f} {format_interval(*wilson_interval(k, n))}"
+
+
+def bootstrap_mean_interval(values: Sequence[float], *, draws: int = 2000, seed: int = 0,
+                            level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values``, one value per cluster.
+
+    Repeated trials of one task are not independent, so an interval for a pass rate resamples
+    tasks, not trials: give each task's mean over its trials (a cluster bootstrap).
+
+    Args:
+        values: one number per cluster (a task's pass rate over its trials).
+        draws: bootstrap resamples.
+        seed: the resampling's seed (the same values give the same interval).
+        level: the interval's coverage.
+
+    Returns:
+        ``(low, high)``; both NaN without values.
+
+    """
+    if not values:
+        return math.nan, math.nan
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(draws, len(data)))].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)

@@ -15,6 +15,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any
 from filelock import Timeout
 from tqdm import tqdm
 
-from llm_aai.agents import AgentSpec, ReplayExhausted, resolve_agent
+from llm_aai.agents import Agent, AgentSpec, ReplayExhausted, resolve_agent
 from llm_aai.arena import (
     ArenaError,
     Task,
@@ -66,13 +67,14 @@ from llm_aai.runner.estimate import (
     image_tokens_for,
     measure_observation_texts,
 )
+from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
 from llm_aai.sim.builds import game_clock
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 from llm_aai.variants.index import Variant, VariantIndexError, variant_tasks
 
-__all__ = ["RESULTS_DIR", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
-           "resume_run", "run_config_of", "start_run"]
+__all__ = ["RESULTS_DIR", "OpenRun", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
+           "open_run", "resume_run", "run_config_of", "start_run"]
 
 RESULTS_DIR = Path("results")
 """Where ``start_run`` makes run directories unless told otherwise."""
@@ -147,6 +149,110 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     with _locked(store):
         store.write_manifest(_manifest(run_dir.name, plan))
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
+
+
+class OpenRun:
+    """A run whose episodes another scheduler plays one by one, each with its own agent.
+
+    ``start_run`` schedules a run's episodes itself; a driver with its own scheduler (an
+    Inspect eval plays one sample at a time, each with the model it was given) opens the run
+    with ``open_run`` and calls ``play`` per episode. The manifest, the episode logs, the
+    results and the summary are the ones ``start_run`` writes, so ``analyze``, ``replay`` and
+    ``view`` read them alike.
+    """
+
+    def __init__(self, plan: _Plan, store: RunStore):
+        self._plan = plan
+        self.store = store
+        self._suite = Suite(plan.suite, store, make_env=lambda: _make_env(plan.config),
+                            make_agent=plan.agent.create, prompt=plan.prompt,
+                            arena_path=plan.arena_paths.__getitem__)
+        self._specs = {spec.episode_id: spec for spec in self._suite.pending()}
+        self._summary_lock = threading.Lock()
+
+    @property
+    def run_dir(self) -> Path:
+        """The run's directory."""
+        return self.store.root
+
+    @property
+    def config(self) -> RunConfig:
+        """The run's settings."""
+        return self._plan.config
+
+    def spec(self, task_id: str, trial: int) -> EpisodeSpec:
+        """The episode of ``task_id``'s trial ``trial`` (its seed, arena and pass mark).
+
+        Raises:
+            RunError: the run has no such episode (a task it did not select, or a trial
+                beyond its ``trials``), or it is played already.
+
+        """
+        found = self._specs.get(episode_id(task_id, trial))
+        if found is None:
+            raise RunError(f"{self.run_dir}: no episode left to play for task {task_id} trial "
+                           f"{trial} (the run selects {len(self._plan.suite.tasks)} tasks x "
+                           f"{self._plan.config.trials} trials)")
+        return found
+
+    def play(self, spec: EpisodeSpec, agent: Agent) -> EpisodeResult:
+        """Play one episode with ``agent`` in a fresh env, log it, and update the summary.
+
+        The episode is played by the runner's ``EpisodeRunner`` (the same conversation and
+        protocol as ``start_run``); it blocks, so an async driver calls it from a thread.
+        """
+        config = self._plan.suite
+        env = _make_env(self._plan.config)
+        writer = self.store.start_episode(spec.episode_id)
+        try:
+            runner = EpisodeRunner(env, agent, self._plan.prompt, config.protocol,
+                                   config.script_mode, modes=config.modes,
+                                   observation=ObservationMode(
+                                       config.observation, config.frame,
+                                       arena_map=config.prompt == PLAN_PROMPT))
+            result = runner.run(spec, writer)
+        except BaseException:
+            writer.close()
+            raise
+        finally:
+            env.close()
+        writer.finish(result)
+        del self._specs[spec.episode_id]
+        with self._summary_lock:
+            self.store.write_summary()
+        return result
+
+
+def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec) -> OpenRun:
+    """Check ``config`` as ``start_run`` does, write the manifest in ``run_dir``, and open it.
+
+    Args:
+        config: the run's settings (``config.model`` names the model as the driver knows it).
+        run_dir: a new or empty directory.
+        agent: how the agent is described in the manifest (the driver gives each episode
+            its own agent to ``OpenRun.play``).
+
+    Raises:
+        RunError: the config cannot run, or ``run_dir`` holds a run already.
+
+    """
+    if config.arenas_dir is not None:
+        config = dataclasses.replace(config, arenas_dir=Path(config.arenas_dir).resolve())
+    if config.modes.across_tasks:
+        raise RunError("context across-tasks plays a trial's tasks in one conversation; a "
+                       "driver that plays one episode at a time cannot run it")
+    tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
+    plan = _plan(config, tasks, arena_paths, agent, prompt)
+    run_dir = Path(run_dir)
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise RunError(f"{run_dir} already exists and is not empty; choose a new directory")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
+    store = RunStore(run_dir, config.frames)
+    store.write_manifest(_manifest(run_dir.name, plan))
+    return OpenRun(plan, store)
 
 
 def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
@@ -307,6 +413,16 @@ def _resolve(config: RunConfig, *, check_key: bool = True
     A misread arena or a missing API key stops the run here, before it starts (the key only
     with ``check_key``: a dry run calls no model).
     """
+    tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
+    try:
+        agent = resolve_agent(config.model, check_key=check_key, **_agent_options(config))
+    except (LLMError, ValueError, LookupError) as error:
+        raise RunError(_message(error)) from error
+    return tasks, arena_paths, agent, prompt
+
+
+def _resolve_tasks_and_prompt(config: RunConfig) -> tuple[list[Task], dict[str, Path], Prompt]:
+    """The tasks, their arena files (each one loaded) and the prompt; the modes checked."""
     try:
         if config.variants is not None:
             tasks, arena_paths, chosen = variant_tasks(config.variants, config.level,
@@ -318,12 +434,11 @@ def _resolve(config: RunConfig, *, check_key: bool = True
                            for t in tasks}
         for path in arena_paths.values():
             load_config(path)
-        agent = resolve_agent(config.model, check_key=check_key, **_agent_options(config))
-    except (ArenaError, LLMError, ValueError, FileNotFoundError, LookupError,
+    except (ArenaError, ValueError, FileNotFoundError, LookupError,
             VariantIndexError) as error:
         raise RunError(_message(error)) from error
     _check_modes(config)
-    return tasks, arena_paths, agent, _load_prompt(config)
+    return tasks, arena_paths, _load_prompt(config)
 
 
 def _note_variant_builds(config: RunConfig, chosen: list[Variant]) -> None:

@@ -1,0 +1,189 @@
+"""``llm_aai/testbed``: the Inspect task, its solver (one episode a sample) and its scorer.
+
+Every setting a run takes is a task argument (``-T name=value``) and becomes a ``RunConfig``;
+the run itself is opened with the runner's ``open_run`` on the first sample, when the model
+is known, so its directory holds the manifest, episode logs, results and summary of a
+``python -m llm_aai.run`` run (``analyze``, ``replay`` and ``view`` read it). Trials are
+Inspect epochs: sample = task, epoch = trial.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import get_model
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    metric,
+    scorer,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from llm_aai.agents.llm import LLMAgent
+from llm_aai.agents.registry import AgentSpec
+from llm_aai.analysis.stats import bootstrap_mean_interval
+from llm_aai.arena import select_tasks
+from llm_aai.frames import FrameFormat
+from llm_aai.inspect_eval.client import InspectClient
+from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol.modes import ModeSettings
+from llm_aai.runner import RESULTS_DIR, RunConfig, default_run_id
+from llm_aai.runner.app import OpenRun, open_run
+
+__all__ = ["episode_scorer", "level_pass_rates", "play_episode", "testbed"]
+
+RESULT_KEY = "llm_aai"
+"""The sample metadata key holding the episode's result and where it was logged."""
+
+
+@task
+def testbed(tasks: str | None = None, level: str | None = None,
+            arenas_dir: str | None = None, prompt: str = "react", control: str = "script",
+            observation: str = "image", frame: str = "egocentric",
+            max_scripts: int | None = PaperProtocol.max_scripts,
+            physics_build: str = RunConfig.physics_build, resolution: int = 512,
+            script_mode: str = "strict", frames: str = FrameFormat.kind,
+            observe_every: int | None = None, trials: int = 1, seed: int = 0,
+            full_testbed: bool = False, run_dir: str | None = None) -> Task:
+    """The LLM-AAI testbed on the embedded simulator, one sample per task.
+
+    Args:
+        tasks: comma-separated task ids (``01-04-03,03-01-02``); None for all.
+        level: levels, e.g. ``1-3`` or ``1,5``; None for all.
+        arenas_dir: folder of the testbed's arena YAMLs; None: ``$LLM_AAI_ARENAS`` or the cache.
+        prompt: ``react`` (experiment 1), ``icl`` (experiment 2) or a prompt file.
+        control: ``script`` (the paper's) or ``frame``.
+        observation: ``image``, ``text`` or ``both``.
+        frame: a text observation's frame of reference.
+        max_scripts: replies per episode (the paper's 30).
+        physics_build: the Animal-AI build whose physics the simulator follows.
+        resolution: square frame size in pixels.
+        script_mode: ``strict`` or ``lenient``.
+        frames: ``jpeg`` (the paper's) or ``png``.
+        observe_every: show a frame every N steps of a reply as well as the last one.
+        trials: episodes per task: the task's epochs.
+        seed: the run seed each episode's seed derives from (with the task and the trial).
+        full_testbed: select from all 900 tasks instead of the 40-task subset.
+        run_dir: where the run is written in the project's log schema; None:
+            ``results/<time>_inspect-<model>``.
+
+    """
+    config = RunConfig(
+        model="inspect", level=level, tasks=tasks, full_testbed=full_testbed, trials=trials,
+        seed=seed, physics_build=physics_build, resolution=resolution,
+        frames=FrameFormat(frames), prompt=prompt, script_mode=script_mode,
+        protocol=dataclasses.replace(PaperProtocol(), max_scripts=max_scripts),
+        modes=ModeSettings(control=control, observe_every=observe_every),
+        arenas_dir=Path(arenas_dir) if arenas_dir else None, observation=observation,
+        frame=frame)
+    selected = select_tasks(config.level, config.tasks, full=config.full_testbed)
+    dataset = MemoryDataset([Sample(input=f"Animal-AI testbed task {t.task_id}", id=t.task_id,
+                                    metadata={"task_id": t.task_id, "level": t.level})
+                             for t in selected], name="llm-aai-testbed")
+    return Task(dataset=dataset, solver=play_episode(config, run_dir),
+                scorer=episode_scorer(), epochs=Epochs(trials, "mean"))
+
+
+class _LazyRun:
+    """The run, opened by the first sample (its model names it), shared by all the others."""
+
+    def __init__(self, config: RunConfig, run_dir: str | None):
+        self._config = config
+        self._run_dir = run_dir
+        self._run: OpenRun | None = None
+        self._lock = anyio.Lock()
+
+    async def get(self, model_name: str) -> OpenRun:
+        async with self._lock:
+            if self._run is None:
+                config = dataclasses.replace(self._config, model=model_name)
+                run_dir = Path(self._run_dir) if self._run_dir else (
+                    RESULTS_DIR / default_run_id(f"inspect-{model_name}"))
+                agent = AgentSpec(model_name, "inspect", {}, _no_factory)
+                self._run = await anyio.to_thread.run_sync(
+                    lambda: open_run(config, run_dir, agent=agent))
+            return self._run
+
+
+def _no_factory(**_: Any):
+    raise RuntimeError("an Inspect run's agents are made per sample by its solver")
+
+
+@solver
+def play_episode(config: RunConfig, run_dir: str | None = None) -> Solver:
+    """Play the sample's task (trial = epoch) with Inspect's model, through the runner.
+
+    The runner's ``EpisodeRunner`` drives ``protocol.Episode`` and builds every message as
+    ``python -m llm_aai.run`` does (``LLMAgent``); only the model call goes to Inspect.
+    """
+    run = _LazyRun(config, run_dir)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        model = get_model()
+        opened = await run.get(str(model))
+        spec = opened.spec(state.metadata["task_id"], state.epoch)
+        agent = LLMAgent(InspectClient(model, state.messages), name=str(model))
+        result = await anyio.to_thread.run_sync(opened.play, spec, agent)
+        state.metadata[RESULT_KEY] = {
+            "result": dataclasses.asdict(result),
+            "run_dir": str(opened.run_dir), "episode_id": spec.episode_id}
+        state.completed = True
+        return state
+
+    return solve
+
+
+@metric
+def level_pass_rates() -> Metric:
+    """Pass rate and mean reward, overall and per level, with 95% task-bootstrap intervals.
+
+    Inspect reduces a task's epochs (its trials) to their mean first, so each value here is
+    one task's: resampling them is a cluster bootstrap that respects repeated trials.
+    """
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        by_level: dict[str, list[dict[str, float]]] = defaultdict(list)
+        everything = []
+        for sample in scores:
+            value = sample.score.value
+            level = (sample.sample_metadata or {}).get("level")
+            everything.append(value)
+            by_level[f"level_{level}"].append(value)
+        out: dict[str, float] = {}
+        for name, values in [("all", everything), *sorted(by_level.items())]:
+            passed = [float(v["passed"]) for v in values]
+            low, high = bootstrap_mean_interval(passed)
+            out[f"{name}_pass_rate"] = sum(passed) / len(passed)
+            out[f"{name}_pass_low"], out[f"{name}_pass_high"] = low, high
+            out[f"{name}_reward"] = sum(float(v["reward"]) for v in values) / len(values)
+        return out
+
+    return compute
+
+
+@scorer(metrics=[level_pass_rates()])
+def episode_scorer() -> Scorer:
+    """Passed (reward at or above the task's pass mark) and the episode's reward."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        logged = state.metadata[RESULT_KEY]
+        result = logged["result"]
+        return Score(value={"passed": float(result["passed"]), "reward": result["reward"]},
+                     explanation=(f"reward {result['reward']:.3f} vs pass mark "
+                                  f"{result['pass_mark']:.3f}; {result['scripts_used']} "
+                                  f"scripts, final health {result['final_health']}, ended: "
+                                  f"{result['end_reason']}"),
+                     metadata={"level": result["level"], **logged})
+
+    return score
