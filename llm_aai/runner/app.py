@@ -57,6 +57,7 @@ from llm_aai.runner.config import (
     default_run_id,
 )
 from llm_aai.runner.conversation import ConversationError
+from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
 from llm_aai.runner.estimate import (
     ASSUMED_REPLY_TOKENS,
     ASSUMED_SCRIPT_STEPS,
@@ -67,7 +68,6 @@ from llm_aai.runner.estimate import (
     image_tokens_for,
     measure_observation_texts,
 )
-from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
 from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
 from llm_aai.sim.builds import game_clock
 from llm_aai.sim.simulator import PHYSICS_BUILDS

@@ -1,0 +1,100 @@
+"""The Inspect task end to end: mockllm and real HTTP, our logs beside Inspect's, a golden run."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("inspect_ai")  # the [inspect] extra; `make test` installs it
+
+import litellm  # noqa: E402
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.model import ContentImage, ModelOutput, get_model  # noqa: E402
+
+from llm_aai.inspect_eval.task import testbed as make_testbed  # noqa: E402
+from llm_aai.llm.fake_server import FakeChatServer  # noqa: E402
+from llm_aai.logs.store import read_result, read_turns  # noqa: E402
+from llm_aai.protocol import PAPER_PROTOCOL  # noqa: E402
+from llm_aai.runner import ModelOptions, RunConfig, start_run  # noqa: E402
+
+# Inspect counts tokens with tiktoken, which would download its encodings: litellm ships them.
+os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(
+    Path(litellm.__file__).parent / "litellm_core_utils" / "tokenizers"))
+
+TASK = "01-04-03"
+REPLIES = ["Go(3);", "Turn(90);Go(2);", "not a script", "Turn(-45);Go(4);"]
+
+
+def _eval(model, tmp_path: Path, testbed_dir: Path, **args):
+    run_dir = tmp_path / "run"
+    logs = inspect_eval(make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64,
+                                run_dir=str(run_dir), **args),
+                        model=model, log_dir=str(tmp_path / "inspect-logs"), display="none",
+                        max_samples=1)  # one at a time: the replies are one queue
+    assert logs[0].status == "success", logs[0].error
+    return logs[0], run_dir
+
+
+def test_mockllm_run_scores_logs_and_shows_images(testbed_dir, tmp_path):
+    outputs = [ModelOutput.from_content("mockllm/model", r) for r in REPLIES * 2]
+    log, run_dir = _eval(get_model("mockllm/model", custom_outputs=outputs), tmp_path,
+                         testbed_dir, max_scripts=4, trials=2)
+    assert len(log.samples) == 2 and {s.epoch for s in log.samples} == {1, 2}
+    for sample in log.samples:
+        logged = sample.metadata["llm_aai"]
+        result = read_result(run_dir / "episodes" / logged["episode_id"])
+        score = sample.scores["episode_scorer"]
+        assert score.value == {"passed": float(result.passed), "reward": result.reward}
+        assert result.invalid_replies == 1 and result.scripts_used == 4
+        # the sample's messages are the conversation: system, then 4 x (user with image, reply)
+        users = [m for m in sample.messages if m.role == "user"]
+        assert len(users) == 4 and all(
+            any(isinstance(c, ContentImage) for c in m.content) for m in users)
+        assert [m.text for m in sample.messages if m.role == "assistant"] == REPLIES
+        # the refused reply's feedback and the health line reach the model
+        assert "health" in users[1].text.lower()
+        turns = read_turns(run_dir / "episodes" / logged["episode_id"])
+        assert turns[3].parse_error and turns[3].parse_error.split()[0] in users[3].text
+    metrics = log.results.scores[0].metrics
+    assert {"all_pass_rate", "all_pass_low", "all_pass_high", "level_1_pass_rate",
+            "level_1_reward"} <= set(metrics)
+    with open(run_dir / "summary.csv") as f:
+        assert sorted(r["episode_id"] for r in csv.DictReader(f)) == [f"{TASK}_t1", f"{TASK}_t2"]
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
+    analyzed = subprocess.run([sys.executable, "-m", "llm_aai.analyze", str(run_dir)],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert analyzed.returncode == 0, analyzed.stderr
+    replayed = subprocess.run([sys.executable, "-m", "llm_aai.replay",
+                               str(run_dir / "episodes" / f"{TASK}_t1"), "--resimulate",
+                               "--arenas-dir", str(testbed_dir), "--out",
+                               str(tmp_path / "replay.mp4")],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert replayed.returncode == 0, replayed.stderr
+
+
+def test_same_replies_over_http_give_the_runs_outcomes(testbed_dir, tmp_path):
+    """Golden: Inspect's OpenAI provider on our fake server plays as `llm_aai.run` does."""
+    with FakeChatServer(REPLIES) as server:
+        config = RunConfig(model="openai/fake", tasks=TASK, arenas_dir=testbed_dir,
+                           resolution=64, seed=0,
+                           protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=4),
+                           model_options=ModelOptions(api_base=server.url, max_tokens=256))
+        ours = start_run(config, out=tmp_path / "ours", run_id="r", show_progress=False)
+    with FakeChatServer(REPLIES) as server:
+        model = get_model("openai/fake", base_url=server.url, api_key="x", responses_api=False)
+        log, run_dir = _eval(model, tmp_path, testbed_dir, max_scripts=4, seed=0)
+    expected_dir = ours.run_dir / "episodes" / f"{TASK}_t1"
+    got_dir = run_dir / "episodes" / f"{TASK}_t1"
+    expected, got = read_result(expected_dir), read_result(got_dir)
+    for field in ("seed", "reward", "passed", "final_health", "scripts_used",
+                  "invalid_replies", "end_reason", "steps"):
+        assert getattr(got, field) == getattr(expected, field), field
+    assert [(t.steps, t.health, t.sent_text, t.reply) for t in read_turns(got_dir)] == \
+        [(t.steps, t.health, t.sent_text, t.reply) for t in read_turns(expected_dir)]
+    assert log.samples[0].scores["episode_scorer"].value["reward"] == expected.reward
