@@ -6,24 +6,14 @@ sample's ``file_name``: here the bridge's launcher, so the episode plays on our 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ContentImage, ModelOutput, get_model
+from inspect_ai.solver import generate, system_message
 
-pytest.importorskip("inspect_ai")
-
-import litellm  # noqa: E402
-from inspect_ai import Task  # noqa: E402
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.model import ContentImage, ModelOutput, get_model  # noqa: E402
-from inspect_ai.solver import generate, system_message  # noqa: E402
-
-from llm_aai.bridge.launcher import install  # noqa: E402
-
-os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(
-    Path(litellm.__file__).parent / "litellm_core_utils" / "tokenizers"))
+from llm_aai.bridge.launcher import install
 
 GOAL_AHEAD = """!ArenaConfig
 arenas:

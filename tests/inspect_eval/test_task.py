@@ -9,23 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ContentImage, ModelOutput, get_model
 
-pytest.importorskip("inspect_ai")  # the [inspect] extra; `make test` installs it
-
-import litellm  # noqa: E402
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.model import ContentImage, ModelOutput, get_model  # noqa: E402
-
-from llm_aai.inspect_eval.task import testbed as make_testbed  # noqa: E402
-from llm_aai.llm.fake_server import FakeChatServer  # noqa: E402
-from llm_aai.logs.store import read_result, read_turns  # noqa: E402
-from llm_aai.protocol import PAPER_PROTOCOL  # noqa: E402
-from llm_aai.runner import ModelOptions, RunConfig, start_run  # noqa: E402
-
-# Inspect counts tokens with tiktoken, which would download its encodings: litellm ships them.
-os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(
-    Path(litellm.__file__).parent / "litellm_core_utils" / "tokenizers"))
+from llm_aai.inspect_eval.task import testbed as make_testbed
+from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs.store import read_result, read_turns
+from llm_aai.protocol import PAPER_PROTOCOL
+from llm_aai.runner import ModelOptions, RunConfig, start_run
 
 TASK = "01-04-03"
 REPLIES = ["Go(3);", "Turn(90);Go(2);", "not a script", "Turn(-45);Go(4);"]

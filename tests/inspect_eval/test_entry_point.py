@@ -1,0 +1,48 @@
+"""`inspect eval llm_aai/testbed` finds the task through pyproject's entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from llm_aai.logs.store import read_manifest, read_result
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _entry_point_site(folder: Path) -> Path:
+    """A folder declaring pyproject's inspect_ai entry point, as an installed package would."""
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]
+    info = folder / "llm_aai_entry_point-0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: llm-aai-entry-point\n"
+                                   "Version: 0.0\n")
+    lines = [f"{name} = {target}" for name, target in declared["inspect_ai"].items()]
+    (info / "entry_points.txt").write_text("[inspect_ai]\n" + "\n".join(lines) + "\n")
+    return folder
+
+
+def test_inspect_eval_runs_the_registered_task(testbed_dir, tmp_path):
+    site = _entry_point_site(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO), str(site), os.environ.get("PYTHONPATH", "")])}
+    run_dir = tmp_path / "run"
+    inspect = Path(sys.executable).parent / "inspect"
+    done = subprocess.run(
+        [str(inspect), "eval", "llm_aai/testbed", "--model", "mockllm/model",
+         "-T", "tasks=01-04-03", "-T", f"arenas_dir={testbed_dir}", "-T", "resolution=64",
+         "-T", "max_scripts=2", "-T", f"run_dir={run_dir}", "--log-dir", str(tmp_path / "logs"),
+         "--log-format", "json", "--display", "none"],
+        capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # mockllm's default reply is no script: two refused replies, then the clock runs out
+    result = read_result(run_dir / "episodes" / "01-04-03_t1")
+    assert (result.scripts_used, result.invalid_replies, result.agent) == (2, 2, "mockllm/model")
+    assert read_manifest(run_dir).agent["kind"] == "inspect"
+    (log_file,) = (tmp_path / "logs").glob("*.json")
+    log = json.loads(log_file.read_text())
+    assert log["eval"]["task"] == "llm_aai/testbed" and log["status"] == "success"
