@@ -38,7 +38,7 @@ from llm_aai.frames import FrameFormat
 from llm_aai.inspect_eval.client import InspectClient
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.modes import ModeSettings
-from llm_aai.runner import RESULTS_DIR, RunConfig, default_run_id
+from llm_aai.runner import RESULTS_DIR, RunConfig, RunError, default_run_id
 from llm_aai.runner.app import OpenRun, open_run
 
 __all__ = ["episode_scorer", "level_pass_rates", "play_episode", "testbed"]
@@ -132,7 +132,11 @@ def play_episode(config: RunConfig, run_dir: str | None = None) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         opened = await run.get(str(model))
-        spec = opened.spec(state.metadata["task_id"], state.epoch)
+        try:
+            spec = opened.spec(state.metadata["task_id"], state.epoch)
+        except RunError as error:  # `--epochs N` beyond the task's trials
+            raise RunError(f"{error}; give the trials as -T trials=N (the task sets its "
+                           "epochs from them) rather than --epochs") from error
         agent = LLMAgent(InspectClient(model, state.messages), name=str(model))
         result = await anyio.to_thread.run_sync(opened.play, spec, agent)
         state.metadata[RESULT_KEY] = {

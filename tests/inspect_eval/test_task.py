@@ -67,6 +67,12 @@ def test_mockllm_run_scores_logs_and_shows_images(testbed_dir, tmp_path):
                                str(tmp_path / "replay.mp4")],
                               capture_output=True, text=True, env=env, timeout=300)
     assert replayed.returncode == 0, replayed.stderr
+    assert (tmp_path / "replay.mp4").stat().st_size > 0
+    viewed = subprocess.run([sys.executable, "-m", "llm_aai.view", str(run_dir), "--out",
+                             str(tmp_path / "site"), "--arenas-dir", str(testbed_dir)],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert viewed.returncode == 0, viewed.stderr
+    assert list((tmp_path / "site").rglob("*.html"))
 
 
 def test_same_replies_over_http_give_the_runs_outcomes(testbed_dir, tmp_path):
@@ -89,3 +95,13 @@ def test_same_replies_over_http_give_the_runs_outcomes(testbed_dir, tmp_path):
     assert [(t.steps, t.health, t.sent_text, t.reply) for t in read_turns(got_dir)] == \
         [(t.steps, t.health, t.sent_text, t.reply) for t in read_turns(expected_dir)]
     assert log.samples[0].scores["episode_scorer"].value["reward"] == expected.reward
+
+
+def test_epochs_beyond_the_trials_name_the_task_argument(testbed_dir, tmp_path):
+    outputs = [ModelOutput.from_content("mockllm/model", "Go(1);")] * 2
+    log = inspect_eval(make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64,
+                                    max_scripts=1, run_dir=str(tmp_path / "run")),
+                       model=get_model("mockllm/model", custom_outputs=outputs), epochs=2,
+                       log_dir=str(tmp_path / "logs"), display="none", max_samples=1)[0]
+    assert log.status == "error"
+    assert "-T trials=N" in log.error.message
