@@ -75,8 +75,8 @@ def test_mockllm_run_scores_logs_and_shows_images(testbed_dir, tmp_path):
     assert list((tmp_path / "site").rglob("*.html"))
 
 
-def test_same_replies_over_http_give_the_runs_outcomes(testbed_dir, tmp_path):
-    """Golden: Inspect's OpenAI provider on our fake server plays as `llm_aai.run` does."""
+def test_same_replies_over_http_give_the_runs_outcomes(testbed_dir, tmp_path, monkeypatch):
+    """Golden: Inspect's OpenAI-compatible provider on our fake server plays as `run` does."""
     with FakeChatServer(REPLIES) as server:
         config = RunConfig(model="openai/fake", tasks=TASK, arenas_dir=testbed_dir,
                            resolution=64, seed=0,
@@ -84,7 +84,10 @@ def test_same_replies_over_http_give_the_runs_outcomes(testbed_dir, tmp_path):
                            model_options=ModelOptions(api_base=server.url, max_tokens=256))
         ours = start_run(config, out=tmp_path / "ours", run_id="r", show_progress=False)
     with FakeChatServer(REPLIES) as server:
-        model = get_model("openai/fake", base_url=server.url, api_key="x", responses_api=False)
+        # `--model openai-api/fake/fake-model` reads FAKE_BASE_URL and FAKE_API_KEY
+        monkeypatch.setenv("FAKE_BASE_URL", server.url)
+        monkeypatch.setenv("FAKE_API_KEY", "not-a-key")
+        model = get_model("openai-api/fake/fake-model")
         log, run_dir = _eval(model, tmp_path, testbed_dir, max_scripts=4, seed=0)
     expected_dir = ours.run_dir / "episodes" / f"{TASK}_t1"
     got_dir = run_dir / "episodes" / f"{TASK}_t1"
@@ -95,6 +98,7 @@ def test_same_replies_over_http_give_the_runs_outcomes(testbed_dir, tmp_path):
     assert [(t.steps, t.health, t.sent_text, t.reply) for t in read_turns(got_dir)] == \
         [(t.steps, t.health, t.sent_text, t.reply) for t in read_turns(expected_dir)]
     assert log.samples[0].scores["episode_scorer"].value["reward"] == expected.reward
+    assert len(server.requests) == len(REPLIES)  # every reply went over HTTP
 
 
 def test_epochs_beyond_the_trials_name_the_task_argument(testbed_dir, tmp_path):
