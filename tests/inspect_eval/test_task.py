@@ -51,7 +51,10 @@ def test_mockllm_run_scores_logs_and_shows_images(testbed_dir, tmp_path):
         # the refused reply's feedback and the health line reach the model
         assert "health" in users[1].text.lower()
         turns = read_turns(run_dir / "episodes" / logged["episode_id"])
-        assert turns[3].parse_error and turns[3].parse_error.split()[0] in users[3].text
+        # the reply after the refused one was sent the feedback, as the runner logged it
+        assert turns[3].parse_error and turns[4].sent_preamble != turns[3].sent_preamble
+        assert turns[4].sent_preamble in users[3].text
+        assert all(turn.sent_text in user.text for turn, user in zip(turns[1:5], users))
     metrics = log.results.scores[0].metrics
     assert {"all_pass_rate", "all_pass_low", "all_pass_high", "level_1_pass_rate",
             "level_1_reward"} <= set(metrics)
