@@ -54,7 +54,8 @@ def test_mockllm_run_scores_logs_and_shows_images(testbed_dir, tmp_path):
         # the reply after the refused one was sent the feedback, as the runner logged it
         assert turns[3].parse_error and turns[4].sent_preamble != turns[3].sent_preamble
         assert turns[4].sent_preamble in users[3].text
-        assert all(turn.sent_text in user.text for turn, user in zip(turns[1:5], users))
+        assert all(turn.sent_text in user.text
+                   for turn, user in zip(turns[1:5], users, strict=True))
     metrics = log.results.scores[0].metrics
     assert {"all_pass_rate", "all_pass_low", "all_pass_high", "level_1_pass_rate",
             "level_1_reward"} <= set(metrics)
