@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm_aai.analysis import wilson_interval
-from llm_aai.analysis.stats import Z_95
+from llm_aai.analysis.stats import Z_95, bootstrap_mean_interval
 
 
 @pytest.mark.parametrize(("k", "n", "low", "high"), [
@@ -71,3 +71,17 @@ def test_every_table_prints_intervals_one_way():
 
     group = pd.DataFrame({"infra_failure": [False] * 12, "passed": [True] * 3 + [False] * 9})
     assert probes._cell(group) == "3/12 0.25 [0.09, 0.53]"
+
+
+def test_bootstrap_interval_over_tasks():
+    per_task = [0.0, 1.0, 1 / 3, 2 / 3, 1.0, 0.0, 0.0, 1.0]
+    low, high = bootstrap_mean_interval(per_task)
+    mean = sum(per_task) / len(per_task)
+    assert 0.0 <= low < mean < high <= 1.0
+    assert bootstrap_mean_interval(per_task) == (low, high)  # seeded: reproducible
+    assert bootstrap_mean_interval([0.5] * 6) == (0.5, 0.5)
+    # more tasks with the same spread: a narrower interval
+    wide = high - low
+    low8, high8 = bootstrap_mean_interval(per_task * 8)
+    assert high8 - low8 < wide / 2
+    assert all(math.isnan(b) for b in bootstrap_mean_interval([]))
