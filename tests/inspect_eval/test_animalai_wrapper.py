@@ -34,6 +34,7 @@ arenas:
 """
 
 
+@pytest.mark.slow  # a subprocess or the animalai client: ~10-20 s
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_official_inspect_wrapper_plays_on_the_bridge(tmp_path):
     from animalai.LLM_scaffolds import FrameByFrameScaffold

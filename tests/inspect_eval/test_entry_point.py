@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from llm_aai.logs.store import read_manifest, read_result
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +28,7 @@ def _entry_point_site(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # a subprocess or the animalai client: ~10-20 s
 def test_inspect_eval_runs_the_registered_task(testbed_dir, tmp_path):
     site = _entry_point_site(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ContentImage, ModelOutput, get_model
 
@@ -32,6 +33,7 @@ def _eval(model, tmp_path: Path, testbed_dir: Path, **args):
     return logs[0], run_dir
 
 
+@pytest.mark.slow  # a subprocess or the animalai client: ~10-20 s
 def test_mockllm_run_scores_logs_and_shows_images(testbed_dir, tmp_path):
     outputs = [ModelOutput.from_content("mockllm/model", r) for r in REPLIES * 2]
     log, run_dir = _eval(get_model("mockllm/model", custom_outputs=outputs), tmp_path,
