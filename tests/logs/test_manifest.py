@@ -22,6 +22,9 @@ V1_MANIFEST = Path(__file__).parent / "data" / "manifest-v1.json"
 """A manifest written by the version before RunManifest (``python -m llm_aai.run --model
 heuristic --tasks 01-04-03,01-06-02 --resolution 64 --max-scripts 1``): it stored the command
 line as ``cli_args`` and had no ``manifest_version``."""
+V2_MANIFEST = Path(__file__).parent / "data" / "manifest-v2.json"
+"""A version 2 manifest, written by the same command before the settings were stored once: it
+holds the run's config twice, as started (``run_config``) and as resolved (``config``)."""
 
 
 def _manifest(**changes) -> RunManifest:
@@ -102,3 +105,12 @@ def test_a_bad_manifest_is_a_schema_error_naming_the_file_and_the_field(tmp_path
 def test_no_manifest_says_this_is_not_a_run_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="not an llm-aai run directory"):
         read_manifest(tmp_path)
+
+
+def test_a_version_2_manifest_is_read(tmp_path):
+    shutil.copy(V2_MANIFEST, tmp_path / "manifest.json")
+    manifest = read_manifest(tmp_path)
+    assert manifest.manifest_version == 2 and manifest.cli_args is None
+    assert manifest.model == "heuristic" and manifest.prompt_name == "react"
+    assert manifest.arenas_dir == "/data/animal-ai/testbed/competition"
+    assert manifest.episode_seeds == {"01-04-03_t1": 3468897627, "01-06-02_t1": 2558814109}
