@@ -23,13 +23,16 @@ from llm_aai.agents.replay import ReplayAgent
 from llm_aai.llm.aliases import MODEL_ALIASES, check_credentials, resolve_model
 from llm_aai.llm.client import LiteLLMClient
 from llm_aai.logs.store import read_turns
+from llm_aai.protocol.presets import SET, Preset
 
 __all__ = [
     "AGENTS",
     "CLIENT_OPTIONS",
     "MODEL_OPTIONS",
+    "ORACLE_FRAMES_MAX_REPLIES",
     "AgentEntry",
     "AgentSpec",
+    "agent_preset",
     "make_agent",
     "register_agent",
     "resolve_agent",
@@ -38,11 +41,21 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AgentEntry:
-    """A built-in agent: how to build it and which options it takes."""
+    """A built-in agent: how to build it, which options it takes and what it brings.
+
+    Attributes:
+        factory: builds one agent from its options.
+        options: the options it takes.
+        description: one line for listings.
+        preset: the settings it plays with (the per-frame oracle's frame control) and those
+            it needs (the replay agent's episode); None: any.
+
+    """
 
     factory: Callable[..., Agent]
     options: frozenset[str]
     description: str
+    preset: Preset | None = None
 
 
 def _heuristic(control: str = "script", **options: Any) -> Agent:
@@ -88,6 +101,10 @@ def _heuristic_options() -> frozenset[str]:
     return frozenset(f.name for f in fields(HeuristicSettings)) | {"control"}
 
 
+ORACLE_FRAMES_MAX_REPLIES = 2000
+"""The reply guard ``oracle-frames`` plays with when none is given: one reply per AAI step of
+the longest testbed episode (t = 1000: 1,667 steps), so it never cuts the ceiling short."""
+
 #: name -> built-in agent. Extend with :func:`register_agent`.
 AGENTS: dict[str, AgentEntry] = {
     "heuristic": AgentEntry(_heuristic, _heuristic_options(),
@@ -97,13 +114,26 @@ AGENTS: dict[str, AgentEntry] = {
                          "from exact snapshots"),
     "oracle-frames": AgentEntry(_oracle_frames, frozenset({"budget", "control"}),
                                 "the oracle acting per frame with no script cap (the ceiling "
-                                "of what the physics allows); plays --control frame"),
+                                "of what the physics allows); plays --control frame",
+                                Preset("model", "oracle-frames",
+                                       defaults={"modes.control": "frame",
+                                                 "protocol.max_scripts": None,
+                                                 "protocol.max_replies":
+                                                     ORACLE_FRAMES_MAX_REPLIES},
+                                       requires={"modes.control": "frame",
+                                                 "protocol.max_scripts": None},
+                                       why="acts per frame, with no script cap: give "
+                                           "{modes.control} frame and bound it with "
+                                           "{protocol.max_replies}")),
     "random": AgentEntry(_random, frozenset({"max_go", "max_commands", "control"}),
                          "seeded random Go/Turn scripts"),
     "human": AgentEntry(_human, frozenset({"input_stream", "output_stream", "frame_dir"}),
                         "type scripts at the terminal after looking at the saved frame"),
     "replay": AgentEntry(_replay, frozenset({"scripts", "replay_from"}),
-                         "re-issue the scripts of a logged episode"),
+                         "re-issue the scripts of a logged episode",
+                         Preset("model", "replay", requires={"replay_from": SET},
+                                why="needs {replay_from} EPISODE_DIR (the scripts to "
+                                    "re-issue)")),
 }
 
 #: options that configure the model client.
@@ -112,6 +142,12 @@ CLIENT_OPTIONS = frozenset({"api_base", "api_key", "temperature", "max_tokens", 
                             "seed", "price_per_mtok"})
 #: every option a model agent accepts (client options plus LLMAgent options).
 MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "prompt_caching", "image_placeholder"}
+
+
+def agent_preset(name: str) -> Preset | None:
+    """What the agent ``name`` brings to a run's settings (None: a model, or nothing)."""
+    entry = AGENTS.get(name)
+    return entry.preset if entry is not None else None
 
 
 def register_agent(name: str, entry: AgentEntry) -> None:

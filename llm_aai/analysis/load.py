@@ -12,6 +12,7 @@ different outcomes for one episode mean the directories cannot be pooled.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,8 +29,16 @@ from llm_aai.logs.schema import (
     SchemaError,
     to_dict,
 )
-from llm_aai.logs.store import EPISODES, RESULT, read_manifest, read_result, read_turns
+from llm_aai.logs.store import (
+    EPISODES,
+    MANIFEST,
+    RESULT,
+    read_manifest,
+    read_result,
+    read_turns,
+)
 from llm_aai.protocol.modes import mode_label
+from llm_aai.settings import ResolvedRun, RunConfig, settings_of
 
 INFRASTRUCTURE = "infrastructure"
 """The ``end_reason`` of an episode lost to the model provider, not to the agent."""
@@ -142,19 +151,17 @@ def _already_counted(row: dict[str, Any], seen: dict[tuple[str, str], dict[str, 
     return True
 
 
-def probe_of(prompt: str | None, run_config: dict[str, Any] | None) -> str:
+def probe_of(config: RunConfig) -> str:
     """Which probe a run is: ``plan``, or its observation (``image``, ``text``, ``both``).
 
     An allocentric text run reads ``text (allocentric)``; runs from before the probes
-    existed recorded no observation and showed images.
+    existed recorded no observation and showed images (the config's default).
     """
-    config = run_config or {}
-    if prompt == "plan":
+    if config.prompt == "plan":
         return "plan"
-    observation = config.get("observation", "image")
-    if observation != "image" and config.get("frame", "egocentric") != "egocentric":
-        return f"{observation} ({config['frame']})"
-    return observation
+    if config.observation != "image" and config.frame != "egocentric":
+        return f"{config.observation} ({config.frame})"
+    return config.observation
 
 
 def _run_identity(path: Path) -> dict[str, Any]:
@@ -165,17 +172,22 @@ def _run_identity(path: Path) -> dict[str, Any]:
         manifest = read_manifest(path)
     except (OSError, SchemaError) as error:  # no manifest, or a malformed one
         raise RunDirectoryError(str(error)) from error
+    try:
+        run = settings_of(manifest)
+    except SchemaError as error:  # settings that make no run
+        raise RunDirectoryError(f"{path / MANIFEST}: {error}") from error
+    config = run.config
     return {
         "run_id": manifest.run_id or path.name,
-        "model": manifest.model,
-        "prompt": manifest.prompt_name,
-        "backend": manifest.config.get("backend"),
+        "model": config.model,
+        "prompt": config.prompt,
+        "backend": config.backend,
         "agent_name": manifest.agent_name,
         "litellm_model": manifest.agent.get("litellm_model"),
-        "probe": probe_of(manifest.prompt_name, manifest.run_config),
-        "settings": json.dumps(_settings(manifest), sort_keys=True),
-        "cost_known": bool(manifest.config.get("cost_known", True)),  # False: no price
-        "mode": mode_label(manifest.config.get("modes"), manifest.config.get("protocol")),
+        "probe": probe_of(config),
+        "settings": json.dumps(_settings(manifest, run), sort_keys=True),
+        "cost_known": run.cost_known,  # False: a model without a price
+        "mode": mode_label(config.modes, config.protocol.max_scripts),
     }
 
 
@@ -183,7 +195,7 @@ SAMPLING_OPTIONS = ("temperature", "max_tokens", "keep_last_images")
 """Model options that change what the model answers (timeouts, retries and concurrency don't)."""
 
 
-def _settings(manifest: RunManifest) -> dict[str, Any]:
+def _settings(manifest: RunManifest, run: ResolvedRun) -> dict[str, Any]:
     """What, besides the model and prompt name, can change a run's results.
 
     Runs are pooled by model and prompt name; runs pooled with different values here (a
@@ -191,11 +203,13 @@ def _settings(manifest: RunManifest) -> dict[str, Any]:
     temperature, an edited prompt) are flagged by ``pooling_conflicts`` rather than silently
     mixed.
     """
-    config = manifest.config
-    settings = {key: config.get(key) for key in ("backend", "resolution", "script_mode",
-                                                  "frames", "jpeg_quality")}
+    config = run.config
+    settings: dict[str, Any] = {
+        "backend": config.backend, "resolution": config.resolution,
+        "script_mode": config.script_mode, "frames": config.frames.kind,
+        "jpeg_quality": config.frames.quality}
     settings.update({f"protocol.{key}": value
-                     for key, value in config.get("protocol", {}).items()})
+                     for key, value in dataclasses.asdict(config.protocol).items()})
     settings["model id"] = manifest.agent.get("litellm_model")
     options = manifest.agent.get("options", {})
     settings.update({key: options.get(key) for key in SAMPLING_OPTIONS})

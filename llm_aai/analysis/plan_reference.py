@@ -44,6 +44,7 @@ from llm_aai.plans.evaluate import first_reply, logged_script
 from llm_aai.plans.metrics import ReferencePlan
 from llm_aai.protocol import Episode, PaperProtocol
 from llm_aai.script import ScriptError, parse_script
+from llm_aai.settings import settings_of
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +205,7 @@ class RunReferences:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = Path(run_dir)
         self.manifest = read_manifest(self.run_dir)
-        scripts = self.manifest.config.get("protocol", {}).get("max_scripts")
+        scripts = settings_of(self.manifest).config.protocol.max_scripts
         if scripts != 1:
             raise ValueError(f"{self.run_dir}: a reference run must be a plan run (run "
                              f"--model oracle --prompt plan); it allowed {scripts} scripts")

@@ -20,7 +20,7 @@ from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs.store import read_manifest
 from llm_aai.plans.evaluate import evaluate_plan_episode
 from llm_aai.plans.metrics import aggregate
-from llm_aai.protocol import PaperProtocol
+from llm_aai.settings import settings_of
 
 PROBE_ORDER = ("image", "text", "text (allocentric)", "both", "both (allocentric)", "plan")
 
@@ -107,10 +107,9 @@ def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = N
     metrics: dict[str, list] = {}
     for run_dir, group in rows.groupby(rows["episode_dir"].map(lambda d: Path(d).parents[1])):
         manifest = read_manifest(run_dir)
-        # the protocol the episodes played (a plan run's has max_scripts=1)
-        protocol = PaperProtocol(**manifest.config.get("protocol", {}))
-        where = arenas_dir if arenas_dir is not None else (
-            (manifest.run_config or {}).get("arenas_dir"))
+        config = settings_of(manifest).config
+        protocol = config.protocol  # as the episodes played it: a plan run's has one script
+        where = arenas_dir if arenas_dir is not None else config.arenas_dir
         for row in group.itertuples():
             arena_path = resolve_arena_path(row.task_id, where)
             reference = None if references is None else references.plan_for(

@@ -1,8 +1,12 @@
 """``python -m llm_aai.run``: evaluate an agent on testbed tasks under the paper's protocol.
 
-The flags are a ``RunConfig`` (``llm_aai.runner.config``) spelled for the command line:
-``FLAG_FIELDS`` names the config field each flag sets, and the flag's default is read from
-there. The run itself is ``llm_aai.runner``'s ``start_run`` / ``resume_run``.
+The flags are a ``RunConfig`` (``llm_aai.settings``) spelled for the command line: each
+setting's flag has the config field's dotted path as its ``dest`` (``--timeout`` sets
+``model_options.timeout_s``) and takes its default from the config, so a new setting is one
+config field and one ``add_argument`` line. The config's rules, and the presets and
+requirements of the chosen agent, control and prompt (``llm_aai.runner.presets``), raise a
+``ConfigError`` naming the field, which is said here with its flag. The run itself is
+``llm_aai.runner``'s ``start_run`` / ``resume_run``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from llm_aai.logs import RunStore
 from llm_aai.logs.store import RERUN_END_REASONS
 from llm_aai.perception import FRAMES
 from llm_aai.perception.observer import OBSERVATIONS
-from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS, PER_TASK, TESTBED_ORDER
+from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS
 from llm_aai.runner import (
     RESULTS_DIR,
     ResumeOverrides,
@@ -45,38 +49,25 @@ from llm_aai.runner import (
     run_config_of,
     start_run,
 )
-from llm_aai.runner.config import FLAG_FIELDS, MAX_RESOLUTION, MIN_RESOLUTION, ConfigError
+from llm_aai.runner.presets import fill_presets
+from llm_aai.settings import MAX_RESOLUTION, MIN_RESOLUTION, ConfigError
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 from llm_aai.variants import VariantIndexError, VariantRequestError
 from llm_aai.variants.cache import cached_variants
 
 __all__ = ["build_parser", "config_from_args", "default_run_id", "main"]
 
-RESUME_FLAGS = {"cache": "cache_dir", "concurrency": "concurrency", "arenas_dir": "arenas_dir",
-                "api_base": "api_base", "budget_usd": "budget_usd",
-                "stop_after_failures": "stop_after_failed_episodes",
-                "unity_build": "unity_build",
-                "price_per_mtok": "price_per_mtok"}
-"""Flags a resumed run may change -> their ``ResumeOverrides`` field. Giving any other config
-flag with a value unlike the run's is refused rather than silently ignored."""
+SETTINGS = frozenset(RunConfig.field_paths())
+"""The config's fields by dotted path: the ``dest`` of each setting's flag."""
+RESUME_FLAGS = {"cache_dir": "cache_dir", "concurrency": "concurrency",
+                "arenas_dir": "arenas_dir", "model_options.api_base": "api_base",
+                "budget_usd": "budget_usd",
+                "stop_after_failed_episodes": "stop_after_failed_episodes",
+                "unity_build": "unity_build", "model_options.price_per_mtok": "price_per_mtok"}
+"""Settings a resumed run may change -> their ``ResumeOverrides`` field. Giving any other
+setting's flag with a value unlike the run's is refused rather than silently ignored."""
 
 _DEFAULTS = RunConfig(model="")  # read for its defaults only
-
-
-def _default(path: str) -> Any:
-    """The config's default for a dotted field path (``"protocol.max_scripts"``)."""
-    return _field(_DEFAULTS, path)
-
-
-def _field(config: Any, path: str) -> Any:
-    return functools.reduce(getattr, path.split("."), config)
-
-
-def _with_field(config: Any, path: str, value: Any) -> Any:
-    """A copy of a (nested) frozen config with one dotted field set."""
-    name, _, rest = path.partition(".")
-    inner = _with_field(getattr(config, name), rest, value) if rest else value
-    return dataclasses.replace(config, **{name: inner})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,101 +76,99 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m llm_aai.run",
         description="Evaluate an LLM (or a built-in agent) on Animal-AI testbed tasks.",
     )
-    parser.add_argument("--model", help=_model_help())
-    parser.add_argument("--level", help="levels, e.g. 1-10 or 1,3,5 (default: all 10)")
-    parser.add_argument("--tasks", help="comma-separated task ids, e.g. 01-04-03,02-10-01")
-    parser.add_argument("--full-testbed", action="store_true", default=_default("full_testbed"),
+    parser.add_argument("--model", dest="model", help=_model_help())
+    parser.add_argument("--level", dest="level",
+                        help="levels, e.g. 1-10 or 1,3,5 (default: all 10)")
+    parser.add_argument("--tasks", dest="tasks",
+                        help="comma-separated task ids, e.g. 01-04-03,02-10-01")
+    parser.add_argument("--full-testbed", dest="full_testbed", action="store_true",
                         help="select from all 900 testbed tasks instead of the 40-task subset")
-    parser.add_argument("--trials", type=_at_least(1), default=_default("trials"),
+    parser.add_argument("--trials", dest="trials", type=_at_least(1),
                         help="episodes per task, each with its own seed (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=_default("seed"),
+    parser.add_argument("--seed", dest="seed", type=int,
                         help="run seed; each episode's seed derives from it, the task and the "
                              "trial, and is recorded in the manifest (default: %(default)s)")
-    parser.add_argument("--backend", default=_default("backend"), choices=("embedded", "unity"),
+    parser.add_argument("--backend", dest="backend", choices=("embedded", "unity"),
                         help="embedded: our MuJoCo simulator (default); unity: the Animal-AI "
                              "build through the animalai package")
-    parser.add_argument("--physics-build", default=_default("physics_build"),
+    parser.add_argument("--physics-build", dest="physics_build",
                         choices=PHYSICS_BUILDS,
                         help="with the embedded backend, the Animal-AI build whose physics to "
                              "follow: 3.x (the paper's, 3.1.3; default) or 2019 (the Olympics "
                              "build: bounce balls bounce); recorded in the manifest")
-    parser.add_argument("--unity-build", type=Path, metavar="PATH",
-                        default=_default("unity_build"),
+    parser.add_argument("--unity-build", dest="unity_build", type=Path, metavar="PATH",
                         help="with --backend unity: the player executable (default: "
                              "$LLM_AAI_UNITY_BUILD, else animalai's own search)")
-    parser.add_argument("--resolution", type=int, default=_default("resolution"),
+    parser.add_argument("--resolution", dest="resolution", type=int,
                         help=f"square frame size in pixels, {MIN_RESOLUTION} to {MAX_RESOLUTION} "
                              "(default: %(default)s)")
-    parser.add_argument("--frames", default=_default("frames.kind"), choices=FRAME_KINDS,
+    parser.add_argument("--frames", dest="frames.kind", choices=FRAME_KINDS,
                         help="how frames are sent and logged: jpeg (as in the paper's "
                              "recording, default) or png (lossless)")
-    parser.add_argument("--jpeg-quality", type=_at_least(1, at_most=95),
-                        default=_default("frames.quality"), help="1-95 (default: %(default)s)")
-    parser.add_argument("--prompt", default=_default("prompt"),
+    parser.add_argument("--jpeg-quality", dest="frames.quality", type=_at_least(1, at_most=95),
+                        help="1-95 (default: %(default)s)")
+    parser.add_argument("--prompt", dest="prompt",
                         help="react (experiment 1, default), icl (experiment 2: a worked "
                              "example first), plan (plan-then-act: a map of the arena, one "
                              "program executed open-loop), or a prompt file")
-    parser.add_argument("--example", type=Path,
+    parser.add_argument("--example", dest="example", type=Path,
                         help="with --prompt icl: an example directory to use instead of the "
                              "built-in tutorial (see python -m llm_aai.prompts.examples)")
-    parser.add_argument("--observation", default=_default("observation"), choices=OBSERVATIONS,
+    parser.add_argument("--observation", dest="observation", choices=OBSERVATIONS,
                         help="what each message shows: image (the paper's, default), text (a "
                              "description of what the eye sees: objects, distances, bearings) "
                              "or both; text needs the embedded backend")
-    parser.add_argument("--frame", default=_default("frame"), choices=FRAMES,
+    parser.add_argument("--frame", dest="frame", choices=FRAMES,
                         help="the text's frame of reference: egocentric (distance and bearing, "
                              "default) or allocentric (arena coordinates and your own pose)")
-    parser.add_argument("--script-mode", default=_default("script_mode"),
+    parser.add_argument("--script-mode", dest="script_mode",
                         choices=("strict", "lenient"),
                         help="strict: the paper's grammar (default); lenient: also repair code "
                              "fences, prose, lowercase and a missing final ';', logging each")
-    parser.add_argument("--max-scripts", type=_at_least(0),
-                        default=_default("protocol.max_scripts"),
+    parser.add_argument("--max-scripts", dest="protocol.max_scripts", type=_script_cap,
                         help="scripts per episode (the paper: %(default)s); 0: no cap, play "
                              "to the arena's time limit (needs --max-replies)")
     modes = parser.add_argument_group("control and sensing modes (beyond the paper)")
-    modes.add_argument("--control", default=_default("modes.control"),
+    modes.add_argument("--control", dest="modes.control",
                        choices=("script", "frame"),
                        help="script: a Think/Go/Turn script per reply (the paper, default); "
                             "frame: one of AAI's 9 actions per reply, repeated up to x4, "
                             "then a new observation (needs --max-replies)")
-    modes.add_argument("--max-replies", type=_at_least(1), metavar="N",
-                       default=_default("protocol.max_replies"),
+    modes.add_argument("--max-replies", dest="protocol.max_replies", type=_at_least(1), metavar="N",
                        help="cost guard: replies per episode, for --control frame and "
                             "--max-scripts 0")
-    modes.add_argument("--observe-every", type=_at_least(1), metavar="N",
-                       default=_default("modes.observe_every"),
+    modes.add_argument("--observe-every", dest="modes.observe_every", type=_at_least(1),
+                       metavar="N",
                        help="also show a frame every N steps of a reply, sent in order with "
                             "the next observation")
-    modes.add_argument("--filmstrip", action="store_true", default=_default("modes.filmstrip"),
+    modes.add_argument("--filmstrip", dest="modes.filmstrip", action="store_true",
                        help="with --observe-every: join the frames taken during a reply into "
                             "one labelled image (two images per turn)")
-    modes.add_argument("--context", default=_default("modes.context"), choices=CONTEXTS,
+    modes.add_argument("--context", dest="modes.context", choices=CONTEXTS,
                        help="per-task: each task its own conversation (the paper, default); "
                             "across-tasks: the tasks of a trial in one conversation, each "
                             "task's outcome told before the next (trials run in parallel, "
                             "a trial's tasks one after another)")
-    modes.add_argument("--order", default=_default("modes.order"), choices=ORDERS,
+    modes.add_argument("--order", dest="modes.order", choices=ORDERS,
                        help="with --context across-tasks: testbed (the tasks' order, default) "
                             "or shuffled (each trial its own order, drawn from --seed)")
-    parser.add_argument("--initial-observations", type=_at_least(1),
-                        default=_default("protocol.initial_observations"),
+    parser.add_argument("--initial-observations", dest="protocol.initial_observations",
+                        type=_at_least(1),
                         help="observations before the first script (the paper: %(default)s); "
                              "the first turn needs at least one image")
-    parser.add_argument("--concurrency", type=_at_least(1), default=_default("concurrency"),
+    parser.add_argument("--concurrency", dest="concurrency", type=_at_least(1),
                         help="episodes played at once (default: %(default)s); worth raising "
                              "for models, which mostly wait on HTTP")
-    parser.add_argument("--max-relaunches", type=_at_least(0),
-                        default=_default("max_relaunches"),
+    parser.add_argument("--max-relaunches", dest="max_relaunches", type=_at_least(0),
                         help="relaunches of a trial whose model calls kept failing "
                              "(default: %(default)s)")
-    parser.add_argument("--relaunch-delay", type=float, default=_default("relaunch_delay_s"),
+    parser.add_argument("--relaunch-delay", dest="relaunch_delay_s", type=float,
                         help="seconds before the n-th relaunch, times n (default: %(default)g)")
-    parser.add_argument("--stop-after-failures", type=_at_least(1), metavar="N",
-                        default=_default("stop_after_failed_episodes"),
+    parser.add_argument("--stop-after-failures", dest="stop_after_failed_episodes",
+                        type=_at_least(1), metavar="N",
                         help="stop the run after N episodes in a row lost to infrastructure "
                              "errors (model server down, wrong --api-base); default %(default)s")
-    parser.add_argument("--budget-usd", type=_positive_float,
+    parser.add_argument("--budget-usd", dest="budget_usd", type=_positive_float,
                         help="start no more episodes once the run has cost this much, counting "
                              "every finished attempt and earlier invocations (raise it with "
                              "--resume)")
@@ -188,57 +177,63 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--run-id", help="name of the run directory (default: timestamp+model)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
                         help="continue a run: finished episodes are kept, others rerun")
-    parser.add_argument("--arenas-dir", type=Path,
+    parser.add_argument("--arenas-dir", dest="arenas_dir", type=Path,
                         help="local folder of testbed YAMLs (else $LLM_AAI_ARENAS or the cache)")
-    parser.add_argument("--variants", type=_variants_arg, metavar="DIR|K",
+    parser.add_argument("--variants", dest="variants", type=_variants_arg, metavar="DIR|K",
                         help="play the validated variants in DIR (python -m llm_aai.variants "
                              "make) instead of the testbed files; --level/--tasks pick parents. "
                              "A number K instead: make K variants of each task on the fly, "
                              "cached in $XDG_CACHE_HOME/llm-aai/variants (a folder named by a "
                              "number: ./3)")
-    parser.add_argument("--variant-seed", type=int, default=None, metavar="S",
+    parser.add_argument("--variant-seed", dest="variant_seed", type=int, metavar="S",
                         help="with --variants K: the generation seed (default 0)")
     llm = parser.add_argument_group("model options")
-    llm.add_argument("--api-base", help=("base URL of the provider's API: a local "
+    llm.add_argument("--api-base", dest="model_options.api_base",
+                     help=("base URL of the provider's API: a local "
                                          "OpenAI-compatible server, a proxy, or "
                                          "llm_aai.llm.fake_server"))
-    llm.add_argument("--temperature", type=float, default=_default("model_options.temperature"),
+    llm.add_argument("--temperature", dest="model_options.temperature", type=float,
                      help="(default: %(default)g)")
-    llm.add_argument("--max-tokens", type=int, default=_default("model_options.max_tokens"),
+    llm.add_argument("--max-tokens", dest="model_options.max_tokens", type=int,
                      help="reply length limit per call (default: %(default)s)")
-    llm.add_argument("--timeout", type=_positive_float,
-                     default=_default("model_options.timeout_s"),
+    llm.add_argument("--timeout", dest="model_options.timeout_s", type=_positive_float,
                      help="seconds per model call (default: %(default)g)")
-    llm.add_argument("--max-retries", type=_at_least(0),
-                     default=_default("model_options.max_retries"),
+    llm.add_argument("--max-retries", dest="model_options.max_retries", type=_at_least(0),
                      help="retries of a call on 429, 5xx and timeouts, with backoff and "
                           "Retry-After (default: %(default)s)")
-    llm.add_argument("--provider-concurrency", type=_at_least(1),
+    llm.add_argument("--provider-concurrency", dest="model_options.provider_concurrency",
+                     type=_at_least(1),
                      help="simultaneous calls to one provider (default: --concurrency)")
-    llm.add_argument("--keep-last-images", type=_at_least(1),
+    llm.add_argument("--keep-last-images", dest="model_options.keep_last_images", type=_at_least(1),
                      help="send only the last K images; older ones become a text placeholder")
-    llm.add_argument("--prompt-caching", action="store_true",
-                     default=_default("model_options.prompt_caching"),
+    llm.add_argument("--prompt-caching", dest="model_options.prompt_caching", action="store_true",
                      help="add Anthropic prompt-caching breakpoints")
-    llm.add_argument("--price-per-mtok", type=_prices, metavar="INPUT,OUTPUT",
+    llm.add_argument("--price-per-mtok", dest="model_options.price_per_mtok", type=_prices,
+                     metavar="INPUT,OUTPUT",
                      help="dollars per million input and output tokens, for a model litellm "
                           "has no price for (needed with --budget-usd); recorded in the "
                           "manifest")
-    llm.add_argument("--replay-from", type=Path,
+    llm.add_argument("--replay-from", dest="replay_from", type=Path,
                      help="with --model replay: the episode directory whose scripts to re-issue")
-    parser.add_argument("--oracle-budget", type=_at_least(0),
+    parser.add_argument("--oracle-budget", dest="oracle_budget", type=_at_least(0),
                         help="with --model oracle or oracle-frames (the oracle per frame, no "
                              "script cap: --control frame --max-scripts 0 --max-replies 2000 "
                              "unless given): search budget per episode in simulated "
                              "steps (default 20000)")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
-    parser.add_argument("--cache", nargs="?", type=Path, const=default_cache_dir(),
+    parser.add_argument("--cache", dest="cache_dir", nargs="?", type=Path,
+                        const=default_cache_dir(),
                         metavar="DIR",
                         help="answer identical requests at temperature 0 from a response cache "
                              f"(default folder: {default_cache_dir()}); a re-run costs nothing")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and an estimate of requests, tokens and dollars; "
                              "call nothing, write nothing")
+    parser.set_defaults(**{path: _DEFAULTS.value_of(path) for path in SETTINGS - {"model"}})
+    for action in parser._actions:  # named by the flag, as argparse would without the dest
+        if (action.dest in SETTINGS and action.metavar is None and action.nargs != 0
+                and action.choices is None):
+            action.metavar = action.option_strings[0].lstrip("-").replace("-", "_").upper()
     return parser
 
 
@@ -268,6 +263,11 @@ def _at_least(low: int, *, at_most: int | None = None):
             raise argparse.ArgumentTypeError(f"{value} is out of range: must be {bounds}")
         return value
     return parse
+
+
+def _script_cap(text: str) -> int | None:
+    """``--max-scripts``: a cap of at least 1, or 0 for none (None)."""
+    return _at_least(0)(text) or None
 
 
 def _positive_float(text: str) -> float:
@@ -324,23 +324,32 @@ def _made_variants(args: argparse.Namespace) -> Path:
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """The run config the parsed flags describe."""
-    config = RunConfig(model=args.model)
-    for dest, path in FLAG_FIELDS.items():
-        config = _with_field(config, path, _config_value(args, dest))
-    return config
+    """The run config the parsed flags describe, with the presets of what they chose.
 
+    A setting left at its default takes the chosen agent's, control's or prompt's preset
+    (``--model oracle-frames`` plays ``--control frame`` with no script cap).
 
-def _config_value(args: argparse.Namespace, dest: str) -> Any:
-    """A flag's value as the config holds it.
+    Raises:
+        ConfigError: a value, a combination or a choice's requirement the run cannot use, on
+            the field (``flag_of`` names its flag).
 
-    ``--max-scripts 0``, and any script cap under ``--control frame`` (whose replies are not
-    scripts), is no cap (None).
     """
-    value = getattr(args, dest)
-    if dest == "max_scripts" and (value == 0 or getattr(args, "control", None) == "frame"):
-        return None
-    return value
+    values = {path: value for path, value in vars(args).items() if path in SETTINGS}
+    given = {path for path, value in values.items()
+             if path == "model" or _as_saved(value) != _as_saved(_DEFAULTS.value_of(path))}
+    fill_presets(values, given)
+    return RunConfig.from_values(values)
+
+
+def flag_of(setting: str) -> str:
+    """The flag that sets a config field (``model_options.timeout_s`` -> ``--timeout``)."""
+    return _flags().get(setting, setting)
+
+
+@functools.cache
+def _flags() -> dict[str, str]:
+    return {action.dest: action.option_strings[0] for action in build_parser()._actions
+            if action.dest in SETTINGS}
 
 
 def _given(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
@@ -366,12 +375,10 @@ def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOut
         if dest in RESUME_FLAGS:
             overrides[RESUME_FLAGS[dest]] = value
             continue
-        then = _field(run, FLAG_FIELDS[dest]) if dest in FLAG_FIELDS else where[dest]
-        if dest in FLAG_FIELDS:
-            value = _config_value(args, dest)
+        then = run.value_of(dest) if dest in SETTINGS else where[dest]
         if _as_saved(value) != _as_saved(then):
-            conflicts.append(f"--{dest.replace('_', '-')} {_as_saved(value)} "
-                             f"(the run has {_as_saved(then)})")
+            flag = flag_of(dest) if dest in SETTINGS else f"--{dest.replace('_', '-')}"
+            conflicts.append(f"{flag} {_as_saved(value)} (the run has {_as_saved(then)})")
     if conflicts:
         raise RunError(f"{run_dir} was started with other settings, which --resume keeps: "
                        + "; ".join(conflicts) + ". Start a new run to change them.")
@@ -389,10 +396,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.model and not args.resume:
         parser.error("--model is required (unless --resume continues an earlier run)")
-    if args.unity_build is not None and args.backend != "unity" and not args.resume:
-        parser.error("--unity-build needs --backend unity")
-    if args.model == "replay" and not args.replay_from and not args.resume:
-        parser.error("--model replay needs --replay-from EPISODE_DIR (the scripts to re-issue)")
     if args.dry_run and args.resume:
         parser.error("--dry-run plans a new run; it does not combine with --resume")
     if args.variant_seed is not None and not isinstance(args.variants, int):
@@ -401,61 +404,39 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--dry-run writes nothing, and --variants K would make variants: make "
                      "them first (a run, or python -m llm_aai.variants make) and plan with "
                      "--variants DIR")
-    if args.filmstrip and args.observe_every is None:
-        parser.error("--filmstrip joins the frames of --observe-every N: give --observe-every")
-    if args.order != TESTBED_ORDER and args.context == PER_TASK:
-        parser.error(f"--order {args.order} orders the tasks of one conversation: give "
-                     "--context across-tasks")
-    if args.model == ORACLE_FRAMES and not args.resume:
-        _oracle_frames_preset(args, parser)
-    if args.control == "frame" and args.max_scripts not in (0, _default("protocol.max_scripts")):
-        parser.error("--max-scripts caps scripts; --control frame counts replies: use "
-                     "--max-replies")
-    for flag in ("level", "tasks"):
-        if getattr(args, flag) is not None and not getattr(args, flag).strip():
-            parser.error(f"--{flag} is empty; leave it out to run every task")
+    config = None
+    if not args.resume:
+        try:
+            config = config_from_args(args)
+        except ConfigError as error:  # as the run's own ConfigErrors are said, in _run
+            print(f"error: {error.says(flag_of)}", file=sys.stderr)
+            return 2
     with _stop_on_sigterm() as terminated:
-        return _run(args, parser, terminated)
+        return _run(args, config, parser, terminated)
 
 
-ORACLE_FRAMES = "oracle-frames"
-ORACLE_FRAMES_MAX_REPLIES = 2000
-"""The reply guard ``--model oracle-frames`` sets when none is given: one reply per AAI step
-of the longest testbed episode (t = 1000: 1,667 steps), so it never cuts the ceiling short."""
+def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.ArgumentParser,
+         terminated: list[int]) -> int:
+    """Start or resume the run; turn its errors and interruptions into messages and exit codes.
 
-
-def _oracle_frames_preset(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """``--model oracle-frames``: the ceiling of what the physics allows, in one flag.
-
-    It means ``--control frame --max-scripts 0`` (one action per reply, no script cap) and,
-    unless given, ``--max-replies`` enough for the longest episode.
+    ``config`` is the new run's (None with ``--resume``).
     """
-    if args.control != "frame" and args.control != _default("modes.control"):
-        parser.error(f"--model {ORACLE_FRAMES} plays --control frame")
-    if args.max_scripts not in (0, _default("protocol.max_scripts")):
-        parser.error(f"--model {ORACLE_FRAMES} has no script cap; bound it with --max-replies")
-    args.control, args.max_scripts = "frame", 0
-    if args.max_replies is None:
-        args.max_replies = ORACLE_FRAMES_MAX_REPLIES
-
-
-def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, terminated: list[int]) -> int:
-    """Start or resume the run; turn its errors and interruptions into messages and exit codes."""
     try:
-        if args.dry_run:
-            plan, estimate = estimate_run(config_from_args(args))
+        if config is None:
+            outcome = _resume(args, parser)
+        elif args.dry_run:
+            plan, estimate = estimate_run(config)
             print("\n".join(["dry run: nothing is called or written", *plan,
                               *estimate.lines()]))
             return 0
-        if args.resume:
-            outcome = _resume(args, parser)
         else:
-            if isinstance(args.variants, int):
-                args.variants = _made_variants(args)
-            outcome = start_run(config_from_args(args), out=args.out, run_id=args.run_id,
+            if isinstance(config.variants, int):
+                config = dataclasses.replace(config, variants=_made_variants(args),
+                                             variant_seed=args.variant_seed)
+            outcome = start_run(config, out=args.out, run_id=args.run_id,
                                 show_progress=not args.no_progress)
     except ConfigError as error:
-        print(f"error: {_flag_of(error.setting)} {error.problem}", file=sys.stderr)
+        print(f"error: {error.says(flag_of)}", file=sys.stderr)
         return 2
     except RunInterrupted as interrupted:
         stopped_by = "terminated (SIGTERM)" if terminated else "interrupted"
@@ -507,14 +488,6 @@ def _stop_on_sigterm() -> Iterator[list[int]]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _flag_of(setting: str) -> str:
-    """The flag that sets a config field (``timeout_s`` -> ``--timeout``)."""
-    for dest, path in FLAG_FIELDS.items():
-        if path == setting or path.endswith(f".{setting}"):
-            return f"--{dest.replace('_', '-')}"
-    return setting
-
-
 def _report(outcome: RunOutcome, *, resumed: bool) -> int:
     """Print what the run did and its table; exit 1 if episodes were lost to infrastructure."""
     run_dir, results = outcome.run_dir, outcome.results
@@ -540,3 +513,4 @@ def _report(outcome: RunOutcome, *, resumed: bool) -> int:
               file=sys.stderr)
         return 1
     return 0
+

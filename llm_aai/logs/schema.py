@@ -19,8 +19,10 @@ the full conversation can be rebuilt by concatenating turns after the manifest's
 Records are plain dataclasses serialised to JSON; ``from_dict`` rejects unknown schema versions
 rather than guessing. The manifest has its own version (``MANIFEST_VERSION``), since its shape
 changes independently of the turn and result records: version 1 stored the command line that
-started the run (``cli_args``), version 2 stores the run's settings (``run_config``, written by
-``llm_aai.runner.config.RunConfig``). ``manifest_from_dict`` reads both.
+started the run (``cli_args``), version 2 the run's settings twice (``run_config`` as started,
+``config`` as resolved), version 3 once (``run``: the resolved run of
+``llm_aai.settings.ResolvedRun``). ``manifest_from_dict`` reads all three; the settings inside
+are read typed by ``llm_aai.settings.settings_of``, the one reader of every version's.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
 _OMITTED_WHEN_NONE = "omitted_when_none"
 """Field metadata: ``to_dict`` leaves the field out while it is None (a field added for a mode,
 so records of the other modes are written exactly as before)."""
@@ -180,17 +182,18 @@ def summed_cost(costs: Iterable[float | None]) -> float | None:
 class RunManifest:
     """What a run was and how it was made, written once when it starts (``manifest.json``).
 
-    The records inside are JSON objects whose shape belongs to their writers (the suite's
-    config, the agent's description, the prompt's hashes); the reader checks the fields that
-    other modules rely on, and the properties below are how they read them.
+    The records inside are JSON objects whose shape belongs to their writers (the resolved
+    run, the agent's description, the prompt's hashes); the reader checks the fields that
+    other modules rely on, and the properties below are how they read them. The run's
+    settings are read typed with ``llm_aai.settings.settings_of``.
 
     Attributes:
-        config: the suite's resolved settings (``SuiteConfig.to_manifest``): always ``model``
-            and ``prompt``; the tasks as ids, trials, backend, resolution, protocol...
+        run: version 3: the resolved run (``ResolvedRun.to_record``): its config, tasks,
+            prices, variants...; None in earlier versions.
+        config: versions 1 and 2: the suite's resolved settings; None in version 3.
         run_id: the run's name (None in hand-made manifests: the directory's name is used).
         created: when the run started (ISO 8601, UTC).
-        run_config: the settings the run was started with (``RunConfig.to_record``), which
-            ``resume_run`` restores; None in version 1 manifests.
+        run_config: version 2 only: the settings the run was started with.
         cli_args: version 1 only: the command line's arguments, which resume converts.
         agent: the agent's description (name, kind, options without secrets, litellm model).
         prompt: the prompt's name, text and sha256, and the worked example's hash for icl.
@@ -206,7 +209,8 @@ class RunManifest:
 
     """
 
-    config: Mapping[str, Any]
+    run: Mapping[str, Any] | None = None
+    config: Mapping[str, Any] | None = None
     run_id: str | None = None
     created: str | None = None
     run_config: Mapping[str, Any] | None = None
@@ -223,14 +227,19 @@ class RunManifest:
     manifest_version: int = MANIFEST_VERSION
 
     @property
+    def _settings(self) -> Mapping[str, Any]:
+        """The record that holds ``model`` and ``prompt``, by version (checked on reading)."""
+        return self.run["config"] if self.run is not None else self.config or {}
+
+    @property
     def model(self) -> str:
         """The agent the run asked for (``claude``, ``heuristic``, a litellm string...)."""
-        return self.config["model"]
+        return self._settings["model"]
 
     @property
     def prompt_name(self) -> str:
         """The prompt's name (``react``, ``icl``) or the prompt file given."""
-        return self.config["prompt"]
+        return self._settings["prompt"]
 
     @property
     def agent_name(self) -> str | None:
@@ -249,7 +258,8 @@ class RunManifest:
     @property
     def arenas_dir(self) -> str | None:
         """The arenas folder the run was given (absolute), or None for the default lookup."""
-        settings = self.run_config if self.run_config is not None else self.cli_args or {}
+        settings = (self.run["config"] if self.run is not None else
+                    self.run_config if self.run_config is not None else self.cli_args or {})
         return settings.get("arenas_dir")
 
     @property
@@ -263,9 +273,9 @@ class RunManifest:
         return int((self.cache or {}).get("misses", 0))
 
     def to_dict(self) -> dict[str, Any]:
-        """The manifest as JSON data (a version 1 manifest keeps its ``cli_args``)."""
+        """The manifest as JSON data (an earlier version keeps its own fields)."""
         data = to_dict(self)
-        for optional in ("run_config", "cli_args", "cache"):  # by version; cache with --cache
+        for optional in ("run", "config", "run_config", "cli_args", "cache"):  # by version
             if data[optional] is None:
                 del data[optional]
         return data
@@ -275,9 +285,14 @@ class RunManifest:
 _MANIFEST_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
     ("manifest_version", (int,), False),
     ("schema_version", (int,), False),
-    ("config", (dict,), True),
-    ("config.model", (str,), True),
-    ("config.prompt", (str,), True),
+    ("run", (dict,), False),
+    ("run.config", (dict,), False),
+    ("run.config.model", (str,), False),
+    ("run.config.prompt", (str,), False),
+    ("run.tasks", (list,), False),
+    ("config", (dict,), False),
+    ("config.model", (str,), False),
+    ("config.prompt", (str,), False),
     ("config.tasks", (list,), False),
     ("config.trials", (int,), False),
     ("config.backend", (str,), False),
@@ -310,11 +325,16 @@ _MANIFEST_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
 _WANTED = {str: "a string", int: "an integer", dict: "an object", list: "an array",
            type(None): "null"}
 # Objects whose every value must be of one kind: (dotted path, kind).
-_MANIFEST_TABLES = (("config.tasks", str), ("seeds.episodes", int), ("arenas", str))
+_MANIFEST_TABLES = (("config.tasks", str), ("run.tasks", str), ("seeds.episodes", int),
+                    ("arenas", str))
+# The fields each version must have, by the first version that has them.
+_REQUIRED_BY_VERSION = ((1, 2, ("config", "config.model", "config.prompt")),
+                        (3, MANIFEST_VERSION, ("run", "run.config", "run.config.model",
+                                               "run.config.prompt", "run.tasks")))
 
 
 def manifest_from_dict(data: Any) -> RunManifest:
-    """Rebuild a RunManifest from its JSON data, version 1 or 2.
+    """Rebuild a RunManifest from its JSON data, version 1 to 3.
 
     Raises:
         SchemaError: not an object, a manifest version this llm-aai does not read, or a field
@@ -331,9 +351,13 @@ def manifest_from_dict(data: Any) -> RunManifest:
     if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
         raise SchemaError(f"schema_version {data['schema_version']!r}; this llm-aai reads "
                           f"{SCHEMA_VERSION}")
-    if version >= 2 and "run_config" not in data:
+    if version == 2 and "run_config" not in data:
         raise SchemaError("field 'run_config': missing (a version 2 manifest records the "
                           "run's settings there)")
+    for first, last, required in _REQUIRED_BY_VERSION:
+        for dotted in required if first <= version <= last else ():
+            if not _lookup(data, dotted)[0]:
+                raise SchemaError(f"missing field {dotted!r}")
     for dotted, kind in _MANIFEST_TABLES:
         _check_table(data, dotted, kind)
     known = {f.name for f in dataclasses.fields(RunManifest)}

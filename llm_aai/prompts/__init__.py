@@ -28,6 +28,7 @@ import yaml
 
 from llm_aai.agents.base import PriorTurn
 from llm_aai.prompts.examples import Example, load_example
+from llm_aai.protocol.presets import Preset
 
 __all__ = [
     "DEFAULT_EXAMPLE",
@@ -38,6 +39,7 @@ __all__ = [
     "TurnMessages",
     "PLAN_PROMPT",
     "load_prompt",
+    "prompt_spec",
     "load_prompt_set",
     "load_turn_messages",
     "register_prompt",
@@ -55,6 +57,9 @@ class PromptSpec:
         intro: a file appended to the system prompt (after a blank line), if any.
         example: the worked example (a name under ``llm_aai/prompts/worked_examples`` or a
             folder) whose exchanges open the conversation, if any.
+        arena_map: the first message carries a map of the arena
+            (``llm_aai.perception.arena_map``).
+        preset: the settings the prompt plays with (the plan prompt's one script); None: any.
 
     """
 
@@ -63,6 +68,8 @@ class PromptSpec:
     description: str
     intro: str | None = None
     example: str | None = None
+    arena_map: bool = False
+    preset: Preset | None = None
 
 
 #: The worked example the ``icl`` prompt shows (a folder under ``llm_aai/prompts/worked_examples``).
@@ -81,7 +88,8 @@ PROMPTS: dict[str, PromptSpec] = {
                               "one named action per reply"),
     "plan": PromptSpec("react_system.md", "react_turns.yaml",
                        "plan-then-act probe: a map of the arena and one picture, one complete "
-                       "program executed open-loop", intro="plan_intro.md"),
+                       "program executed open-loop", intro="plan_intro.md", arena_map=True,
+                       preset=Preset("prompt", "plan", fixed={"protocol.max_scripts": 1})),
 }
 PLAN_PROMPT = "plan"
 """The prompt of the plan-then-act probe: its first message carries the arena's map, and the
@@ -96,6 +104,14 @@ TURN_FIELDS: dict[str, frozenset[str]] = {
     "episode_end": frozenset({"reward", "health"}),
     "image_placeholder": frozenset(),
 }
+
+
+def prompt_spec(name: str) -> PromptSpec:
+    """What a prompt declares: a registered one's spec; a prompt file declares nothing."""
+    return PROMPTS.get(name) or _A_FILE
+
+
+_A_FILE = PromptSpec("", "", "a prompt file")
 
 
 def register_prompt(name: str, spec: PromptSpec) -> None:

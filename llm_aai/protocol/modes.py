@@ -12,19 +12,23 @@ modes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS, PER_TASK, TESTBED_ORDER
 from llm_aai.protocol.control import Control, ScriptControl
 from llm_aai.protocol.frame_control import FrameControl
 from llm_aai.protocol.observation import LAST_FRAME, ObservationPolicy
 from llm_aai.protocol.observe_every import EveryNSteps
+from llm_aai.protocol.presets import ConfigError, Preset
 
-__all__ = ["CONTROLS", "ModeSettings", "PAPER_MODE", "mode_label"]
+__all__ = ["CONTROLS", "CONTROL_PRESETS", "ModeSettings", "PAPER_MODE", "mode_label"]
 
 CONTROLS = ("script", "frame")
+CONTROL_PRESETS = {
+    "frame": Preset("modes.control", "frame", defaults={"protocol.max_scripts": None}),
+}
+"""Control -> what it brings: frame control's replies are not scripts, so it has no script cap
+(the episode is bounded by ``protocol.max_replies``)."""
 
 
 @dataclass(frozen=True)
@@ -58,15 +62,16 @@ class ModeSettings:
         if self.observe_every is not None and self.observe_every < 1:
             raise ValueError(f"observe_every must be >= 1, got {self.observe_every}")
         if self.filmstrip and self.observe_every is None:
-            raise ValueError("filmstrip joins the frames of observe_every: set observe_every")
+            raise ConfigError("filmstrip", "joins the frames of {observe_every} N: give "
+                                           "{observe_every}")
         if self.context not in CONTEXTS:
             raise ValueError(f"context must be one of {', '.join(CONTEXTS)}, "
                              f"got {self.context!r}")
         if self.order not in ORDERS:
             raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {self.order!r}")
         if self.order != TESTBED_ORDER and self.context == PER_TASK:
-            raise ValueError("order sets the tasks' order in one conversation: set context "
-                             "to across-tasks")
+            raise ConfigError("order", f"{self.order} orders the tasks of one conversation: "
+                                       "give {context} across-tasks")
 
     @property
     def across_tasks(self) -> bool:
@@ -87,25 +92,23 @@ class ModeSettings:
 PAPER_MODE = ModeSettings()
 
 
-def mode_label(modes: Mapping[str, Any] | None, protocol: Mapping[str, Any] | None) -> str:
-    """A short name of a run's mode from its manifest's ``config.modes`` and ``config.protocol``.
+def mode_label(modes: ModeSettings, max_scripts: int | None) -> str:
+    """A short name of a run's mode: ``"paper"`` for the paper's, else its parts joined by ``+``.
 
-    ``"paper"`` for the paper's, else its parts joined by ``+``.
+    Args:
+        modes: the run's modes.
+        max_scripts: the run's script cap (None: no cap).
 
-    Runs written before modes existed have no ``modes`` record: they played the paper's.
     """
-    modes = dict(modes or {})
-    protocol = dict(protocol or {})
     parts = []
-    if modes.get("control", "script") != "script":
-        parts.append(f"{modes['control']} control")
-    if modes.get("observe_every") is not None:
-        parts.append(f"observe every {modes['observe_every']}"
-                     + (" filmstrip" if modes.get("filmstrip") else ""))
-    if modes.get("control", "script") == "script" and protocol.get("max_scripts", 30) is None:
+    if modes.control != "script":
+        parts.append(f"{modes.control} control")
+    if modes.observe_every is not None:
+        parts.append(f"observe every {modes.observe_every}"
+                     + (" filmstrip" if modes.filmstrip else ""))
+    if modes.control == "script" and max_scripts is None:
         parts.append("no script cap")
-    if modes.get("context", PER_TASK) != PER_TASK:
-        order = modes.get("order", TESTBED_ORDER)
-        parts.append(f"context {modes['context']}"
-                     + ("" if order == TESTBED_ORDER else f" {order}"))
+    if modes.across_tasks:
+        parts.append(f"context {modes.context}"
+                     + ("" if modes.order == TESTBED_ORDER else f" {modes.order}"))
     return " + ".join(parts) if parts else "paper"

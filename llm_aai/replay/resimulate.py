@@ -30,12 +30,12 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.filmstrip import filmstrip
 from llm_aai.frames import FrameFormat, read_frame
 from llm_aai.logs.events import logged_events
-from llm_aai.logs.schema import RunManifest, TurnRecord
-from llm_aai.protocol import PaperProtocol, combine, execute_actions, start_episode
+from llm_aai.logs.schema import RunManifest, SchemaError, TurnRecord
+from llm_aai.protocol import combine, execute_actions, start_episode
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import frame_steps
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
-from llm_aai.sim.simulator import PHYSICS_BUILDS
+from llm_aai.settings import ResolvedRun, settings_of
 
 HEALTH_DECIMALS = 4
 """The runner logs health rounded to this many decimals, so the simulated one is rounded too."""
@@ -177,8 +177,8 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
     if not expected:
         raise ReplayInputError(f"{_manifest_path(episode)}: arenas.{task_id}: no checksum "
                                "recorded for this task")
-    variants = (manifest.run_config or {}).get("variants")
-    if variants:  # a `run --variants` episode: its file is <variant id>.yaml in that folder
+    variants = _settings(episode).config.variants
+    if variants is not None:  # a `run --variants` episode: its file is <variant id>.yaml there
         path = Path(arenas_dir or variants) / f"{task_id}.yaml"
         if not path.is_file():
             raise ReplayInputError(f"{path}: no such variant file (the run played the variants "
@@ -254,31 +254,26 @@ def resimulate(
                         tuple(rows), overviews, steps, time.monotonic() - started)
 
 
+def _settings(episode: LoggedEpisode) -> ResolvedRun:
+    """The run's settings, typed (``llm_aai.settings``), from a manifest of any version."""
+    try:
+        return settings_of(_require_manifest(episode))
+    except SchemaError as error:
+        raise ReplayInputError(f"{_manifest_path(episode)}: {error}") from error
+
+
 def _setup(episode: LoggedEpisode) -> dict[str, Any]:
     """Resolution, seed and protocol from the manifest, refusing what cannot be re-simulated."""
-    manifest = _require_manifest(episode)
     where = _manifest_path(episode)
-    config = manifest.config
-    backend = config.get("backend")
-    if backend != "embedded":
-        raise ReplayInputError(f"{where}: config.backend is {backend!r}; only runs on the "
-                               "embedded simulator can be re-simulated (Unity is not bit-exact)")
-    try:
-        resolution = int(config["resolution"])
-        protocol = PaperProtocol(**config["protocol"])
-        modes = ModeSettings(**config.get("modes", {}))  # runs before modes played the paper's
-    except (KeyError, TypeError, ValueError) as error:
-        raise ReplayInputError(f"{where}: config.resolution/config.protocol/config.modes: "
-                               f"{error}") from error
+    config = _settings(episode).config
+    if config.backend != "embedded":
+        raise ReplayInputError(f"{where}: config.backend is {config.backend!r}; only runs on "
+                               "the embedded simulator can be re-simulated (Unity is not "
+                               "bit-exact)")
     if episode.seed is None:
         raise ReplayInputError(f"{where}: seeds.episodes.{episode.base_id}: no seed recorded")
-    # runs from before the build setting played the 3.x build, the only one then
-    build = config.get("physics_build") or PHYSICS_BUILDS[0]
-    if build not in PHYSICS_BUILDS:
-        raise ReplayInputError(f"{where}: config.physics_build is {build!r}, not one of "
-                               f"{', '.join(PHYSICS_BUILDS)}")
-    return {"resolution": resolution, "protocol": protocol, "seed": episode.seed, "modes": modes,
-            "physics_build": build}
+    return {"resolution": config.resolution, "protocol": config.protocol, "seed": episode.seed,
+            "modes": config.modes, "physics_build": config.physics_build}
 
 
 class _OverviewTap:
@@ -521,11 +516,8 @@ def _frame_check(name: str, episode: LoggedEpisode, path: Path, image: np.ndarra
     except (OSError, ValueError) as error:
         raise ReplayInputError(f"{path}: cannot read the logged frame: {error}") from error
     if path.suffix.lower() in (".jpg", ".jpeg"):
-        quality = episode.manifest.config.get("jpeg_quality") if episode.manifest else None
-        if quality is None:
-            raise ReplayInputError(f"{_manifest_path(episode)}: config.jpeg_quality: missing, "
-                                   f"needed to compare the JPEG frame {path.name}")
-        image = FrameFormat("jpeg", int(quality)).as_stored(image)
+        quality = _settings(episode).config.frames.quality
+        image = FrameFormat("jpeg", quality).as_stored(image)
     image = np.asarray(image)
     if logged.shape != image.shape:
         return Check(name, False, f"{path.name} {logged.shape}", f"{image.shape}")

@@ -1,10 +1,12 @@
 """The run library: evaluate an agent on testbed tasks, resumably, without a command line.
 
 ``start_run(RunConfig(...))`` and ``resume_run(run_dir, ResumeOverrides(...))`` (``app``) are
-the entry points; ``config`` holds the frozen config dataclasses, the one home of every run
-default (the run command's flags read theirs from there); ``suite`` schedules the episodes of a
-run on an ``executor`` and logs them; ``episode`` plays one episode under the paper's protocol.
-What a run writes, and the one reader of its manifest, are in ``llm_aai.logs``.
+the entry points; the settings they take and record are ``llm_aai.settings``'s (``RunConfig``,
+re-exported here and from ``config``); ``presets`` applies what the chosen agent, control and
+prompt declare; ``suite`` schedules the episodes of a run on an ``executor`` and logs them;
+``episode`` plays one episode under the paper's protocol. What a run writes, and the one reader
+of its manifest, are in ``llm_aai.logs``; its settings are read back typed with
+``llm_aai.settings.read_settings``.
 """
 
 from llm_aai.runner.app import (

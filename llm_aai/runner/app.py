@@ -44,19 +44,13 @@ from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
 from llm_aai.perception.observer import ObservationMode, check_observation
-from llm_aai.prompts import PLAN_PROMPT, Prompt
+from llm_aai.prompts import Prompt, prompt_spec
 from llm_aai.prompts.examples import ExampleError
 from llm_aai.prompts.modes import load_prompt_for_mode
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.modes import mode_label
 from llm_aai.runner.budget import BUDGET
-from llm_aai.runner.config import (
-    ResumeOverrides,
-    RunConfig,
-    config_from_manifest,
-    default_run_id,
-)
-from llm_aai.runner.conversation import ConversationError
+from llm_aai.runner.conversation import ConversationError, conversation_orders
 from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
 from llm_aai.runner.estimate import (
     ASSUMED_REPLY_TOKENS,
@@ -68,7 +62,15 @@ from llm_aai.runner.estimate import (
     image_tokens_for,
     measure_observation_texts,
 )
-from llm_aai.runner.suite import Progress, Suite, SuiteConfig, episode_id, episode_seed
+from llm_aai.runner.presets import apply_presets
+from llm_aai.runner.suite import Progress, Suite, episode_id, episode_seed
+from llm_aai.settings import (
+    ResolvedRun,
+    ResumeOverrides,
+    RunConfig,
+    default_run_id,
+    settings_of,
+)
 from llm_aai.sim.builds import game_clock
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 from llm_aai.variants.index import Variant, VariantIndexError, variant_tasks
@@ -110,13 +112,19 @@ class RunOutcome:
 class _Plan:
     """A config checked and resolved: what the suite and the manifest are made from."""
 
-    config: RunConfig
-    suite: SuiteConfig
+    run: ResolvedRun
+    tasks: list[Task]
     agent: AgentSpec
     prompt: Prompt
     arena_paths: dict[str, Path]
+    observation: ObservationMode
     prices: Prices | None = None
     """What the model's tokens cost; None for a built-in agent or a model without a price."""
+
+    @property
+    def config(self) -> RunConfig:
+        """The run's config, its presets applied."""
+        return self.run.config
 
 
 def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str | None = None,
@@ -124,6 +132,7 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     """Start a new run in ``out/run_id`` (by default ``out/<time>_<model>``) and play it.
 
     Raises:
+        ConfigError: the config breaks a requirement of its agent or prompt (the field named).
         RunError: the config cannot run (the message says why), the directory holds a run
             already, or another process holds it.
         RunInterrupted: Ctrl-C; finished episodes are kept for ``resume_run``.
@@ -135,7 +144,7 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
         config = dataclasses.replace(config, variants=Path(config.variants).resolve())
     out = Path(out)
     _check_run_location(out, run_id)
-    tasks, arena_paths, agent, prompt = _resolve(config)
+    config, tasks, arena_paths, agent, prompt = _resolve(config)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = out / run_id if run_id else _unused_run_dir(out, default_run_id(config.model))
     store = RunStore(run_dir, config.frames)
@@ -164,7 +173,8 @@ class OpenRun:
     def __init__(self, plan: _Plan, store: RunStore):
         self._plan = plan
         self.store = store
-        self._suite = Suite(plan.suite, store, make_env=lambda: _make_env(plan.config),
+        self._suite = Suite(plan.run, store, tasks=plan.tasks, observation=plan.observation,
+                            make_env=lambda: _make_env(plan.config),
                             make_agent=plan.agent.create, prompt=plan.prompt,
                             arena_path=plan.arena_paths.__getitem__)
         self._specs = {spec.episode_id: spec for spec in self._suite.pending()}
@@ -191,7 +201,7 @@ class OpenRun:
         found = self._specs.get(episode_id(task_id, trial))
         if found is None:
             raise RunError(f"{self.run_dir}: no episode left to play for task {task_id} trial "
-                           f"{trial} (the run selects {len(self._plan.suite.tasks)} tasks x "
+                           f"{trial} (the run selects {len(self._plan.run.tasks)} tasks x "
                            f"{self._plan.config.trials} trials)")
         return found
 
@@ -201,15 +211,13 @@ class OpenRun:
         The episode is played by the runner's ``EpisodeRunner`` (the same conversation and
         protocol as ``start_run``); it blocks, so an async driver calls it from a thread.
         """
-        config = self._plan.suite
-        env = _make_env(self._plan.config)
+        config = self._plan.config
+        env = _make_env(config)
         writer = self.store.start_episode(spec.episode_id)
         try:
             runner = EpisodeRunner(env, agent, self._plan.prompt, config.protocol,
                                    config.script_mode, modes=config.modes,
-                                   observation=ObservationMode(
-                                       config.observation, config.frame,
-                                       arena_map=config.prompt == PLAN_PROMPT))
+                                   observation=self._plan.observation)
             result = runner.run(spec, writer)
         except BaseException:
             writer.close()
@@ -233,6 +241,7 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec) -> Ope
             its own agent to ``OpenRun.play``).
 
     Raises:
+        ConfigError: the config breaks a requirement of its agent or prompt (the field named).
         RunError: the config cannot run, or ``run_dir`` holds a run already.
 
     """
@@ -241,7 +250,7 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec) -> Ope
     if config.modes.across_tasks:
         raise RunError("context across-tasks plays a trial's tasks in one conversation; a "
                        "driver that plays one episode at a time cannot run it")
-    tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
+    config, tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = Path(run_dir)
     if run_dir.exists() and any(run_dir.iterdir()):
@@ -278,15 +287,13 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
         RunError: the config cannot run.
 
     """
-    tasks, arena_paths, agent, prompt = _resolve(config, check_key=False)
-    _check_observation(config)
+    config, tasks, arena_paths, agent, prompt = _resolve(config, check_key=False)
     prices = _prices(config, agent)
     episodes = len(tasks) * config.trials
     image_tokens = image_tokens_for(agent.describe().get("provider") or "", config.resolution,
                                     own_server=config.model_options.api_base is not None)
-    protocol = _protocol(config)
-    observation = ObservationMode(config.observation, config.frame,
-                                  arena_map=config.prompt == PLAN_PROMPT)
+    protocol = config.protocol
+    observation = _observation(config)
     shapes = (_episode_shapes(config, protocol, observation, tasks, arena_paths, prompt,
                               script_steps) if agent.kind == "model" else [])
     conversation = len(tasks) if config.modes.across_tasks else 1
@@ -304,7 +311,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
             f"trials = {episodes} episodes, {replies}",
             f"prompt: {prompt.name}; observation: {config.observation}; frames "
             f"{config.resolution} px ({image_tokens} tokens an image assumed)",
-            f"mode: {mode_label(dataclasses.asdict(config.modes), dataclasses.asdict(protocol))}"]
+            f"mode: {mode_label(config.modes, protocol.max_scripts)}"]
     if config.modes.control == "frame":
         plan.append("frame control: no more replies than steps before each arena's time limit")
     elif config.modes.observe_every is not None:
@@ -351,7 +358,7 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     run_dir = Path(run_dir)
     manifest = _read_manifest(run_dir)
     config = (overrides or ResumeOverrides()).apply(_config_of(manifest, run_dir))
-    tasks, arena_paths, agent, prompt = _resolve(config)
+    config, tasks, arena_paths, agent, prompt = _resolve(config)
     _check_arenas_unchanged(run_dir, manifest, arena_paths)
     _check_prompt_unchanged(run_dir, manifest, prompt)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
@@ -380,7 +387,7 @@ def _read_manifest(run_dir: Path) -> RunManifest:
 
 def _config_of(manifest: RunManifest, run_dir: Path) -> RunConfig:
     try:
-        return config_from_manifest(manifest)
+        return settings_of(manifest).config
     except SchemaError as error:
         raise RunError(f"{run_dir / 'manifest.json'}: {error}") from error
 
@@ -407,22 +414,37 @@ def _check_run_location(out: Path, run_id: str | None) -> None:
 
 
 def _resolve(config: RunConfig, *, check_key: bool = True
-             ) -> tuple[list[Task], dict[str, Path], AgentSpec, Prompt]:
-    """The tasks, their arena files (each one loaded), the agent and the prompt.
+             ) -> tuple[RunConfig, list[Task], dict[str, Path], AgentSpec, Prompt]:
+    """The config with its presets applied, the tasks, their arena files, agent and prompt.
 
-    A misread arena or a missing API key stops the run here, before it starts (the key only
-    with ``check_key``: a dry run calls no model).
+    Every arena file is loaded: a misread arena or a missing API key stops the run here,
+    before it starts (the key only with ``check_key``: a dry run calls no model).
+
+    Raises:
+        ConfigError: a requirement of the agent or the prompt not met (the field named).
+        RunError: anything else that stops the run.
+
     """
-    tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
+    config, tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
     try:
         agent = resolve_agent(config.model, check_key=check_key, **_agent_options(config))
     except (LLMError, ValueError, LookupError) as error:
         raise RunError(_message(error)) from error
-    return tasks, arena_paths, agent, prompt
+    return config, tasks, arena_paths, agent, prompt
 
 
-def _resolve_tasks_and_prompt(config: RunConfig) -> tuple[list[Task], dict[str, Path], Prompt]:
-    """The tasks, their arena files (each one loaded) and the prompt; the modes checked."""
+def _resolve_tasks_and_prompt(config: RunConfig
+                              ) -> tuple[RunConfig, list[Task], dict[str, Path], Prompt]:
+    """The config with its presets applied, the tasks, their arena files and the prompt.
+
+    Every arena file is loaded.
+
+    Raises:
+        ConfigError: a requirement of the agent or the prompt not met (the field named).
+        RunError: anything else that stops the run.
+
+    """
+    config = apply_presets(config)
     try:
         if config.variants is not None:
             tasks, arena_paths, chosen = variant_tasks(config.variants, config.level,
@@ -437,8 +459,7 @@ def _resolve_tasks_and_prompt(config: RunConfig) -> tuple[list[Task], dict[str, 
     except (ArenaError, ValueError, FileNotFoundError, LookupError,
             VariantIndexError) as error:
         raise RunError(_message(error)) from error
-    _check_modes(config)
-    return tasks, arena_paths, _load_prompt(config)
+    return config, tasks, arena_paths, _load_prompt(config)
 
 
 def _note_variant_builds(config: RunConfig, chosen: list[Variant]) -> None:
@@ -463,40 +484,42 @@ def _note_variant_builds(config: RunConfig, chosen: list[Variant]) -> None:
 
 def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
           agent: AgentSpec, prompt: Prompt) -> _Plan:
-    """Check the replay source and the backend, and resolve the suite's config."""
+    """Check the replay source and the backend, and resolve the run."""
     replay_seed = None
-    if config.model == "replay" and config.replay_from and not Path(config.replay_from).exists():
-        raise RunError(f"--replay-from {config.replay_from}: no such episode directory or "
+    replay_from = agent.options.get("replay_from")  # given to an agent that replays it
+    if replay_from is not None and not Path(replay_from).exists():
+        raise RunError(f"--replay-from {replay_from}: no such episode directory or "
                        "scripts file")
-    if config.model == "replay" and config.replay_from:
-        replay_seed = _check_replay_task(Path(config.replay_from), [t.task_id for t in tasks])
+    if replay_from is not None:
+        replay_seed = _check_replay_task(Path(replay_from), [t.task_id for t in tasks])
     _check_backend(config)
     prices = _prices(config, agent)
-    suite = SuiteConfig(
-        model=config.model, tasks=tuple(tasks), trials=config.trials, seed=config.seed,
-        backend=config.backend, resolution=config.resolution, prompt=config.prompt,
-        physics_build=config.physics_build,
-        script_mode=config.script_mode, concurrency=config.concurrency,
-        max_relaunches=config.max_relaunches, relaunch_delay_s=config.relaunch_delay_s,
-        budget_usd=config.budget_usd, frames=config.frames.kind,
-        jpeg_quality=config.frames.quality,
-        stop_after_failed_episodes=config.stop_after_failed_episodes,
-        protocol=_protocol(config), agent_options=agent.describe()["options"],
-        replay_seed=replay_seed, observation=config.observation, frame=config.frame,
+    task_ids = tuple(task.task_id for task in tasks)
+    run = ResolvedRun(
+        config=config, tasks=task_ids, replay_seed=replay_seed,
         price_per_mtok=(prices.input_per_mtok, prices.output_per_mtok) if prices else None,
-        cost_known=prices is not None or agent.kind != "model", modes=config.modes,
+        cost_known=prices is not None or agent.kind != "model",
         variants=({v.variant_id: v.parent
                    for v in variant_tasks(config.variants, config.level, config.tasks)[2]}
                   if config.variants is not None else {}),
+        conversations=({name: tuple(order) for name, order in conversation_orders(
+            list(task_ids), config.trials, config.modes.order, config.seed).items()}
+            if config.modes.across_tasks else None),
     )
-    return _Plan(config, suite, agent, prompt, arena_paths, prices)
+    return _Plan(run, tasks, agent, prompt, arena_paths, _observation(config), prices)
+
+
+def _observation(config: RunConfig) -> ObservationMode:
+    """What each message shows: the config's observation, and the map its prompt declares."""
+    return ObservationMode(config.observation, config.frame,
+                           arena_map=prompt_spec(config.prompt).arena_map)
 
 
 def _check_observation(config: RunConfig) -> None:
     """Text observations and the arena's map need a backend that can describe the world."""
     try:
         check_observation(config.observation, config.frame, config.backend,
-                          arena_map=config.prompt == PLAN_PROMPT)
+                          arena_map=prompt_spec(config.prompt).arena_map)
     except ValueError as error:
         raise RunError(str(error)) from error
 
@@ -551,7 +574,7 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
         print(f"warning: --cache answers only requests at temperature 0; at temperature "
               f"{options.temperature:g} every request goes to the model", file=sys.stderr)
     suite = Suite(
-        plan.suite, store,
+        plan.run, store, tasks=plan.tasks, observation=plan.observation,
         make_env=lambda: _make_env(plan.config),
         make_agent=plan.agent.create,
         prompt=plan.prompt,
@@ -562,14 +585,14 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
     )
     try:
         pending = suite.pending()
-        if plan.suite.modes.across_tasks:
+        if plan.config.modes.across_tasks:
             suite.conversations()  # a conversation that cannot go on stops the run here
     except ConversationError as error:
         raise RunError(f"{run_dir}: {error}") from error
     bar = tqdm(total=len(pending), unit="episode", desc="episodes", disable=not show_progress,
                dynamic_ncols=True)
     suite.on_result = lambda result, progress: _update_bar(bar, progress,
-                                                           plan.suite.cost_known, suite.cache)
+                                                           plan.run.cost_known, suite.cache)
     try:
         results = suite.run()
     except LLMRequestError as error:  # every later call would be refused the same way
@@ -602,7 +625,7 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
         halted = (f", and {stopped} were stopped before a model call that could pass it"
                   if stopped else "")
         print(f"budget reached: the run has cost ${suite.progress.cost_usd:.2f} of "
-              f"${plan.suite.budget_usd:.2f}; {not_started} episodes were not started{halted}. "
+              f"${plan.config.budget_usd:.2f}; {not_started} episodes were not started{halted}. "
               f"Continue with --resume {run_dir} --budget-usd <more>", file=sys.stderr)
     return results
 
@@ -644,13 +667,6 @@ def _check_replay_task(source: Path, selected: list[str]) -> int | None:
     return logged.seed
 
 
-def _protocol(config: RunConfig) -> PaperProtocol:
-    """The run's protocol; plan-then-act takes exactly one reply (the plan), then runs out."""
-    if config.prompt == PLAN_PROMPT:
-        return dataclasses.replace(config.protocol, max_scripts=1)
-    return config.protocol
-
-
 def _make_env(config: RunConfig) -> AnimalAIEnv:
     kwargs = ({"file_name": config.unity_build}
               if config.backend == "unity" and config.unity_build is not None else None)
@@ -676,23 +692,6 @@ def _check_backend(config: RunConfig) -> None:
             env.close()
     except UnityUnavailable as error:
         raise RunError(str(error)) from error
-
-
-def _check_modes(config: RunConfig) -> None:
-    """A mode without the script cap needs the reply guard, and frame control has no scripts."""
-    protocol, modes = config.protocol, config.modes
-    if modes.control == "frame" and protocol.max_scripts is not None:
-        raise RunError("frame control has no scripts to cap: set protocol.max_scripts to None "
-                       "and bound the episode with protocol.max_replies (--max-replies)")
-    if config.model == "oracle-frames" and modes.control != "frame":
-        raise RunError("oracle-frames acts per frame: give --control frame (the command line's "
-                       "--model oracle-frames does)")
-    if config.backend != "embedded" and config.physics_build != PHYSICS_BUILDS[0]:
-        raise RunError(f"--physics-build {config.physics_build} chooses the embedded "
-                       "simulator's physics; a Unity player has its own build's")
-    if protocol.max_scripts is None and protocol.max_replies is None:
-        raise RunError("without the script cap an episode ends only at the arena's time limit: "
-                       "give --max-replies N as a cost guard")
 
 
 def _load_prompt(config: RunConfig) -> Prompt:
@@ -762,17 +761,16 @@ def _unused_run_dir(out: Path, run_id: str) -> Path:
 
 def _manifest(run_id: str, plan: _Plan) -> RunManifest:
     """Everything needed to know later exactly what ran, and to resume it (never a secret)."""
-    suite = plan.suite
+    run = plan.run
     return RunManifest(
         run_id=run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
-        run_config=plan.config.to_record(),
-        config=suite.to_manifest(),
+        run=run.to_record(),
         agent=plan.agent.describe(),
         prompt=plan.prompt.manifest(),
-        seeds={"run": suite.seed, "episodes": {
-            episode_id(task.task_id, trial): suite.seed_of(task.task_id, trial)
-            for task in suite.tasks for trial in range(1, suite.trials + 1)}},
+        seeds={"run": run.config.seed, "episodes": {
+            episode_id(task_id, trial): run.seed_of(task_id, trial)
+            for task_id in run.tasks for trial in range(1, run.config.trials + 1)}},
         arenas={task_id: file_sha256(path) for task_id, path in plan.arena_paths.items()},
         versions=_versions(),
         git=_git_revision(),

@@ -8,33 +8,22 @@ and are recorded as each ends; conversations run in parallel.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from llm_aai.arena import Task, load_config
 from llm_aai.arena.catalog import pass_mark_of
-from llm_aai.frames import FrameFormat
 from llm_aai.llm.cache import CachedClient, ResponseCache
 from llm_aai.llm.pricing import Prices, image_token_estimate
 from llm_aai.logs.schema import EpisodeResult, known_cost
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
 from llm_aai.perception.observer import ObservationMode
-from llm_aai.prompts import PLAN_PROMPT
-from llm_aai.protocol import PaperProtocol
-from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetedClient, BudgetGate
-from llm_aai.runner.config import RunConfig
-from llm_aai.runner.conversation import (
-    Conversation,
-    context_of,
-    conversation_orders,
-    plan_conversations,
-)
+from llm_aai.runner.conversation import Conversation, context_of, plan_conversations
 from llm_aai.runner.episode import (
     ConversationContext,
     EpisodeCancelled,
@@ -43,77 +32,9 @@ from llm_aai.runner.episode import (
     episode_id,
 )
 from llm_aai.runner.thread_pool import Executor, ThreadExecutor
+from llm_aai.settings import ResolvedRun, episode_seed
 
-
-@dataclass(frozen=True)
-class SuiteConfig:
-    """Everything that decides what a run does, resolved; recorded in the manifest's ``config``.
-
-    ``start_run`` builds it from a ``RunConfig`` (tasks selected, agent options resolved), whose
-    defaults these are.
-    """
-
-    model: str
-    tasks: tuple[Task, ...]
-    trials: int = RunConfig.trials
-    seed: int = RunConfig.seed
-    backend: str = RunConfig.backend
-    physics_build: str = RunConfig.physics_build
-    """With the embedded backend, the Animal-AI build whose physics it follows."""
-    resolution: int = RunConfig.resolution
-    prompt: str = RunConfig.prompt
-    script_mode: str = RunConfig.script_mode
-    concurrency: int = RunConfig.concurrency
-    max_relaunches: int = RunConfig.max_relaunches
-    relaunch_delay_s: float = RunConfig.relaunch_delay_s
-    budget_usd: float | None = RunConfig.budget_usd
-    frames: str = FrameFormat.kind
-    jpeg_quality: int = FrameFormat.quality
-    protocol: PaperProtocol = field(default_factory=PaperProtocol)
-    agent_options: dict[str, Any] = field(default_factory=dict)
-    """The options the agent was built with, as the manifest shows them (no secrets)."""
-    stop_after_failed_episodes: int = RunConfig.stop_after_failed_episodes
-    """Episodes in a row lost to infrastructure (after their relaunches) that stop the run: a
-    model server that is down or misnamed would otherwise be retried episode after episode
-    for hours before the run reported anything."""
-    modes: ModeSettings = field(default_factory=ModeSettings)
-    """The control and observation modes (the paper's by default)."""
-    observation: str = RunConfig.observation
-    frame: str = RunConfig.frame
-    replay_seed: int | None = None
-    """The seed every episode plays with when the run replays one logged episode: its
-    scripts mean the same thing only in the world that episode saw."""
-    price_per_mtok: tuple[float, float] | None = None
-    """The model's prices used for its costs (the user's, else litellm's); None: unknown."""
-    cost_known: bool = True
-    """False for a model without a price: its costs are recorded as 0 but are not zero."""
-    variants: dict[str, str] = field(default_factory=dict)
-    """With ``run --variants``: each variant id (a task of this run) -> its parent task."""
-
-    def seed_of(self, task_id: str, trial: int) -> int:
-        """The seed of one episode of this run."""
-        if self.replay_seed is not None:
-            return self.replay_seed
-        return episode_seed(self.seed, task_id, trial)
-
-    def to_manifest(self) -> dict[str, Any]:
-        """The config as JSON data, tasks as ids.
-
-        With ``--context across-tasks`` it also holds every conversation's task order
-        (``conversations``: conversation id -> task ids).
-        """
-        data = dataclasses.asdict(self)
-        data["tasks"] = [task.task_id for task in self.tasks]
-        if self.modes.across_tasks:
-            data["conversations"] = conversation_orders(data["tasks"], self.trials,
-                                                        self.modes.order, self.seed)
-        return data
-
-
-def episode_seed(run_seed: int, task_id: str, trial: int) -> int:
-    """A stable per-episode seed: same run seed, task and trial -> same episode."""
-    digest = hashlib.sha256(f"{run_seed}:{task_id}:{trial}".encode()).digest()
-    return int.from_bytes(digest[:4], "little")
+__all__ = ["Progress", "Suite", "episode_id", "episode_seed"]
 
 
 @dataclass
@@ -144,9 +65,11 @@ class Suite:
 
     def __init__(
         self,
-        config: SuiteConfig,
+        run: ResolvedRun,
         store: RunStore,
         *,
+        tasks: Sequence[Task],
+        observation: ObservationMode,
         make_env: Callable[[], Any],
         make_agent: Callable[[], Any],
         prompt: Any,
@@ -156,13 +79,18 @@ class Suite:
         prices: Prices | None = None,
         cache: ResponseCache | None = None,
     ):
-        self.config = config
+        self.resolved = run
+        self.config = run.config
+        self.tasks = list(tasks)
+        """The run's tasks (``run.tasks``) with their levels."""
+        self.observation = observation
+        """What each message shows (the prompt's map with the plan prompt)."""
         self.store = store
         self.make_env = make_env
         self.make_agent = make_agent
         self.prompt = prompt
         self.arena_path = arena_path
-        self.executor = executor or ThreadExecutor(config.concurrency)
+        self.executor = executor or ThreadExecutor(self.config.concurrency)
         self.on_result = on_result
         self.progress = Progress()
         self.prices = prices
@@ -195,7 +123,7 @@ class Suite:
         finished = {eid: result for eid, result in self.store.finished_results().items()
                     if result.end_reason not in RERUN_END_REASONS}
         specs = []
-        for task in self.config.tasks:
+        for task in self.tasks:
             path = self.arena_path(task.task_id)
             pass_mark = pass_mark_of(task.task_id, load_config(path).arena().pass_mark).value
             for trial in range(1, self.config.trials + 1):
@@ -203,9 +131,9 @@ class Suite:
                 if eid in finished:
                     continue
                 specs.append(EpisodeSpec(eid, task.task_id, task.level, trial,
-                                         self.config.seed_of(task.task_id, trial),
+                                         self.resolved.seed_of(task.task_id, trial),
                                          path, pass_mark,
-                                         self.config.variants.get(task.task_id)))
+                                         self.resolved.variants.get(task.task_id)))
         return specs
 
     def run(self) -> list[EpisodeResult]:
@@ -242,7 +170,7 @@ class Suite:
             ConversationError: a conversation's finished tasks are not the first ones.
 
         """
-        return plan_conversations([task.task_id for task in self.config.tasks],
+        return plan_conversations([task.task_id for task in self.tasks],
                                   self.config.trials, self.config.modes.order,
                                   self.config.seed, self.pending())
 
@@ -359,9 +287,7 @@ class Suite:
             runner = EpisodeRunner(env, self._agent(), self.prompt, self.config.protocol,
                                    self.config.script_mode, setup_gate=self._setup_gate(env),
                                    should_stop=self.cancel.is_set, modes=self.config.modes,
-                                   observation=ObservationMode(
-                                       self.config.observation, self.config.frame,
-                                       arena_map=self.config.prompt == PLAN_PROMPT),
+                                   observation=self.observation,
                                    context=context)
             try:
                 result = runner.run(spec, writer)

@@ -1,19 +1,22 @@
 """What the runs page says about each run: settings from its manifest, totals from its episodes.
 
-The manifest is read by ``llm_aai.logs.read_manifest``, as ``llm_aai.analysis.load`` reads it;
-the table and figure of pass rates come from ``llm_aai.analysis`` unchanged.
+The manifest is read by ``llm_aai.logs.read_manifest`` and its settings, typed, by
+``llm_aai.settings.settings_of``, as ``llm_aai.analysis.load`` reads them; the table and figure
+of pass rates come from ``llm_aai.analysis`` unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from llm_aai.frames import FrameFormat
 from llm_aai.logs.store import read_manifest
+from llm_aai.settings import settings_of
 
 
 @dataclass(frozen=True)
@@ -39,22 +42,24 @@ class RunSummary:
 def run_summary(run: pd.Series, episodes: pd.DataFrame) -> RunSummary:
     """Summarise one row of ``Runs.runs`` with the episodes counted from it."""
     manifest = read_manifest(Path(run["path"]))  # load_runs has already checked it
-    config, agent, prompt = manifest.config, manifest.agent, manifest.prompt
+    resolved = settings_of(manifest)
+    config = resolved.config
+    agent, prompt = manifest.agent, manifest.prompt
     seeds, versions, git = manifest.seeds, manifest.versions, manifest.git or {}
-    protocol = config.get("protocol") or {}
     settings = [
-        ("model", _text(config.get("model"))),
+        ("model", config.model),
         ("model id", _text(agent.get("litellm_model") or agent.get("name"))),
-        ("prompt", _text(config.get("prompt"))),
+        ("prompt", config.prompt),
         ("prompt sha256", _text(prompt.get("sha256"))),
-        ("script mode", _text(config.get("script_mode"))),
-        ("backend", _text(config.get("backend"))),
-        ("resolution", _text(config.get("resolution"))),
-        ("frames", _frames(config)),
-        ("tasks", str(len(config.get("tasks") or []))),
-        ("trials", _text(config.get("trials"))),
-        ("run seed", _text(seeds.get("run", config.get("seed")))),
-        ("protocol", ", ".join(f"{k}={v}" for k, v in protocol.items()) or "-"),
+        ("script mode", config.script_mode),
+        ("backend", config.backend),
+        ("resolution", str(config.resolution)),
+        ("frames", _frames(config.frames)),
+        ("tasks", str(len(resolved.tasks))),
+        ("trials", str(config.trials)),
+        ("run seed", _text(seeds.get("run", config.seed))),
+        ("protocol", ", ".join(f"{k}={v}" for k, v in
+                               dataclasses.asdict(config.protocol).items())),
         ("created", _text(manifest.created)),
         ("versions", ", ".join(f"{k} {v}" for k, v in versions.items()) or "-"),
         ("git", (f"{git.get('revision', '')[:12]}" + (" (dirty)" if git.get("dirty") else ""))
@@ -94,12 +99,8 @@ def cost_text(cost_usd: float, tokens: int, *, known: bool = True) -> str:
     return "unknown (no price known for the model)" if tokens else "$0 (no model calls)"
 
 
-def _frames(config: Mapping[str, Any]) -> str:
-    frames = config.get("frames")
-    if frames is None:
-        return "-"
-    quality = config.get("jpeg_quality")
-    return f"{frames} (quality {quality})" if frames == "jpeg" and quality else str(frames)
+def _frames(frames: FrameFormat) -> str:
+    return f"jpeg (quality {frames.quality})" if frames.kind == "jpeg" else frames.kind
 
 
 def _text(value: Any) -> str:

@@ -15,6 +15,7 @@ import pytest
 
 from llm_aai.analysis import reference_populations
 from llm_aai.logs import EpisodeResult, EpisodeWriter, RunStore, TurnRecord, Usage
+from llm_aai.settings import ResolvedRun, RunConfig
 
 Rule = Callable[[str, int, int], bool]  # (task_id, level, trial) -> bool
 
@@ -66,10 +67,10 @@ def build_run(root: Path, *, model: str, prompt: str = "react", trials: range = 
     run_id = run_id or f"run-{model}-{prompt}-{trials.start}"
     store = RunStore(root / run_id)
     tasks = [task for task in children_tasks() if task[1] in levels]
+    run = ResolvedRun(RunConfig(model=model, prompt=prompt, trials=len(trials)),
+                      tasks=tuple(t for t, _, _ in tasks))
     store.write_manifest({
-        "schema_version": 1, "run_id": run_id,
-        "config": {"model": model, "prompt": prompt, "tasks": [t for t, _, _ in tasks],
-                   "trials": len(trials), "backend": "embedded", "seed": 0},
+        "schema_version": 1, "manifest_version": 3, "run_id": run_id, "run": run.to_record(),
         "agent": {"name": "llm", "litellm_model": f"provider/{model}"},
     })
     for task_id, level, pass_mark in tasks:

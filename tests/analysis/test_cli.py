@@ -57,7 +57,8 @@ def test_bad_plot_format_fails_before_loading(tmp_path, capsys):
 
 def test_run_without_finished_episodes(tmp_path, capsys):
     (tmp_path / "manifest.json").write_text(
-        '{"run_id": "r", "config": {"model": "m", "prompt": "react"}}')
+        '{"manifest_version": 3, "run_id": "r", '
+        '"run": {"config": {"model": "m", "prompt": "react"}, "tasks": []}}')
     assert main([str(tmp_path)]) == 2
     assert "no finished episodes" in capsys.readouterr().err
 
@@ -93,7 +94,7 @@ def test_runs_pooled_across_settings_are_flagged(make_run, tmp_path, capsys):
     short = make_run(tmp_path, model="alpha", trials=range(3, 5), run_id="short")
     manifest = short / "manifest.json"
     data = json.loads(manifest.read_text())
-    data["config"]["protocol"] = {"max_scripts": 10}
+    data["run"]["config"]["protocol"] = {"max_scripts": 10}
     manifest.write_text(json.dumps(data))
     assert main([str(long), str(short)]) == 0
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]

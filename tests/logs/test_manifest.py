@@ -30,9 +30,10 @@ holds the run's config twice, as started (``run_config``) and as resolved (``con
 def _manifest(**changes) -> RunManifest:
     fields = dict(
         run_id="r", created="2026-11-24T08:00:00+00:00",
-        config={"model": "heuristic", "prompt": "react", "tasks": ["01-04-03"], "trials": 1,
-                "backend": "embedded", "resolution": 64, "protocol": {"max_scripts": 2}},
-        run_config={"model": "heuristic", "tasks": "01-04-03", "arenas_dir": "/data/arenas"},
+        run={"config": {"model": "heuristic", "prompt": "react", "tasks": "01-04-03",
+                        "arenas_dir": "/data/arenas", "resolution": 64,
+                        "protocol": {"max_scripts": 2}},
+             "tasks": ["01-04-03"]},
         agent={"name": "heuristic", "kind": "builtin", "options": {}},
         prompt={"name": "react", "sha256": "ab" * 32},
         seeds={"run": 0, "episodes": {"01-04-03_t1": 1234}},
@@ -48,7 +49,7 @@ def test_a_manifest_survives_the_round_trip_through_its_file(tmp_path):
     RunStore(tmp_path).write_manifest(manifest)
     read = read_manifest(tmp_path)
     assert read == manifest and read.manifest_version == MANIFEST_VERSION
-    assert json.loads((tmp_path / "manifest.json").read_text())["manifest_version"] == 2
+    assert json.loads((tmp_path / "manifest.json").read_text())["manifest_version"] == 3
     assert read.model == "heuristic" and read.prompt_name == "react"
     assert read.agent_name == "heuristic" and read.arenas_dir == "/data/arenas"
     assert read.episode_seeds == {"01-04-03_t1": 1234}
@@ -89,8 +90,14 @@ def _v1() -> dict:
      r"field 'seeds.episodes.01-04-03_t1': expected an integer, got a string"),
     (json.dumps({**_v1(), "config": {**_v1()["config"], "trials": True}}),
      r"field 'config.trials': expected an integer, got a boolean"),
-    (json.dumps({**_v1(), "manifest_version": 3}),
-     r"manifest_version 3; this llm-aai reads 1 to 2"),
+    (json.dumps({**_v1(), "manifest_version": 4}),
+     r"manifest_version 4; this llm-aai reads 1 to 3"),
+    (json.dumps({"manifest_version": 3}), r"manifest.json: missing field 'run'"),
+    (json.dumps({"manifest_version": 3, "run": {"config": {"model": "m", "prompt": "r"}}}),
+     r"manifest.json: missing field 'run.tasks'"),
+    (json.dumps({"manifest_version": 3, "run": {"config": {"model": "m", "prompt": "r"},
+                                                "tasks": [1]}}),
+     r"field 'run.tasks\[0\]': expected a string, got a number"),
     (json.dumps({**_v1(), "schema_version": 2}), r"schema_version 2; this llm-aai reads 1"),
     (json.dumps({**_v1(), "manifest_version": 2}), r"field 'run_config': missing"),
     (json.dumps({**_v1(), "notes": "mine"}), r"unknown field 'notes'"),

@@ -43,8 +43,7 @@ def run_mode(tmp_path, monkeypatch):
         (arenas / "01-04-03.yaml").write_text(arena.read_text())
         config = RunConfig(model="openai/fake", tasks="01-04-03", arenas_dir=arenas,
                            resolution=64, model_options=ModelOptions(max_retries=0))
-        for name, value in settings.items():
-            config = replace(config, **{name: value})
+        config = replace(config, **settings)  # together: the config checks them together
         with FakeChatServer(replies, default=default) as server:
             config = replace(config, model_options=replace(config.model_options,
                                                            api_base=server.url))

@@ -9,12 +9,13 @@ import pytest
 
 from llm_aai.cli.run import main as run_main
 from llm_aai.llm.fake_server import FakeChatServer, ServerError
-from llm_aai.logs import RunStore, read_manifest, read_turns
+from llm_aai.logs import RunStore, read_turns
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.across_tasks import conversation_order
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.replay import load_episode, resimulate
 from llm_aai.runner import ModelOptions, RunConfig, estimate_run, resume_run, start_run
+from llm_aai.settings import read_settings
 
 from .helpers import images_of, text_of
 from .resume_helpers import by_user_count
@@ -71,10 +72,10 @@ def test_the_second_task_opens_with_the_first_tasks_messages_and_outcome(
     assert summary[0].endswith(",conversation,position")
     assert [row.split(",")[-2:] for row in summary[1:]] == [["trial-1", "1"], ["trial-1", "2"]]
 
-    manifest = read_manifest(run_dir)
-    assert manifest.config["modes"]["context"] == "across-tasks"
-    assert manifest.config["modes"]["order"] == "testbed"
-    assert manifest.config["conversations"] == {"trial-1": ["01-04-03", "01-06-02"]}
+    settings = read_settings(run_dir)
+    assert settings.config.modes.context == "across-tasks"
+    assert settings.config.modes.order == "testbed"
+    assert settings.conversations == {"trial-1": ("01-04-03", "01-06-02")}
 
 
 def test_old_images_fall_out_through_the_image_window(testbed_dir, tmp_path, monkeypatch):
@@ -106,10 +107,10 @@ def test_the_built_in_agents_play_a_conversation_in_its_order(model, testbed_dir
         placed = sorted((r.position, r.task_id) for r in results.values()
                         if r.conversation == f"trial-{trial}")
         assert [task for _, task in placed] == list(order)
-    orders = read_manifest(run_dir).config["conversations"]
+    orders = read_settings(run_dir).conversations
     assert orders["trial-1"] != orders["trial-2"]  # this seed gives two orders
-    assert orders == {f"trial-{t}": list(conversation_order(tasks.split(","), "shuffled",
-                                                            seed=5, trial=t)) for t in (1, 2)}
+    assert orders == {f"trial-{t}": conversation_order(tasks.split(","), "shuffled",
+                                                       seed=5, trial=t) for t in (1, 2)}
 
 
 def test_the_replay_agent_plays_a_conversation(testbed_dir, tmp_path):
@@ -131,17 +132,17 @@ def test_the_order_is_stated_and_shuffled_reproducibly():
 
 
 def test_order_without_one_conversation_is_refused(capsys, tmp_path):
-    with pytest.raises(SystemExit) as exit_:
-        run_main(["--model", "heuristic", "--order", "shuffled", "--out", str(tmp_path)])
-    assert exit_.value.code == 2
-    assert "give --context across-tasks" in capsys.readouterr().err
+    assert run_main(["--model", "heuristic", "--order", "shuffled", "--out", str(tmp_path)]) == 2
+    assert "error: --order shuffled orders the tasks of one conversation: give --context " \
+           "across-tasks" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
 
 
 def test_the_manifest_is_json_with_the_context(testbed_dir, tmp_path):
     run_dir = across_run(testbed_dir, tmp_path, "random")
     record = json.loads((run_dir / "manifest.json").read_text())
-    assert record["run_config"]["modes"]["context"] == "across-tasks"
+    assert record["run"]["config"]["modes"]["context"] == "across-tasks"
+    assert record["run"]["conversations"] == {"trial-1": ["01-04-03", "01-06-02"]}
 
 
 def test_the_dry_run_estimate_counts_the_history_across_tasks(testbed_dir, tmp_path, capsys):

@@ -12,6 +12,7 @@ from llm_aai.logs import read_manifest
 from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.modes import ModeSettings, mode_label
 from llm_aai.runner import RunConfig, run_config_of, start_run
+from llm_aai.settings import read_settings
 
 FRAME = {"modes": ModeSettings(control="frame"),
          "protocol": PaperProtocol(max_scripts=None, max_replies=3)}
@@ -35,12 +36,9 @@ def runs(tmp_path, mode_arena):
 
 
 def test_the_manifest_records_the_mode_and_resume_restores_it(runs):
-    manifest = read_manifest(runs["frame"])
-    assert manifest.config["modes"] == {"control": "frame", "observe_every": None,
-                                        "filmstrip": False, "context": "per-task",
-                                        "order": "testbed"}
-    assert manifest.config["protocol"]["max_replies"] == 3
-    assert manifest.run_config["modes"]["control"] == "frame"
+    manifest, settings = read_manifest(runs["frame"]), read_settings(runs["frame"])
+    assert settings.config.modes == ModeSettings(control="frame")
+    assert settings.config.protocol.max_replies == 3
     assert manifest.agent["options"] == {"control": "frame"}
     assert manifest.prompt["name"] == "react-frame"
     assert run_config_of(runs["frame"]).modes == FRAME["modes"]
@@ -89,9 +87,8 @@ def test_a_run_across_tasks_is_its_own_mode(runs, tmp_path, capsys):
 
 
 def test_mode_labels_name_what_differs_from_the_paper():
-    assert mode_label(None, None) == "paper"  # runs from before the modes
-    assert mode_label({"control": "script", "observe_every": 6, "filmstrip": True},
-                      {"max_scripts": None}) == "observe every 6 filmstrip + no script cap"
-    assert mode_label({"control": "frame"}, {"max_scripts": None}) == "frame control"
-    assert mode_label({"context": "across-tasks", "order": "testbed"}, {}) == (
-        "context across-tasks")
+    assert mode_label(ModeSettings(), 30) == "paper"
+    assert mode_label(ModeSettings(observe_every=6, filmstrip=True),
+                      None) == "observe every 6 filmstrip + no script cap"
+    assert mode_label(ModeSettings(control="frame"), None) == "frame control"
+    assert mode_label(ModeSettings(context="across-tasks"), 30) == "context across-tasks"

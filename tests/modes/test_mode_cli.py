@@ -30,8 +30,6 @@ def test_the_mode_flags_set_the_config():
 
 
 @pytest.mark.parametrize(("flags", "says"), [
-    (["--filmstrip"], "--filmstrip joins the frames of --observe-every"),
-    (["--control", "frame", "--max-scripts", "10", "--max-replies", "5"], "use --max-replies"),
     (["--observe-every", "0"], "must be at least 1"),
     (["--control", "tank"], "invalid choice"),
 ])
@@ -43,6 +41,9 @@ def test_bad_mode_flags_are_refused_by_the_parser(flags, says, capsys, tmp_path)
 
 
 @pytest.mark.parametrize(("flags", "says"), [
+    (["--filmstrip"], "error: --filmstrip joins the frames of --observe-every"),
+    (["--control", "frame", "--max-scripts", "10", "--max-replies", "5"],
+     "error: --max-scripts caps scripts; --control frame counts replies: use --max-replies"),
     (["--control", "frame"], "give --max-replies N as a cost guard"),
     (["--max-scripts", "0"], "give --max-replies N as a cost guard"),
     (["--control", "frame", "--prompt", "icl", "--max-replies", "5"],

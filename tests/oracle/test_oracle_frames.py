@@ -12,7 +12,8 @@ import pytest
 from llm_aai.agents import resolve_agent
 from llm_aai.logs import read_turns
 from llm_aai.protocol.frame_control import FrameControl
-from llm_aai.runner import RunConfig, RunError, start_run
+from llm_aai.runner import RunConfig, start_run
+from llm_aai.settings import ConfigError, read_settings
 
 
 def run(*args, timeout=600):
@@ -38,11 +39,10 @@ def test_oracle_frames_passes_a_task_reply_by_reply_and_replays_exactly(testbed_
                "--out", out, "--run-id", "r", "--resolution", "64", "--oracle-budget", "3000",
                "--no-progress")
     assert done.returncode == 0, done.stderr
-    manifest = json.loads((out / "r" / "manifest.json").read_text())
-    config = manifest["run_config"]
-    assert config["modes"]["control"] == "frame"
-    assert config["protocol"]["max_scripts"] is None  # no script cap
-    assert config["protocol"]["max_replies"] == 2000  # the preset's guard
+    config = read_settings(out / "r").config
+    assert config.modes.control == "frame"
+    assert config.protocol.max_scripts is None  # no script cap
+    assert config.protocol.max_replies == 2000  # the preset's guard
     episode = out / "r" / "episodes" / "01-04-03_t1"
     result = json.loads((episode / "result.json").read_text())
     assert result["passed"] and result["agent"] == "oracle-frames"
@@ -66,7 +66,7 @@ def test_oracle_frames_refuses_a_script_cap_or_script_control(tmp_path, capsys):
 
 
 def test_a_library_run_of_oracle_frames_needs_frame_control(testbed_dir, tmp_path):
-    with pytest.raises(RunError, match="oracle-frames acts per frame"):
+    with pytest.raises(ConfigError, match="model oracle-frames acts per frame"):
         start_run(RunConfig(model="oracle-frames", tasks="01-04-03", arenas_dir=testbed_dir),
                   out=tmp_path, show_progress=False)
     assert not any(tmp_path.iterdir())
@@ -83,9 +83,7 @@ def test_the_physics_build_is_recorded_and_replayed(testbed_dir, tmp_path, build
                "--out", out, "--run-id", "r", "--resolution", "64", "--oracle-budget", "1500",
                "--physics-build", build, "--no-progress")
     assert done.returncode == 0, done.stderr
-    manifest = json.loads((out / "r" / "manifest.json").read_text())
-    assert manifest["run_config"]["physics_build"] == build
-    assert manifest["config"]["physics_build"] == build
+    assert read_settings(out / "r").config.physics_build == build
     episode = out / "r" / "episodes" / "08-30-01_t1"
     assert json.loads((episode / "result.json").read_text())["passed"] is passed
     check = resimulate(episode)

@@ -133,7 +133,7 @@ def test_the_right_arena_elsewhere_is_accepted(runs, testbed_dir, tmp_path):
 def test_unity_runs_and_lone_episodes_cannot_be_resimulated(runs, copy_run, tmp_path, capsys):
     run_dir = copy_run(runs["heuristic"])
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    manifest["config"]["backend"] = "unity"
+    manifest["run"]["config"]["backend"] = "unity"
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     assert main([str(run_dir / "episodes" / "01-04-03_t1"), "--resimulate"]) == 2
     assert "config.backend is 'unity'" in capsys.readouterr().err

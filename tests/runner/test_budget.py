@@ -14,6 +14,7 @@ from llm_aai.logs import RunStore, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, ResumeOverrides, RunConfig, resume_run, start_run
 from llm_aai.runner.app import RunError
+from llm_aai.settings import read_settings
 
 PRICES = (100.0, 100.0)  # $ per million tokens: a call costs about 20 cents
 
@@ -85,8 +86,7 @@ def test_an_unknown_price_is_a_warning_and_given_prices_are_recorded(testbed_dir
         start_run(dataclasses.replace(priced, trials=1, tasks="01-04-03"), out=tmp_path,
                   run_id="priced", show_progress=False)
         assert "warning" not in capsys.readouterr().err
-    unknown_run = json.loads((tmp_path / "unknown" / "manifest.json").read_text())
-    assert unknown_run["config"]["cost_known"] is False
+    assert read_settings(tmp_path / "unknown").cost_known is False
     # each episode and each call: the cost is unknown, not 0
     [row] = csv.DictReader((tmp_path / "unknown" / "summary.csv").open())
     assert row["cost_usd"] == "unknown" and int(row["input_tokens"]) > 0
@@ -98,9 +98,9 @@ def test_an_unknown_price_is_a_warning_and_given_prices_are_recorded(testbed_dir
     assert "unknown (no price)" in capsys.readouterr().out
     assert analyze.main([str(tmp_path / "priced")]) == 0
     assert "unknown" not in capsys.readouterr().out
-    manifest = json.loads((tmp_path / "priced" / "manifest.json").read_text())
-    assert manifest["run_config"]["model_options"]["price_per_mtok"] == list(PRICES)
+    settings = read_settings(tmp_path / "priced")
+    assert settings.config.model_options.price_per_mtok == PRICES
     result = RunStore(tmp_path / "priced").finished_results()["01-04-03_t1"]
-    assert manifest["config"]["price_per_mtok"] == list(PRICES)
+    assert settings.price_per_mtok == PRICES
     assert result.cost_usd == pytest.approx(
         (result.input_tokens + result.output_tokens) * 100 / 1e6)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from llm_aai.plans.evaluate import evaluate_plan_episode, logged_script
 from llm_aai.plans.metrics import ReferencePlan
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
+from llm_aai.settings import read_settings
 from llm_aai.sim import Simulator
 from tests.sim.conftest import arena, obj
 
@@ -67,8 +67,8 @@ def test_one_request_carries_the_map_and_the_plan_runs_out_the_clock(testbed_dir
     assert "Planning ahead" in requests[0].body["messages"][0]["content"]
     result = outcome.results[0]
     assert result.scripts_used == 1 and result.end_reason == "time_limit"
-    manifest = json.loads((outcome.run_dir / "manifest.json").read_text())
-    assert manifest["config"]["protocol"]["max_scripts"] == 1
+    # the plan prompt's preset: the run plays, and records, one script
+    assert read_settings(outcome.run_dir).config.protocol.max_scripts == 1
 
 
 def test_the_plan_needs_the_embedded_backend(testbed_dir, tmp_path):

@@ -16,6 +16,7 @@ import pytest
 
 from llm_aai.llm.fake_server import FakeChatServer, HTTPError, ServerError
 from llm_aai.logs import RunStore, read_turns
+from llm_aai.settings import read_settings
 
 SENTINEL_KEY = "sk-test-SENTINEL-0123456789abcdef"
 
@@ -47,7 +48,7 @@ def test_llm_run_sends_history_and_images_and_logs_everything(testbed_dir, tmp_p
     run_dir = tmp_path / "r"
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["prompt"]["name"] == "react" and len(manifest["prompt"]["sha256"]) == 64
-    assert manifest["config"]["tasks"] == ["01-04-03"]
+    assert read_settings(run_dir).tasks == ("01-04-03",)
     assert manifest["arenas"]["01-04-03"]
 
     assert len(requests) == 2
@@ -85,8 +86,7 @@ def test_png_frames_on_request(testbed_dir, tmp_path):
     assert url.startswith("data:image/png;base64,")
     turns = read_turns(tmp_path / "r" / "episodes" / "01-04-03_t1")
     assert all(name.endswith(".png") for turn in turns for name in turn.sent_images)
-    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
-    assert manifest["config"]["frames"] == "png"
+    assert read_settings(tmp_path / "r").config.frames.kind == "png"
 
 
 def test_infrastructure_failure_is_relaunched(testbed_dir, tmp_path):
@@ -166,8 +166,7 @@ def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir
     first = run_cli(args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     run_dir = tmp_path / "out" / "r"
-    manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["run_config"]["arenas_dir"] == str(arenas)  # absolute, usable from anywhere
+    assert read_settings(run_dir).config.arenas_dir == arenas  # absolute, usable from anywhere
     shutil.rmtree(run_dir / "episodes" / "01-06-02_t1")
 
     refused = run_cli(["--resume", run_dir, "--model", "random", "--trials", 3])
@@ -391,6 +390,6 @@ def test_the_manifest_records_the_options_the_agent_was_built_with(testbed_dir, 
         url = server.url
     assert result.returncode == 0, result.stderr
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
-    options = manifest["config"]["agent_options"]  # it was {} for every run
+    options = manifest["agent"]["options"]  # it was {} for every run
     assert options["api_base"] == url and options["temperature"] == 0.5
     assert options["max_retries"] == 6 and options["max_tokens"] == 1024

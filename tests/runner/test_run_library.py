@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import inspect
 import json
 import shutil
@@ -33,26 +32,24 @@ from llm_aai.runner import (
     run_config_of,
     start_run,
 )
-from llm_aai.runner.config import FLAG_FIELDS, config_from_manifest
+from llm_aai.settings import read_settings, settings_of
 
 V1_MANIFEST = Path(__file__).parents[1] / "logs" / "data" / "manifest-v1.json"
+V2_MANIFEST = V1_MANIFEST.with_name("manifest-v2.json")
 COMMAND_ONLY = {"out", "run_id", "resume", "no_progress", "dry_run"}
 """Flags that are not settings of a run: where it goes, which run to resume, the display, and
 the dry run (which plans one)."""
-
-
-def _at(config, path: str):
-    return functools.reduce(getattr, path.split("."), config)
 
 
 def test_every_flag_defaults_to_the_config_field_it_sets():
     parser = build_parser()
     defaults = RunConfig(model="m")
     dests = {action.dest for action in parser._actions if action.dest != "help"}
-    assert dests - COMMAND_ONLY == set(FLAG_FIELDS)  # a new flag must set a config field
-    for dest, path in FLAG_FIELDS.items():
-        if dest != "model":
-            assert parser.get_default(dest) == _at(defaults, path), dest
+    settings = dests - COMMAND_ONLY
+    assert settings <= set(RunConfig.field_paths())  # a new flag must set a config field
+    assert len(settings) == 45
+    for path in settings - {"model"}:
+        assert parser.get_default(path) == defaults.value_of(path), path
     assert parser.get_default("out") == RESULTS_DIR
 
 
@@ -77,15 +74,15 @@ def test_start_and_resume_a_run_without_a_command_line(testbed_dir, tmp_path):
     assert outcome.run_dir == tmp_path / "r"
     assert sorted(r.episode_id for r in outcome.results) == ["01-04-03_t1", "01-04-03_t2"]
     manifest = read_manifest(outcome.run_dir)
-    assert manifest.manifest_version == 2 and manifest.cli_args is None
+    assert manifest.manifest_version == 3 and manifest.cli_args is None
+    assert manifest.config is None and manifest.run_config is None  # stored once, in run
     # the manifest names the arenas folder resolved (a symlinked ../shared included)
-    assert run_config_of(outcome.run_dir) == dataclasses.replace(
-        config, arenas_dir=testbed_dir.resolve())
-    # the options the agent was built with, which every manifest recorded as {} before
-    options = manifest.config["agent_options"]
+    started = dataclasses.replace(config, arenas_dir=testbed_dir.resolve())
+    assert run_config_of(outcome.run_dir) == started == read_settings(outcome.run_dir).config
+    # the options the agent was built with, recorded once, in the agent's description
+    options = manifest.agent["options"]
     assert options["api_base"] == url and options["max_tokens"] == 256
     assert options["max_retries"] == 6 and options["temperature"] == 0.0
-    assert options == manifest.agent["options"]
 
     shutil.rmtree(outcome.run_dir / "episodes" / "01-04-03_t2")
     with FakeChatServer(default="Turn(6);") as moved:
@@ -105,24 +102,31 @@ def test_resume_refuses_what_is_not_a_run(tmp_path):
     with pytest.raises(RunError, match=r"manifest.json: field 'run_config.trials': "
                                        r"Input should be a valid integer"):
         resume_run(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({
+        "manifest_version": 3, "run": {"config": {"model": "m", "prompt": "react",
+                                                  "trials": "two"}, "tasks": []}}))
+    with pytest.raises(RunError, match=r"manifest.json: field 'run.config.trials': "
+                                       r"Input should be a valid integer"):
+        resume_run(tmp_path)
 
 
-def _v1_run(tmp_path: Path) -> Path:
-    """A run directory as the previous version left it: its manifest, no episode finished.
+def _old_run(tmp_path: Path, fixture: Path = V1_MANIFEST) -> Path:
+    """A run directory as an earlier version left it: its manifest, no episode finished.
 
     The prompt record is brought up to date so that an edit of the package's prompt, which a
     resume rightly refuses, does not fail this test of the manifest's format.
     """
-    run_dir = tmp_path / "v1"
+    run_dir = tmp_path / fixture.stem
     run_dir.mkdir()
-    manifest = json.loads(V1_MANIFEST.read_text())
+    manifest = json.loads(fixture.read_text())
     manifest["prompt"] = load_prompt("react").manifest()
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     return run_dir
 
 
-def test_a_run_started_by_the_previous_version_resumes(testbed_dir, tmp_path):
-    run_dir = _v1_run(tmp_path)
+@pytest.mark.parametrize("fixture", [V1_MANIFEST, V2_MANIFEST])
+def test_a_run_started_by_an_earlier_version_resumes(testbed_dir, tmp_path, fixture):
+    run_dir = _old_run(tmp_path, fixture)
     assert run_config_of(run_dir) == RunConfig(
         model="heuristic", tasks="01-04-03,01-06-02", resolution=64,
         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1),
@@ -137,15 +141,15 @@ def test_previous_version_command_lines_convert_field_by_field():
     del cli_args["frames"], cli_args["jpeg_quality"]  # runs from before the choice: PNG frames
     manifest = manifest_from_dict({"config": {"model": "heuristic", "prompt": "react"},
                                    "cli_args": cli_args})
-    config = config_from_manifest(manifest)
+    config = settings_of(manifest).config
     assert (config.frames.kind, config.frames.quality) == ("png", 75)
     assert config.model_options.timeout_s == 120.0 and config.relaunch_delay_s == 5.0
     assert config.stop_after_failed_episodes == 3
 
     cli_args["shiny_new_flag"] = 1
     with pytest.raises(SchemaError, match=r"field 'cli_args.shiny_new_flag'"):
-        config_from_manifest(manifest_from_dict({"config": {"model": "h", "prompt": "react"},
-                                                 "cli_args": cli_args}))
+        settings_of(manifest_from_dict({"config": {"model": "h", "prompt": "react"},
+                                        "cli_args": cli_args}))
 
 
 @pytest.mark.parametrize("record, message", [

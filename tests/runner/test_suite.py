@@ -8,9 +8,11 @@ from llm_aai.agents.replay import ReplayAgent
 from llm_aai.arena import Task
 from llm_aai.env import AnimalAIEnv
 from llm_aai.logs import RunStore
+from llm_aai.perception.observer import IMAGE_ONLY
 from llm_aai.prompts import load_prompt
 from llm_aai.protocol import PaperProtocol
-from llm_aai.runner.suite import Suite, SuiteConfig
+from llm_aai.runner.suite import Suite
+from llm_aai.settings import ResolvedRun, RunConfig
 
 SETUP_STEPS = 1 + 3 * 16
 EPISODES = 4
@@ -59,18 +61,18 @@ class _SetupMonitor:
 
 def _run(tmp_path, make_arena, monitor: _SetupMonitor, *, in_process: bool) -> list:
     arena = make_arena()
-    config = SuiteConfig(
+    config = ResolvedRun(RunConfig(
         model="replay", trials=EPISODES, concurrency=EPISODES,
-        tasks=(Task("01-01-01", 1, "test"),),
         protocol=PaperProtocol(max_scripts=2, run_out_clock=False),
-    )
+    ), tasks=("01-01-01",))
     envs: list[AnimalAIEnv] = []
 
     def make_env():
         envs.append(monitor.env(in_process))
         return envs[-1]
 
-    suite = Suite(config, RunStore(tmp_path / "run"), make_env=make_env,
+    suite = Suite(config, RunStore(tmp_path / "run"), tasks=[Task("01-01-01", 1, "test")],
+                  observation=IMAGE_ONLY, make_env=make_env,
                   make_agent=lambda: ReplayAgent(["Turn(30);", "Go(2);"]),
                   prompt=load_prompt("react"), arena_path=lambda task_id: arena)
     try:

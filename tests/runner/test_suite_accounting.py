@@ -13,10 +13,12 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs import RunStore, read_result
 from llm_aai.logs.schema import SUMMARY_COLUMNS
+from llm_aai.perception.observer import IMAGE_ONLY
 from llm_aai.prompts import load_prompt
 from llm_aai.protocol import PaperProtocol
 from llm_aai.runner.episode import EpisodeCancelled
-from llm_aai.runner.suite import Suite, SuiteConfig
+from llm_aai.runner.suite import Suite
+from llm_aai.settings import ResolvedRun, RunConfig
 
 PROTOCOL = PaperProtocol(max_scripts=2, run_out_clock=False)
 
@@ -50,9 +52,10 @@ class FailsAfterOneReply(Costly):
 
 
 def make_suite(root, arena, agent, **config) -> Suite:
-    config = SuiteConfig(model=agent.__name__, tasks=(Task("01-01-01", 1, "test"),),
-                         resolution=64, protocol=PROTOCOL, relaunch_delay_s=0.0, **config)
-    return Suite(config, RunStore(root), make_env=lambda: AnimalAIEnv(resolution=64),
+    run = ResolvedRun(RunConfig(model=agent.__name__, resolution=64, protocol=PROTOCOL,
+                                relaunch_delay_s=0.0, **config), tasks=("01-01-01",))
+    return Suite(run, RunStore(root), tasks=[Task("01-01-01", 1, "test")],
+                 observation=IMAGE_ONLY, make_env=lambda: AnimalAIEnv(resolution=64),
                  make_agent=agent, prompt=load_prompt("react"), arena_path=lambda _: arena)
 
 

@@ -16,6 +16,7 @@ from llm_aai.logs.store import read_turns
 from llm_aai.perception import NOTHING
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
+from llm_aai.settings import read_settings
 
 TASK = "01-04-03"  # a green ball in the open, in front of the agent
 
@@ -58,9 +59,7 @@ def test_each_request_carries_what_the_observation_mode_says(testbed_dir, tmp_pa
     assert ball.distance > 1
     turned = next((o for o in read_view(later).objects if o.noun == "green ball"), None)
     assert turned is None or turned.bearing < ball.bearing - 20  # 30° right: it moved left
-    manifest = json.loads((outcome.run_dir / "manifest.json").read_text())
-    assert manifest["run_config"]["observation"] == observation
-    assert manifest["config"]["observation"] == observation
+    assert read_settings(outcome.run_dir).config.observation == observation
 
 
 def test_allocentric_text_gives_the_pose(testbed_dir, tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +9,7 @@ import pytest
 
 from llm_aai.arena.catalog import select_tasks
 from llm_aai.cli.run import main as run
+from llm_aai.settings import read_settings
 from llm_aai.variants.cache import cached_variants, default_cache_root
 from llm_aai.variants.index import INDEX_FILE, read_variants
 
@@ -57,13 +57,12 @@ def test_variants_are_made_once_then_reused_in_another_mode(cache_home, testbed_
         summary = pd.read_csv(runs / run_id / "summary.csv")
         assert sorted(summary["task_id"]) == [f"{TASK}-v1", f"{TASK}-v2"]
         assert set(summary["parent_task"]) == {TASK}
-        manifest = json.loads((runs / run_id / "manifest.json").read_text())
-        assert manifest["config"]["variants"] == {f"{TASK}-v1": TASK, f"{TASK}-v2": TASK}
-        assert manifest["run_config"]["variants"].startswith(str(cache_home / "sets"))
-        assert manifest["run_config"]["variant_seed"] == 4
-        assert manifest["run_config"]["observation"] == ("text" if run_id == "text" else
-                                                         "image")
-    played = read_variants(Path(manifest["run_config"]["variants"]))
+        settings = read_settings(runs / run_id)
+        assert settings.variants == {f"{TASK}-v1": TASK, f"{TASK}-v2": TASK}
+        assert settings.config.variants.is_relative_to(cache_home / "sets")
+        assert settings.config.variant_seed == 4
+        assert settings.config.observation == ("text" if run_id == "text" else "image")
+    played = read_variants(settings.config.variants)
     assert {v.parent for v in played} == {TASK}
 
     # another seed is another cache entry, made now

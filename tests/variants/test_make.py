@@ -17,6 +17,7 @@ from llm_aai.cli.replay import main as replay
 from llm_aai.cli.run import main as run
 from llm_aai.cli.variants import main as make
 from llm_aai.cli.view import main as view
+from llm_aai.settings import read_settings
 from llm_aai.variants import MAX_COUNT, read_variants
 from llm_aai.variants.index import COLUMNS, INDEX_FILE
 from llm_aai.variants.validation import HeuristicParity
@@ -154,8 +155,8 @@ def test_run_plays_variants_and_analyze_compares_them(made, testbed_dir, tmp_pat
     assert sorted(summary["task_id"]) == ["01-04-03-v1", "01-04-03-v2"]
     assert set(summary["parent_task"]) == {"01-04-03"}
     manifest = json.loads((runs / "variants" / "manifest.json").read_text())
-    assert manifest["config"]["variants"] == {"01-04-03-v1": "01-04-03",
-                                              "01-04-03-v2": "01-04-03"}
+    assert read_settings(runs / "variants").variants == {"01-04-03-v1": "01-04-03",
+                                                         "01-04-03-v2": "01-04-03"}
     assert set(manifest["arenas"]) == {"01-04-03-v1", "01-04-03-v2"}
     capsys.readouterr()
     assert analyze([str(runs / "originals"), str(runs / "variants"), "--by", "variants"]) == 0

@@ -1,0 +1,77 @@
+"""A run's settings: stored once, read back typed from a manifest of any version."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from llm_aai.logs import SchemaError, read_manifest
+from llm_aai.protocol import PAPER_PROTOCOL
+from llm_aai.protocol.modes import ModeSettings, mode_label
+from llm_aai.settings import ResolvedRun, RunConfig, read_settings, settings_of
+
+DATA = Path(__file__).parents[1] / "logs" / "data"
+VERSIONS = {1: DATA / "manifest-v1.json", 2: DATA / "manifest-v2.json",
+            3: DATA / "manifest-v3.json"}
+"""One command (``python -m llm_aai.run --model heuristic --tasks 01-04-03,01-06-02
+--resolution 64 --max-scripts 1``) as each manifest version recorded it."""
+GOLDEN_RUN = Path(__file__).parents[1] / "data" / "golden_run" / "heuristic-2-tasks"
+
+
+def _read(tmp_path: Path, version: int) -> ResolvedRun:
+    run_dir = tmp_path / f"v{version}"
+    run_dir.mkdir()
+    shutil.copy(VERSIONS[version], run_dir / "manifest.json")
+    return read_settings(run_dir)
+
+
+def test_one_command_reads_as_the_same_settings_in_every_manifest_version(tmp_path):
+    read = {version: _read(tmp_path, version) for version in VERSIONS}
+    assert read[1] == read[2] == read[3]
+    assert read[3].config == RunConfig(
+        model="heuristic", tasks="01-04-03,01-06-02", resolution=64,
+        protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1),
+        arenas_dir=Path("/data/animal-ai/testbed/competition"))
+    assert read[3].tasks == ("01-04-03", "01-06-02") and read[3].cost_known
+    assert mode_label(read[1].config.modes, read[1].config.protocol.max_scripts) == "paper"
+
+
+def test_a_version_3_manifest_stores_the_settings_once(tmp_path):
+    data = json.loads(VERSIONS[3].read_text())
+    assert "config" not in data and "run_config" not in data and "cli_args" not in data
+    assert set(data["run"]) == {"config", "tasks", "replay_seed", "price_per_mtok",
+                                "cost_known", "variants"}
+    run = _read(tmp_path, 3)
+    assert run.to_record() == data["run"]  # the record round-trips exactly
+    seeds = {}
+    for episode in data["seeds"]["episodes"]:
+        task_id, trial = episode.rsplit("_t", 1)
+        seeds[episode] = run.seed_of(task_id, int(trial))
+    assert seeds == data["seeds"]["episodes"]  # the seeds section follows from the settings
+
+
+def test_the_golden_run_reads_typed(tmp_path):
+    run = settings_of(read_manifest(GOLDEN_RUN))
+    assert run.config.model == "heuristic" and run.config.resolution == 128
+    assert run.config.frames.kind == "jpeg" and run.config.frames.quality == 75
+    assert run.config.modes == ModeSettings() and run.config.physics_build == "3.x"
+    assert run.tasks == ("01-04-03", "06-09-01")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda run: run.update(trials=2), r"field 'run.trials': not a setting"),
+    (lambda run: run["config"].update(trials="two"), r"field 'run.config.trials': Input"),
+    (lambda run: run.update(cost_known="yes"), r"field 'run.cost_known': Input should be"),
+    (lambda run: run.pop("tasks"), r"missing field 'run.tasks'"),
+])
+def test_a_bad_run_record_names_the_field(tmp_path, change, message):
+    data = json.loads(VERSIONS[3].read_text())
+    change(data["run"])
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(SchemaError, match=message) as raised:
+        read_settings(tmp_path)
+    assert "manifest.json" in str(raised.value)
