@@ -14,7 +14,6 @@ from llm_aai.settings import (
     RunConfig,
     default_run_id,
 )
-from llm_aai.settings.config import V1_CLI_ARGS
 
-__all__ = ["MAX_RESOLUTION", "MIN_RESOLUTION", "V1_CLI_ARGS", "ConfigError", "ModelOptions",
-           "ResumeOverrides", "RunConfig", "default_run_id"]
+__all__ = ["MAX_RESOLUTION", "MIN_RESOLUTION", "ConfigError", "ModelOptions", "ResumeOverrides",
+           "RunConfig", "default_run_id"]

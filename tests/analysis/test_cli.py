@@ -99,7 +99,7 @@ def test_runs_pooled_across_settings_are_flagged(make_run, tmp_path, capsys):
     assert main([str(long), str(short)]) == 0
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
     assert notes == ["note: alpha pools runs with different settings (long: "
-                     "protocol.max_scripts=None; short: protocol.max_scripts=10); analyse "
+                     "protocol.max_scripts=30; short: protocol.max_scripts=10); analyse "
                      "them separately to compare like with like"]
 
 

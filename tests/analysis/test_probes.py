@@ -13,11 +13,11 @@ from llm_aai.runner import RunConfig, start_run
 
 
 def test_probe_names_come_from_the_prompt_and_the_observation():
-    assert probe_of("react", None) == "image"  # runs from before the probes
-    assert probe_of("react", {"observation": "text", "frame": "egocentric"}) == "text"
-    assert probe_of("react", {"observation": "both", "frame": "allocentric"}) == \
+    assert probe_of(RunConfig(model="m")) == "image"  # runs from before the probes
+    assert probe_of(RunConfig(model="m", observation="text")) == "text"
+    assert probe_of(RunConfig(model="m", observation="both", frame="allocentric")) == \
         "both (allocentric)"
-    assert probe_of("plan", {"observation": "text"}) == "plan"
+    assert probe_of(RunConfig(model="m", prompt="plan", observation="text")) == "plan"
 
 
 def test_the_table_has_a_column_per_probe_and_leaves_out_infrastructure_failures():

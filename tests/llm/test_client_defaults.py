@@ -11,9 +11,8 @@ def test_the_client_retries_as_often_as_the_run_command_documents():
     """The client retried 3 times by default while ``--max-retries`` said (and did) 6."""
     parser = build_parser()
     client = LiteLLMClient("openai/fake", api_key="k")
-    assert parser.get_default("max_retries") == 6
+    assert parser.get_default("model_options.max_retries") == 6
     assert client.retry_policy.max_attempts == 6 + 1
     assert RetryPolicy().max_attempts == 6 + 1
-    for flag, attribute in (("temperature", "temperature"), ("max_tokens", "max_tokens"),
-                            ("timeout", "timeout_s")):
-        assert getattr(client, attribute) == parser.get_default(flag), flag
+    for attribute in ("temperature", "max_tokens", "timeout_s"):  # a flag's dest is its field
+        assert getattr(client, attribute) == parser.get_default(f"model_options.{attribute}")
