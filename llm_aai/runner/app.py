@@ -284,6 +284,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
         estimate.
 
     Raises:
+        ConfigError: the config breaks a requirement of its agent or prompt (the field named).
         RunError: the config cannot run.
 
     """
