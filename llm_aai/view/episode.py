@@ -15,6 +15,7 @@ from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.logs.schema import TurnRecord, move_text
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 from llm_aai.replay.resimulate import verified_arena
+from llm_aai.settings import RunConfig, settings_of
 from llm_aai.sim.builds import PHYSICS_BUILDS, game_clock, time_limit_steps
 from llm_aai.view.layout import Layout, episode_layout
 from llm_aai.view.svg import AgentPath, PathPoint
@@ -89,9 +90,9 @@ def episode_view(logged: LoggedEpisode, arenas_dir: str | Path | None = None) ->
     turns = tuple(_turn_view(record, records[i + 1] if i + 1 < len(records) else None)
                   for i, record in enumerate(records))
     layout, note = _layout(logged, arenas_dir)
-    # runs from before the build setting played 3.x, the only build then
-    build = (logged.manifest.config.get("physics_build") if logged.manifest else None) or (
-        PHYSICS_BUILDS[0])
+    # a lone episode (no manifest) is shown in the config's default build
+    build = (settings_of(logged.manifest).config.physics_build if logged.manifest
+             else RunConfig.physics_build)
     limit = None
     if layout is not None and build in PHYSICS_BUILDS:
         limit = time_limit_steps(layout.time_limit, game_clock(build).steps_per_unit)
