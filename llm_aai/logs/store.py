@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Mapping
@@ -48,6 +49,8 @@ RERUN_END_REASONS = frozenset({"infrastructure", "budget"})
 a resumed run sets such an episode aside as an attempt and plays it again."""
 FRAMES = "frames"
 LOCK = ".lock"
+_TEMPORARY = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
+"""The name ``atomic_write_text`` gives a file before it replaces the real one."""
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -58,7 +61,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     0600 whatever the umask, and colleagues sharing a cluster could not read results.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")  # _TEMPORARY
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -199,6 +202,29 @@ class RunStore:
         """
         self.root.mkdir(parents=True, exist_ok=True)
         return FileLock(self.root / LOCK, timeout=0)
+
+    def remove_stale_temporaries(self) -> list[Path]:
+        """Delete the temporary files a killed writer left (``.summary.csv.<hex>.tmp``...).
+
+        ``atomic_write_text`` removes its temporary file on any error, but a kill -9 between
+        its creation and the rename leaves it. Called under the run's lock, when no writer of
+        this run is alive, so every one found is stale.
+
+        Returns:
+            The files removed.
+
+        """
+        folders = [self.root]
+        if self.episodes_dir.is_dir():
+            folders += [path for path in self.episodes_dir.iterdir()
+                        if path.is_dir() and not path.is_symlink()]
+        removed = []
+        for folder in folders:
+            for path in folder.iterdir():
+                if _TEMPORARY.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    removed.append(path)
+        return removed
 
     def set_aside_infrastructure_failure(self, episode_id: str) -> int:
         """Move an infrastructure-failed episode aside before a resumed run retries it.

@@ -356,6 +356,7 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     _check_prompt_unchanged(run_dir, manifest, prompt)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     with _locked(RunStore(run_dir, config.frames)) as store:
+        store.remove_stale_temporaries()
         for note in store.set_aside_unreadable_results():
             print(f"warning: {note}", file=sys.stderr)
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))

@@ -36,3 +36,23 @@ def test_resume_sets_aside_an_unreadable_result_and_plays_the_episode_again(
     rows = (run_dir / "summary.csv").read_text().splitlines()
     assert len(rows) == 3
     assert json.loads((episode / "result.json").read_text())["episode_id"] == "01-04-03_t2"
+
+
+def test_resume_removes_the_temporary_files_a_kill_left(testbed_dir, tmp_path):
+    # a kill -9 between atomic_write_text's temporary file and its rename leaves the file
+    config = RunConfig(model="heuristic", tasks="01-04-03", trials=1, arenas_dir=testbed_dir,
+                       resolution=64, protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1))
+    run_dir = start_run(config, out=tmp_path, run_id="r", show_progress=False).run_dir
+    stale = [run_dir / ".summary.csv.0123456789abcdef.tmp",
+             run_dir / ".manifest.json.fedcba9876543210.tmp",
+             run_dir / "episodes" / "01-04-03_t1" / ".result.json.00112233aabbccdd.tmp"]
+    for path in stale:
+        path.write_text("half a fi")
+    mine = run_dir / "notes.tmp"  # not a name the writer gives: left alone
+    mine.write_text("mine")
+
+    resume_run(run_dir, show_progress=False)
+
+    assert [path for path in stale if path.exists()] == []
+    assert mine.read_text() == "mine"
+    assert (run_dir / "summary.csv").read_text().count("\n") == 2
