@@ -16,6 +16,7 @@ import platform
 import subprocess
 import sys
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -396,6 +397,9 @@ def _check_run_location(out: Path, run_id: str | None) -> None:
     if run_id is not None and (run_id in ("", ".", "..") or "/" in run_id or "\\" in run_id
                                or "\0" in run_id):
         raise RunError(f"run id {run_id!r} must be a single folder name (no '/', not '..')")
+    if run_id is not None and any(unicodedata.category(char)[0] == "C" for char in run_id):
+        raise RunError(f"run id {run_id!r} holds a control character (a newline, an escape "
+                       "sequence...): the folder's name would be printed to the terminal")
     existing = out
     while not existing.exists():
         if existing.is_symlink() or existing.parent == existing:
