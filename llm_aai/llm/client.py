@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
-from llm_aai.llm.errors import LLMRequestError
+from llm_aai.llm.errors import LLMRequestError, MalformedReply
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.retry import (
@@ -167,6 +167,8 @@ class LiteLLMClient:
         with self._semaphore:
             started = time.perf_counter()
             response = litellm.completion(**request)
+            if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
+                raise MalformedReply(f"{self.model}: the reply holds no choice")
             return response, time.perf_counter() - started
 
     def complete(self, messages: Sequence[Message]) -> LLMResponse:

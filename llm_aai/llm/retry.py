@@ -57,7 +57,7 @@ def is_transient(exc: BaseException) -> bool:
     if names & {"RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError",
                 "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
                 "ConnectError", "ReadTimeout", "RemoteProtocolError", "TimeoutError",
-                "ConnectionError"}:
+                "ConnectionError", "MalformedReply", "CallTimeout"}:
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS

@@ -19,7 +19,16 @@ from llm_aai.llm import (
     system_message,
     user_message,
 )
-from llm_aai.llm.fake_server import Delay, Drop, FakeChatServer, HTTPError, RateLimit, ServerError
+from llm_aai.llm.fake_server import (
+    Delay,
+    Drop,
+    FakeChatServer,
+    HTTPError,
+    Payload,
+    RateLimit,
+    ServerError,
+    Trickle,
+)
 
 FAST = RetryPolicy(max_attempts=3, initial_wait_s=0.01, max_wait_s=2.0, jitter=False)
 
@@ -174,3 +183,17 @@ def test_text_that_cannot_be_encoded_fails_at_once_as_a_request_error():
         with pytest.raises(LLMRequestError, match="surrogates not allowed"):
             make_client(server).complete([user_message("odd \ud800")])
     assert server.requests == []
+
+
+@pytest.mark.parametrize("malformed", [{"choices": []}, {"foo": 1}, "just text"])
+def test_a_malformed_reply_is_a_transient_failure(malformed):
+    with FakeChatServer([Payload(malformed)] * 3) as server:
+        with pytest.raises(LLMUnavailable, match="still failing after 3 attempts"):
+            make_client(server).complete(HELLO)
+    assert len(server.requests) == 3
+
+
+def test_a_reply_without_choices_then_a_good_one_counts_one_retry():
+    with FakeChatServer([Payload({"choices": []}), "Go(2);"]) as server:
+        response = make_client(server).complete(HELLO)
+    assert response.text == "Go(2);" and response.retries == 1
