@@ -6,6 +6,7 @@ import base64
 import io
 import logging
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -197,3 +198,22 @@ def test_a_reply_without_choices_then_a_good_one_counts_one_retry():
     with FakeChatServer([Payload({"choices": []}), "Go(2);"]) as server:
         response = make_client(server).complete(HELLO)
     assert response.text == "Go(2);" and response.retries == 1
+
+
+def test_the_timeout_bounds_the_whole_call_not_each_read():
+    # ~250 bytes at 0.05 s a byte: 12 s for the body, though no read waits longer than 0.05 s
+    with FakeChatServer([Trickle(0.05), Trickle(0.05)]) as server:
+        client = make_client(server, timeout_s=1.0, retry_policy=RetryPolicy(
+            max_attempts=2, initial_wait_s=0.01, jitter=False))
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable, match=r"2 attempts: CallTimeout: .*within 1 s"):
+            client.complete(HELLO)
+        took = time.monotonic() - started
+    assert len(server.requests) == 2
+    assert took < 4.0, took  # two attempts of 1 s and the backoff between them
+
+
+def test_a_reply_within_the_timeout_is_unaffected_by_the_deadline():
+    with FakeChatServer([Trickle(0.001, "Go(4);")]) as server:
+        response = make_client(server, timeout_s=5.0).complete(HELLO)
+    assert response.text == "Go(4);" and response.retries == 0
