@@ -217,3 +217,24 @@ def test_a_reply_within_the_timeout_is_unaffected_by_the_deadline():
     with FakeChatServer([Trickle(0.001, "Go(4);")]) as server:
         response = make_client(server, timeout_s=5.0).complete(HELLO)
     assert response.text == "Go(4);" and response.retries == 0
+
+
+HOSTILE = "bad \x1b]52;c;ZXZpbA==\x07key\x1b[2J\x1b[H\x9b31m \x07 end"
+"""A clipboard write (OSC 52), a screen clear, a cursor move, a C1 CSI and a bell."""
+
+
+def test_a_servers_error_message_loses_its_escape_sequences():
+    with FakeChatServer([HTTPError(400, HOSTILE)]) as server:
+        with pytest.raises(LLMRequestError) as raised:
+            make_client(server).complete(HELLO)
+    message = str(raised.value)
+    assert "bad key" in message and "end" in message
+    assert not any(ord(char) < 32 or 0x7f <= ord(char) <= 0x9f for char in message), message
+
+
+def test_a_reply_loses_its_escape_sequences_and_says_so():
+    with FakeChatServer([f'Think("{HOSTILE}");\tGo(1);\n']) as server:
+        response = make_client(server).complete(HELLO)
+    assert response.text == 'Think("bad key31m  end");\tGo(1);\n'
+    assert response.notes == ("reply: 5 control character(s) or terminal escape sequence(s) "
+                              "removed",)

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from llm_aai.llm.fake_server import FakeChatServer, Payload, RateLimit
+from llm_aai.llm.fake_server import FakeChatServer, HTTPError, Payload, RateLimit
 from llm_aai.logs import read_turns
 
 
@@ -72,3 +72,13 @@ def test_a_reply_without_choices_is_a_failed_attempt_not_a_crash(testbed_dir, tm
     assert result["end_reason"] != "infrastructure" and result["scripts_used"] == 2
     assert answered == 3  # the empty reply, its retry, the second script
     assert read_turns(episode)[1].usage.retries == 1
+
+
+def test_a_servers_escape_sequences_never_reach_the_terminal(testbed_dir, tmp_path):
+    """A refusal's message is printed: OSC 52 would write the clipboard, CSI 2J clear it."""
+    hostile = "denied \x1b]52;c;ZXZpbA==\x07\x1b[2Jfor you"
+    with FakeChatServer([HTTPError(401, hostile)]) as server:
+        done = run_cli(base_args(testbed_dir, tmp_path, server.url))
+    assert done.returncode == 2, done.stderr
+    assert "denied for you" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
