@@ -147,7 +147,7 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     except OSError as error:
         raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
     print(f"model: {agent.label}", file=sys.stderr)  # what an alias means, once it runs
-    with _locked(store):
+    with _locked(store), _storage_errors(run_dir):
         store.write_manifest(_manifest(run_dir.name, plan))
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
 
@@ -356,7 +356,11 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     _check_arenas_unchanged(run_dir, manifest, arena_paths)
     _check_prompt_unchanged(run_dir, manifest, prompt)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
-    with _locked(RunStore(run_dir, config.frames)) as store:
+    with _locked(RunStore(run_dir, config.frames)) as store, _storage_errors(run_dir):
+        try:
+            store.check_episode_folders()
+        except SchemaError as error:
+            raise RunError(str(error)) from None
         store.remove_stale_temporaries()
         for note in store.set_aside_unreadable_results():
             print(f"warning: {note}", file=sys.stderr)
@@ -534,14 +538,36 @@ def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
 
 
 @contextmanager
+def _storage_errors(run_dir: Path) -> Iterator[None]:
+    """Turn a file the run cannot write or read (a full disk, a read-only folder) into a
+    ``RunError`` naming it, with the way to go on.
+
+    Every write of a sealed episode is atomic, so what was sealed before stays whole; the
+    episodes in flight are played again on resume.
+    """
+    try:
+        yield
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        raise RunError(
+            f"cannot write the run: {where}{error.strerror or error}; finished episodes are "
+            f"kept in {run_dir}; once there is room (or the folder is writable) continue "
+            f"with --resume {run_dir}") from error
+
+
+@contextmanager
 def _locked(store: RunStore) -> Iterator[RunStore]:
     """Hold the run's lock while writing it; another holder is a ``RunError``."""
-    lock = store.lock()
     try:
+        lock = store.lock()
         lock.acquire()
-    except Timeout as error:
+    except Timeout as error:  # an OSError too: first
         raise RunError(f"another process is running {store.root} (it holds {error.lock_file}); "
                        "wait for it to finish, or stop it first") from error
+    except OSError as error:  # a read-only run folder, a .lock that is a folder...
+        where = f"{error.filename}: " if error.filename else ""
+        raise RunError(f"cannot lock the run {store.root}: {where}"
+                       f"{error.strerror or error}") from error
     try:
         yield store
     finally:
