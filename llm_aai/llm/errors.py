@@ -46,10 +46,15 @@ class LLMRequestError(LLMError):
 
 
 class MalformedReply(LLMError):
-    """A reply without what every reply holds (a choice); retried like litellm's own
-    "Invalid response object", so the episode is lost to infrastructure, not the run."""
+    """A reply without what every reply holds (a choice).
+
+    Retried like litellm's own "Invalid response object", so that at worst the episode is
+    lost to infrastructure, never the run.
+    """
 
 
 class CallTimeout(LLMError):
-    """No whole reply within the call's timeout (a server trickling its body, for instance);
-    transient, like any timeout."""
+    """No whole reply within the call's timeout (a server trickling its body, for instance).
+
+    Transient, like any timeout.
+    """

@@ -97,8 +97,10 @@ class Trickle:
 
 @dataclass(frozen=True)
 class Payload:
-    """Answer with ``body`` as it is (status 200 unless told): a malformed reply, e.g.
-    ``{"choices": []}``, that no dialect's builder would make."""
+    """Answer with ``body`` as it is (status 200 unless told).
+
+    A malformed reply, e.g. ``{"choices": []}``, that no dialect's builder would make.
+    """
 
     body: Any
     status: int = 200

@@ -539,10 +539,9 @@ def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
 
 @contextmanager
 def _storage_errors(run_dir: Path) -> Iterator[None]:
-    """Turn a file the run cannot write or read (a full disk, a read-only folder) into a
-    ``RunError`` naming it, with the way to go on.
+    """Turn a file the run cannot write (a full disk, a read-only folder) into a RunError.
 
-    Every write of a sealed episode is atomic, so what was sealed before stays whole; the
+    The message names the file and the way to go on. Every write of a sealed episode is atomic, so what was sealed before stays whole; the
     episodes in flight are played again on resume.
     """
     try:

@@ -157,7 +157,7 @@ def test_a_manifest_nested_too_deep_is_one_line_naming_it(testbed_dir, tmp_path,
 def test_a_run_that_cannot_write_stops_in_one_line_and_resumes(testbed_dir, tmp_path, capsys,
                                                                monkeypatch, where, error):
     """Injected in-process: CI runs as root, whom a read-only folder does not stop."""
-    original_write, original_start = store_module.atomic_write_text, RunStore.start_episode
+    original_write = store_module.atomic_write_text
 
     def full_disk(path, text):
         if path.name == "summary.csv":
