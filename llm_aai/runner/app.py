@@ -541,8 +541,9 @@ def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
 def _storage_errors(run_dir: Path) -> Iterator[None]:
     """Turn a file the run cannot write (a full disk, a read-only folder) into a RunError.
 
-    The message names the file and the way to go on. Every write of a sealed episode is atomic, so what was sealed before stays whole; the
-    episodes in flight are played again on resume.
+    The message names the file and the way to go on. Every write of a sealed episode is
+    atomic, so what was sealed before stays whole; the episodes in flight are played again
+    on resume.
     """
     try:
         yield
