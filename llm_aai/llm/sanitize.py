@@ -3,8 +3,8 @@
 Text every later request can encode: a provider's JSON may hold an escaped lone UTF-16
 surrogate (backslash, ``ud800``); Python decodes it into a string that cannot be encoded as
 UTF-8. Kept in the conversation, such a reply would make every later request of the episode
-fail on our side, before anything is sent. So each reply is cleaned where it enters the program, and what was replaced is
-reported, to be logged with the turn.
+fail on our side, before anything is sent. So each reply is cleaned where it enters the
+program, and what was replaced is reported, to be logged with the turn.
 
 Text a terminal only shows: an escape sequence in a reply or in a server's error message
 would be obeyed by the terminal it is printed on (clear the screen, retitle the window, or,
