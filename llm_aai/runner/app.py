@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import platform
+import secrets
+import shutil
 import subprocess
 import sys
 import threading
@@ -43,7 +45,7 @@ from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
-from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
+from llm_aai.logs.store import LOCK, RESULT, RunStore, read_manifest, read_result
 from llm_aai.perception.observer import ObservationMode, check_observation
 from llm_aai.prompts import PLAN_PROMPT, Prompt
 from llm_aai.prompts.examples import ExampleError
@@ -139,17 +141,46 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     tasks, arena_paths, agent, prompt = _resolve(config)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = out / run_id if run_id else _unused_run_dir(out, default_run_id(config.model))
-    store = RunStore(run_dir, config.frames)
-    if run_dir.exists() and any(run_dir.iterdir()):
+    if _holds_a_run(run_dir):
         raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
+    _create_run(run_dir, _manifest(run_dir.name, plan))
     print(f"model: {agent.label}", file=sys.stderr)  # what an alias means, once it runs
+    store = RunStore(run_dir, config.frames)
     with _locked(store), _storage_errors(run_dir):
-        store.write_manifest(_manifest(run_dir.name, plan))
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
+
+
+def _holds_a_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds anything but the ``.lock`` an interrupted start once left."""
+    return run_dir.is_dir() and any(path.name != LOCK for path in run_dir.iterdir())
+
+
+def _create_run(run_dir: Path, manifest: RunManifest) -> None:
+    """Make the run's folder with its manifest in one step: a folder without one is never seen.
+
+    The manifest is written in a hidden folder beside it, which is then renamed: an
+    interruption (Ctrl-C, SIGTERM, kill -9) while the manifest is made (``git`` runs) or
+    written leaves no run folder, and the same command starts the run again. An empty folder,
+    or one holding only the ``.lock`` of a start interrupted by an earlier version, is taken.
+    """
+    staging = run_dir.with_name(f".{run_dir.name}.{secrets.token_hex(4)}.creating")
+    try:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging.mkdir()  # as any folder (0777 less the umask): colleagues read runs
+        RunStore(staging).write_manifest(manifest)
+        if run_dir.is_dir() and not _holds_a_run(run_dir):
+            (run_dir / LOCK).unlink(missing_ok=True)
+        os.rename(staging, run_dir)  # onto an empty folder too; refused if it holds a run
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        if _holds_a_run(run_dir):  # another start won the race
+            raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue "
+                           "it") from error
+        raise RunError(f"cannot create the run directory {run_dir}: "
+                       f"{error.strerror or error}") from error
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 class OpenRun:
@@ -245,15 +276,10 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec) -> Ope
     tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = Path(run_dir)
-    if run_dir.exists() and any(run_dir.iterdir()):
+    if _holds_a_run(run_dir):
         raise RunError(f"{run_dir} already exists and is not empty; choose a new directory")
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
-    store = RunStore(run_dir, config.frames)
-    store.write_manifest(_manifest(run_dir.name, plan))
-    return OpenRun(plan, store)
+    _create_run(run_dir, _manifest(run_dir.name, plan))
+    return OpenRun(plan, RunStore(run_dir, config.frames))
 
 
 def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
@@ -381,6 +407,10 @@ def _read_manifest(run_dir: Path) -> RunManifest:
     try:
         return read_manifest(run_dir)
     except (FileNotFoundError, SchemaError) as error:
+        if run_dir.is_dir() and not _holds_a_run(run_dir) and (run_dir / LOCK).exists():
+            raise RunError(f"{run_dir} holds only the .lock of a start interrupted before its "
+                           "manifest was written: no episode was played; start the run again "
+                           "with the same command") from error
         raise RunError(str(error)) from error
 
 
@@ -785,7 +815,7 @@ def _check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt
 def _unused_run_dir(out: Path, run_id: str) -> Path:
     """``out/run_id``, or ``out/run_id-2``, ``-3``... when a run started in the same second."""
     candidate, n = out / run_id, 1
-    while candidate.exists() and any(candidate.iterdir()):
+    while candidate.exists() and (not candidate.is_dir() or _holds_a_run(candidate)):
         n += 1
         candidate = out / f"{run_id}-{n}"
     return candidate
