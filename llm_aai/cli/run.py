@@ -476,9 +476,10 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser, terminated: 
     return _report(outcome, resumed=bool(args.resume))
 
 
-STOP_SIGNALS = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
+STOP_SIGNALS = {signal.SIGTERM: "terminated (SIGTERM)",
+                **({signal.SIGHUP: "hung up (SIGHUP)"} if hasattr(signal, "SIGHUP") else {})}
 """Signals that stop a run as Ctrl-C does -> how the run names them: a scheduler's preemption
-or ``kill``, and a closed terminal or a dropped SSH session."""
+or ``kill``, and a closed terminal or a dropped SSH session (POSIX only)."""
 
 
 @contextmanager
