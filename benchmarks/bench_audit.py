@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import io
 import tempfile
 import time
 from pathlib import Path
 
 from benchmarks.goal_table import print_goal_table
+from llm_aai.audit.run import read_rows
 from llm_aai.cli.audit import main as audit
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.simulator import PHYSICS_BUILDS
@@ -50,12 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.monotonic() - started
         if status != 0:
             return status
-        with (out / "audit.csv").open(newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    own = [r for r in rows if r["physics_build"] == PHYSICS_BUILDS[0]]
-    cpu = [float(r["search_seconds"]) for r in rows if r["search_seconds"]]
+        rows = read_rows(out)
+    own = [r for r in rows if r.physics_build == PHYSICS_BUILDS[0]]
+    cpu = [r.search_seconds for r in rows if r.search_seconds is not None]
     per_episode = sum(cpu) / len(cpu)
-    solved = sum(r["solved"] == "True" for r in own)
+    solved = sum(r.solved for r in own)
     # the whole testbed: its episodes, and the second pass in proportion to this sample's
     estimate = 900 * (len(rows) / len(own)) * per_episode / args.workers / 60
     table = [

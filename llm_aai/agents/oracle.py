@@ -22,17 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
-from llm_aai.oracle.search import (
-    DEFAULT_BUDGET,
-    MAX_SCRIPT_STEPS,
-    WAIT,
-    SearchSettings,
-    describe,
-    plan_script,
-    to_script,
-)
+from llm_aai.oracle.replies import repeat_of, script_reply
+from llm_aai.oracle.search import DEFAULT_BUDGET, WAIT, SearchSettings, describe, plan_script
 from llm_aai.protocol.frame_control import MAX_REPEAT, frame_reply
-from llm_aai.script import format_script
 
 __all__ = ["OracleAgent"]
 
@@ -104,11 +96,8 @@ class OracleAgent:
                                "bind_world after reset)")
         if self.control == "frame":
             return AgentReply(self._next_frame_reply(), model=self.name)
-        plan = self._plan(self._hint)
-        chunk = plan.actions[:MAX_SCRIPT_STEPS]
-        self._hint = plan.actions[len(chunk):] or None
-        script = to_script(chunk, describe(plan, len(chunk)))
-        return AgentReply(format_script(script), model=self.name)
+        text, self._hint = script_reply(self._plan(self._hint))
+        return AgentReply(text, model=self.name)
 
     def _plan(self, hint):
         settings = SearchSettings(self.budget, self.per_frame, self._seed + self._turn,
@@ -129,8 +118,6 @@ class OracleAgent:
                                                                "the replies take")
             thought = thought.replace(")", "").replace('"', "'")
         action = self._queue[0]
-        repeat = 1
-        while repeat < min(MAX_REPEAT, len(self._queue)) and self._queue[repeat] == action:
-            repeat += 1
+        repeat = repeat_of(self._queue)
         del self._queue[:repeat]
         return frame_reply(action, repeat, thought)

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from llm_aai.arena.catalog import LEVEL_NAMES, unity_records
+from llm_aai.audit.rows import AuditRow
 from llm_aai.logs.store import atomic_write_text
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
@@ -39,21 +40,17 @@ def _tasks(count: int) -> str:
     return f"{count} task{'' if count == 1 else 's'}"
 
 
-def _truthy(value: str) -> bool:
-    return str(value).strip().lower() == "true"
-
-
-def build_report(rows: list[dict], *, command: str = "", settings: dict | None = None,
+def build_report(rows: list[AuditRow], *, command: str = "", settings: dict | None = None,
                  revision: str = "", wall_seconds: float | None = None) -> str:
     """The report as Markdown (see the module doc)."""
     settings = settings or {}
     build = settings.get("physics_build") or PHYSICS_BUILDS[0]
     other = next(b for b in PHYSICS_BUILDS if b != build)
-    by_task: dict[str, list[dict]] = defaultdict(list)
-    in_other: dict[str, list[dict]] = defaultdict(list)
+    by_task: dict[str, list[AuditRow]] = defaultdict(list)
+    in_other: dict[str, list[AuditRow]] = defaultdict(list)
     for row in rows:
-        mine = (row.get("physics_build") or build) == build
-        (by_task if mine else in_other)[row["task_id"]].append(row)
+        mine = (row.physics_build or build) == build
+        (by_task if mine else in_other)[row.task_id].append(row)
     rows = [row for task_rows in by_task.values() for row in task_rows]
     records = unity_records()
     notes = diagnoses()
@@ -73,7 +70,7 @@ def build_report(rows: list[dict], *, command: str = "", settings: dict | None =
     if revision:
         lines.append(f"Measured on {revision}.")
     lines.append("")
-    solved = {task: any(_truthy(r["solved"]) for r in task_rows)
+    solved = {task: any(r.solved for r in task_rows)
               for task, task_rows in by_task.items()}
     # per level: Unity-passed tasks audited and solved
     lines += ["## Tasks passed in Unity by at least one Olympics entrant", "",
@@ -103,7 +100,7 @@ def build_report(rows: list[dict], *, command: str = "", settings: dict | None =
                   "|---|---|---|---|---|---|---|"]
         dependent = []
         for task in unsolved:
-            best = max(by_task[task], key=lambda r: _number(r["reward"]))
+            best = _best(by_task[task])
             note = notes.get(task)
             measured = _other_build_result(in_other.get(task, []))
             if measured.startswith("solved"):
@@ -112,10 +109,9 @@ def build_report(rows: list[dict], *, command: str = "", settings: dict | None =
             else:
                 diagnosis = note["class"] if note else "not yet diagnosed"
             detail = f"{note['mechanism']} ({note['evidence']})" if note else ""
-            reward = best["reward"] if best["reward"] != "" else "-"
-            end = best["end_reason"] or best["status"]
-            lines.append(f"| {task} | {records[task].passed_any} | {reward} / "
-                         f"{best['pass_mark'] or '-'} | {end} | {measured} | {diagnosis} | "
+            end = best.end_reason or best.status
+            lines.append(f"| {task} | {records[task].passed_any} | {_cell(best.reward)} / "
+                         f"{_cell(best.pass_mark)} | {end} | {measured} | {diagnosis} | "
                          f"{detail} |")
         lines.append("")
         either = totals[2] + len(dependent)
@@ -123,35 +119,35 @@ def build_report(rows: list[dict], *, command: str = "", settings: dict | None =
                   f"{len(dependent)}" + (f" ({', '.join(dependent)})" if dependent else "")
                   + f". Solved in either build: {either} of {totals[0]} Unity-passed tasks"
                   + (f" ({100 * either / totals[0]:.1f} %)." if totals[0] else "."), ""]
-    children = sorted(t for t in by_task if by_task[t][0].get("children_rate", "") != "")
+    children = sorted(t for t in by_task if by_task[t][0].children_rate is not None)
     if children:
         lines += ["## The 40 children tasks", "",
                   "| task | children pass rate | oracle solves | oracle reward | pass mark |",
                   "|---|---|---|---|---|"]
         elsewhere = []
         for task in children:
-            best = max(by_task[task], key=lambda r: _number(r["reward"]))
-            rate = float(by_task[task][0]["children_rate"])
+            best = _best(by_task[task])
+            rate = by_task[task][0].children_rate
             verdict = "yes" if solved[task] else "no"
             if not solved[task] and _other_build_result(in_other.get(task, [])) != "not played":
                 verdict += f"; {other} build: {_other_build_result(in_other[task])}"
-                if any(_truthy(r["solved"]) for r in in_other[task]):
+                if any(r.solved for r in in_other[task]):
                     elsewhere.append(task)
             lines.append(f"| {task} | {100 * rate:.0f} % | {verdict} |"
-                         f" {best['reward'] or '-'} | {best['pass_mark'] or '-'} |")
+                         f" {_cell(best.reward)} | {_cell(best.pass_mark)} |")
         lines += ["", f"Oracle solves {sum(solved[t] for t in children)} of {len(children)}"
                   + (f"; {len(elsewhere)} more in the {other} build ({', '.join(elsewhere)})."
                      if elsewhere else "."), ""]
-    crashes = [r for r in rows if r["status"] != "ok"]
+    crashes = [r for r in rows if not r.ok]
     lines += ["## Crashes", ""]
-    lines += ([f"- {r['task_id']} seed {r['seed']}: {r['status']}" for r in crashes]
+    lines += ([f"- {r.task_id} seed {r.seed}: {r.status}" for r in crashes]
               or ["None."])
     never = [t for t in by_task if records.get(t) and records[t].passed_any == 0]
     lines += ["", "## Other figures", "",
               f"- Tasks no entrant passed in Unity: {len(never)} audited, "
               f"{sum(solved[t] for t in never)} solved by the oracle here.",
               ]
-    cpu = [_number(r["search_seconds"]) for r in rows if r["search_seconds"] != ""]
+    cpu = [r.search_seconds for r in rows if r.search_seconds is not None]
     if cpu:
         lines.append(f"- CPU time per episode: mean {sum(cpu) / len(cpu):.1f} s, max "
                      f"{max(cpu):.1f} s, total {sum(cpu) / 60:.1f} min over {len(cpu)} "
@@ -171,25 +167,27 @@ _BUILD_NOTES = {
 build; §3, Per build)."""
 
 
-def _other_build_result(task_rows: list[dict]) -> str:
+def _other_build_result(task_rows: list[AuditRow]) -> str:
     """The other build's verdict on a task: solved (best reward), unsolved, or not played."""
     if not task_rows:
         return "not played"
-    best = max(task_rows, key=lambda r: _number(r["reward"]))
-    reward = best["reward"] if best["reward"] != "" else "-"
-    if any(_truthy(r["solved"]) for r in task_rows):
-        return f"solved ({reward})"
-    return f"unsolved ({reward if best['status'] == 'ok' else best['status'][:60]})"
+    best = _best(task_rows)
+    if any(r.solved for r in task_rows):
+        return f"solved ({_cell(best.reward)})"
+    return f"unsolved ({_cell(best.reward) if best.ok else best.status[:60]})"
 
 
-def _number(value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("-inf")
+def _best(task_rows: list[AuditRow]) -> AuditRow:
+    """The row of the highest reward (a crash, with none, counts lowest; the first on ties)."""
+    return max(task_rows, key=lambda r: float("-inf") if r.reward is None else r.reward)
 
 
-def write_report(out: Path, rows: list[dict], **kwargs) -> Path:
+def _cell(value: float | None) -> str:
+    """A number as the report shows it: as recorded, or ``-`` for none."""
+    return "-" if value is None else str(value)
+
+
+def write_report(out: Path, rows: list[AuditRow], **kwargs) -> Path:
     """Write ``audit.md`` into ``out`` and return its path.
 
     Written whole or not at all, so an audit interrupted while reporting never leaves half a

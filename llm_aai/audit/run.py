@@ -3,10 +3,12 @@
 Each row is one episode: the oracle under the paper's protocol (``llm_aai.oracle.play``) in
 the world a ``run`` episode with the same seed would see (episode seed ``episode_seed(0,
 task, seed)``, then the env's own world seed), held to the competition's pass mark. A task
-whose search raises (e.g. the physics diverges) is recorded with status ``crash: ...``; a
-worker process that dies is recorded the same way and the pool is rebuilt: nothing stops the
-audit. Rows are appended and flushed one by one, so an interrupted audit loses only the
-episodes in flight, and ``run_audit`` on the same directory skips every recorded one.
+whose search raises (e.g. the physics diverges) is recorded with status ``crash: ...``; an
+episode that kills its worker process is recorded the same way (the executor,
+``llm_aai.execution``, replays it alone once to be sure): nothing stops the audit. Rows
+(``llm_aai.audit.rows.AuditRow``) are appended and flushed one by one, so an interrupted
+audit loses only the episodes in flight, and ``run_audit`` on the same directory skips every
+recorded one.
 
 Build-dependent tasks are measured, not asserted: with ``other_build`` set, once the audit's
 own build is done, every task passed in Unity and unsolved in it is played again in the
@@ -24,8 +26,6 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,14 +33,13 @@ from llm_aai.analysis.reference import reference_populations
 from llm_aai.arena import load_config
 from llm_aai.arena.catalog import Task, pass_mark_of, resolve_arena_path, unity_records
 from llm_aai.arena.placement import place_arena
+from llm_aai.audit.rows import COLUMNS, AuditRow
 from llm_aai.env.animalai_env import world_seed
+from llm_aai.execution import Executor, Job, Outcome, ProcessExecutor
 from llm_aai.oracle import SearchSettings, play_oracle_episode
 from llm_aai.runner.suite import episode_seed
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
-COLUMNS = ("task_id", "level", "seed", "solved", "reward", "pass_mark", "file_pass_mark",
-           "steps", "scripts", "searched", "search_seconds", "end_reason", "status",
-           "unity_passed", "unity_entrants", "unity_top10", "children_rate", "physics_build")
 SETTINGS_FILE = "audit.json"
 CSV_FILE = "audit.csv"
 
@@ -82,38 +81,45 @@ class AuditSettings:
 
 
 def audit_episode(task_id: str, level: int, seed: int, arena_path: str,
-                  settings: AuditSettings) -> dict:
+                  settings: AuditSettings) -> AuditRow:
     """One audit row (runs in a worker process); never raises for a task's own failure."""
     import numpy as np
 
 
-    record = unity_records().get(task_id)
-    row = {"task_id": task_id, "level": level, "seed": seed, "solved": "", "reward": "",
-           "pass_mark": "", "file_pass_mark": "", "steps": "", "scripts": "", "searched": "",
-           "search_seconds": "", "end_reason": "", "status": "ok",
-           "unity_passed": record.passed_any if record else "",
-           "unity_entrants": record.entrants if record else "",
-           "unity_top10": record.top10_passed if record else "",
-           "children_rate": _children_rates().get(task_id, ""),
-           "physics_build": settings.physics_build}
+    row = _task_row(task_id, level, seed, settings)
     started = time.process_time()
     try:
         arena = load_config(arena_path).arena()
         mark = pass_mark_of(task_id, arena.pass_mark)
-        row.update(pass_mark=mark.value, file_pass_mark=mark.file_value)
+        row = dataclasses.replace(row, pass_mark=mark.value, file_pass_mark=mark.file_value)
         world = world_seed(episode_seed(0, task_id, seed))
         placed = place_arena(arena, np.random.default_rng(world), source=arena_path)
         episode = play_oracle_episode(placed, SearchSettings(
             budget=settings.budget, per_frame=settings.per_frame, seed=seed,
             pass_mark=mark.value), physics_build=settings.physics_build)
     except Exception as error:  # recorded, never fatal: see the module doc
-        row.update(status=f"crash: {type(error).__name__}: {error}".replace("\n", " ")[:300],
-                   solved=False, search_seconds=round(time.process_time() - started, 3))
-        return row
-    row.update(solved=episode.passed, reward=episode.reward, steps=episode.steps,
-               scripts=episode.scripts, searched=episode.searched,
-               search_seconds=episode.search_seconds, end_reason=episode.end_reason)
-    return row
+        return dataclasses.replace(row, status=_crash_status(
+            f"{type(error).__name__}: {error}"), search_seconds=round(
+            time.process_time() - started, 3))
+    return dataclasses.replace(
+        row, solved=episode.passed, reward=episode.reward, steps=episode.steps,
+        scripts=episode.scripts, searched=episode.searched,
+        search_seconds=episode.search_seconds, end_reason=episode.end_reason)
+
+
+def _task_row(task_id: str, level: int, seed: int, settings: AuditSettings) -> AuditRow:
+    """A row with what is known of the task before it is played (not solved, no reward)."""
+    record = unity_records().get(task_id)
+    return AuditRow(task_id=task_id, level=level, seed=seed, solved=False,
+                    unity_passed=record.passed_any if record else None,
+                    unity_entrants=record.entrants if record else None,
+                    unity_top10=record.top10_passed if record else None,
+                    children_rate=_children_rates().get(task_id),
+                    physics_build=settings.physics_build)
+
+
+def _crash_status(why: str) -> str:
+    return f"crash: {why}".replace("\n", " ")[:300]
 
 
 def _children_rates() -> dict[str, float]:
@@ -126,22 +132,26 @@ def _children_rates() -> dict[str, float]:
                                                      strict=True) if not pd.isna(p)}
 
 
-def read_rows(out: Path) -> list[dict]:
+def read_rows(out: Path) -> list[AuditRow]:
     """The rows of ``out/audit.csv`` (empty if there is none yet).
 
     A row written before audits recorded their build gets the build of its directory
     (``audit.json``; 3.x, the only one then).
+
+    Raises:
+        AuditRowError: a cell that does not read as its column's type.
     """
     path = Path(out) / CSV_FILE
     if not path.exists():
         return []
     with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    if rows and not rows[0].get("physics_build"):
+        rows = [AuditRow.from_csv(cells, f"{path}:{line}")
+                for line, cells in enumerate(csv.DictReader(handle), start=2)]
+    if rows and not rows[0].physics_build:
         recorded = recorded_audit(out)
         build = recorded[0].physics_build if recorded else PHYSICS_BUILDS[0]
-        for row in rows:
-            row["physics_build"] = row.get("physics_build") or build
+        rows = [row if row.physics_build else dataclasses.replace(row, physics_build=build)
+                for row in rows]
     return rows
 
 
@@ -161,9 +171,9 @@ def _upgrade_csv(out: Path) -> None:
     rows = read_rows(out)
     spare = path.with_suffix(".csv.tmp")
     with spare.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, restval="")
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(row.to_csv() for row in rows)
     spare.replace(path)
 
 
@@ -194,15 +204,14 @@ def recorded_audit(out: Path) -> tuple[AuditSettings, str, str] | None:
     return AuditSettings(**recorded), command, revision
 
 
-def unsolved_in_unity_passed(rows: Iterable[dict], build: str) -> list[str]:
+def unsolved_in_unity_passed(rows: Iterable[AuditRow], build: str) -> list[str]:
     """Tasks passed in Unity by an entrant whose every episode in ``build`` failed, sorted."""
     records = unity_records()
     solved: dict[str, bool] = {}
     for row in rows:
-        if row["physics_build"] != build:
+        if row.physics_build != build:
             continue
-        task = row["task_id"]
-        solved[task] = solved.get(task, False) or str(row["solved"]) == "True"
+        solved[row.task_id] = solved.get(row.task_id, False) or row.solved
     return sorted(task for task, ok in solved.items()
                   if not ok and records.get(task) and records[task].passed_any > 0)
 
@@ -210,8 +219,8 @@ def unsolved_in_unity_passed(rows: Iterable[dict], build: str) -> list[str]:
 def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSettings, *,
               arenas_dir: str | Path | None = None, workers: int = 1,
               progress: Callable[[int, int], None] | None = None,
-              on_row: Callable[[dict], None] | None = None, command: str = "",
-              revision: str = "", other_build: bool = False) -> list[dict]:
+              on_row: Callable[[AuditRow], None] | None = None, command: str = "",
+              revision: str = "", other_build: bool = False) -> list[AuditRow]:
     """Audit ``tasks`` x seeds 1..``seeds`` into ``out`` (resuming what is there).
 
     Args:
@@ -220,7 +229,7 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
         out: the audit directory (created).
         settings: budget, mode and build; must match the directory's if it holds an audit.
         arenas_dir: where the arena files are (as ``run --arenas-dir``).
-        workers: worker processes.
+        workers: worker processes (``llm_aai.execution.ProcessExecutor``).
         progress: called with (done, total) after each episode, for a progress bar.
         on_row: called with each new row.
         command: the command line, recorded with the settings for the report.
@@ -241,7 +250,7 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
     paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir)) for task in tasks}
     _check_settings(out, settings, command, revision)
     _upgrade_csv(out)
-    done = {(row["task_id"], int(row["seed"]), row["physics_build"]) for row in read_rows(out)}
+    done = {(row.task_id, row.seed, row.physics_build) for row in read_rows(out)}
 
     def missing(chosen: list[Task], build: str) -> list[tuple[Task, int]]:
         return [(task, seed) for task in chosen for seed in range(1, seeds + 1)
@@ -259,9 +268,9 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
             writer.writeheader()
             handle.flush()
 
-        def record(row: dict) -> None:
+        def record(row: AuditRow) -> None:
             nonlocal finished
-            writer.writerow(row)
+            writer.writerow(row.to_csv())
             handle.flush()
             finished += 1
             if on_row:
@@ -269,77 +278,35 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
             if progress:
                 progress(finished, total)
 
-        _play_all(todo, paths, settings, workers, record)
-        if other_build:
-            wanted = set(unsolved_in_unity_passed(read_rows(out), settings.physics_build))
-            again = [task for task in tasks if task.task_id in wanted]
-            other = dataclasses.replace(settings, physics_build=settings.other_build)
-            todo = missing(again, other.physics_build)
-            total += len(again) * seeds
-            finished += len(again) * seeds - len(todo)
-            if progress:
-                progress(finished, total)
-            _play_all(todo, paths, other, workers, record)
+        with ProcessExecutor(workers) as executor:
+            _play_all(executor, todo, paths, settings, record)
+            if other_build:
+                wanted = set(unsolved_in_unity_passed(read_rows(out), settings.physics_build))
+                again = [task for task in tasks if task.task_id in wanted]
+                other = dataclasses.replace(settings, physics_build=settings.other_build)
+                todo = missing(again, other.physics_build)
+                total += len(again) * seeds
+                finished += len(again) * seeds - len(todo)
+                if progress:
+                    progress(finished, total)
+                _play_all(executor, todo, paths, other, record)
     return read_rows(out)
 
 
-def _play_all(queue, paths, settings: AuditSettings, workers: int, record) -> None:
-    """Play ``queue`` in ``settings``, recording each row; a dead worker costs one row."""
-    queue = list(queue)
-    while queue:
-        queue, suspects = _run_pool(queue, paths, settings, workers, record)
-        for item in suspects:  # alone, so a crash is pinned on the episode that made it
-            _, again = _run_pool([item], paths, settings, 1, record)
-            for task, seed in again:
-                record(_crash_row(task, seed, "the worker process died", settings))
+def _play_all(executor: Executor, queue: Iterable[tuple[Task, int]], paths: dict[str, str],
+              settings: AuditSettings, record: Callable[[AuditRow], None]) -> None:
+    """Play ``queue`` in ``settings`` on ``executor``, recording each row as it finishes."""
+    jobs = [Job((task, seed), audit_episode,
+                (task.task_id, task.level, seed, paths[task.task_id], settings))
+            for task, seed in queue]
+    for outcome in executor.run(jobs):
+        record(_row_of(outcome, settings))
 
 
-def _run_pool(queue, paths, settings, workers, record) -> tuple[list, list]:
-    """Run ``queue`` on a pool, recording rows.
-
-    Returns:
-        (not started, in flight when a worker died); both empty when all went well.
-    """
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        pending = {}
-        items = iter(queue)
-        left = list(queue)
-
-        def submit() -> None:
-            item = next(items, None)
-            if item is not None:
-                task, seed = item
-                future = pool.submit(audit_episode, task.task_id, task.level, seed,
-                                     paths[task.task_id], settings)
-                pending[future] = item
-
-        for _ in range(max(1, workers) * 2):
-            submit()
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                task, seed = pending.pop(future)
-                try:
-                    row = future.result()
-                except BrokenProcessPool:
-                    # A worker died (e.g. a crash inside MuJoCo): any episode in flight may
-                    # be the one; the caller replays them one by one.
-                    suspects = [(task, seed), *pending.values()]
-                    return [item for item in left if item not in suspects], suspects
-                left.remove((task, seed))
-                record(row)
-                submit()
-    return [], []
-
-
-def _crash_row(task: Task, seed: int, why: str, settings: AuditSettings) -> dict:
-    record = unity_records().get(task.task_id)
-    row = dict.fromkeys(COLUMNS, "")
-    row.update(task_id=task.task_id, level=task.level, seed=seed, solved=False,
-               status=f"crash: {why}",
-               unity_passed=record.passed_any if record else "",
-               unity_entrants=record.entrants if record else "",
-               unity_top10=record.top10_passed if record else "",
-               children_rate=_children_rates().get(task.task_id, ""),
-               physics_build=settings.physics_build)
-    return row
+def _row_of(outcome: Outcome, settings: AuditSettings) -> AuditRow:
+    """The job's row; a job with no row (its worker died) becomes a crash row."""
+    if not outcome.crashed:
+        return outcome.result
+    task, seed = outcome.job.key
+    return dataclasses.replace(_task_row(task.task_id, task.level, seed, settings),
+                               status=_crash_status(outcome.crash))

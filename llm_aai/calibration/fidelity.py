@@ -4,25 +4,25 @@ The recording (``shared/fixtures/unity-tutorial-recording``: arena.yaml, scripts
 recording.csv, observations/) is the ground truth the simulator is calibrated against. Its
 scripts are played through ``llm_aai.protocol.Episode`` with the paper's start (reset, one
 no-op step, three initial observations each followed by 16 no-op steps) and every script
-(the recording has 42: no cap, no run-out), on the bare ``Simulator`` so that checks can look
-inside it (``after_script``).
+(the recording has 42: no cap, no run-out), on ``llm_aai.env.headless.HeadlessEnv`` (the
+bare simulator, frames drawn only when asked) so that checks can look inside it
+(``after_script``). The arena is placed with the reset seed's generator, which is how the
+recording's replay has always been seeded.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from PIL import Image
 
-from llm_aai.arena.model import Arena
-from llm_aai.arena.placement import place_arena
 from llm_aai.arena.yaml_io import load_config
+from llm_aai.env.headless import HeadlessEnv
 from llm_aai.logs.events import UNLOGGED_EVENTS
 from llm_aai.protocol import PAPER_PROTOCOL, Episode
 from llm_aai.sim.rules import RewardEvent
@@ -100,50 +100,6 @@ def read_recorded_frame(recording_dir: Path, name: str) -> np.ndarray:
     return rgb[:, margin : margin + rgb.shape[0]]
 
 
-class SimulatorEnv:
-    """The bare ``Simulator`` in the gymnasium shape the protocol steps.
-
-    Unlike ``AnimalAIEnv``, ``reset(seed=s)`` places the arena with ``default_rng(s)`` itself
-    (the env draws a world seed from ``s`` first), which is how the recording's replay has
-    always been seeded; frames are drawn only when ``render`` and only where the protocol
-    looks (one per ``play``), so a physics-only replay draws none.
-    """
-
-    def __init__(self, sim: Simulator, arena: Arena, *, render: bool):
-        self.sim = sim
-        self.arena = arena
-        self.render = render
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Load the arena placed with ``default_rng(seed)`` (``options`` are not used)."""
-        rng = np.random.default_rng(seed)
-        self.sim.load(place_arena(self.arena, rng), rng)
-        return self.observe(), {}
-
-    def step(self, action):
-        """One AAI step: ``action = (move, turn)``."""
-        observation, reward, terminated, truncated, infos = self.play([action])
-        return observation, reward, terminated, truncated, infos[-1]
-
-    def play(self, actions: Sequence, *, observe: bool = True):
-        """Steps until the actions or the episode end; the observation after the last only."""
-        reward, infos = 0.0, []
-        for move, turn in actions:
-            result = self.sim.step(int(move), int(turn))
-            reward += result.reward
-            infos.append({"events": result.events, "end_reason": result.end_reason,
-                          "health": result.health})
-            if result.done:
-                break
-        observation = self.observe() if observe or self.sim.done else None
-        return observation, reward, self.sim.done, False, infos
-
-    def observe(self) -> dict[str, Any]:
-        """Health, and the frame when rendering (else None)."""
-        image = self.sim.observe() if self.render else None
-        return {"image": image, "health": self.sim.health}
-
-
 def replay_recording(recording_dir: Path, *, render: bool = False, resolution: int = 512,
                      seed: int = 0,
                      after_script: Callable[[ScriptReplay, Simulator], None] | None = None,
@@ -155,9 +111,10 @@ def replay_recording(recording_dir: Path, *, render: bool = False, resolution: i
     """
     recording_dir = Path(recording_dir)
     arena = load_config(recording_dir / "arena.yaml").arena()
-    sim = Simulator(resolution, render=render)
+    env = HeadlessEnv(arena, render=render, resolution=resolution)
+    sim = env.simulator
     try:
-        episode = Episode(SimulatorEnv(sim, arena, render=render), REPLAY_PROTOCOL)
+        episode = Episode(env, REPLAY_PROTOCOL)
         start = episode.start(seed=seed)
         initial = [shown["image"] for shown in start.observations] if render else []
         replays = []
@@ -175,4 +132,4 @@ def replay_recording(recording_dir: Path, *, render: bool = False, resolution: i
                 after_script(replays[-1], sim)
         return Replay(replays, sim.total_reward, sim.end_reason, sim.state.steps, initial)
     finally:
-        sim.close()
+        env.close()

@@ -30,7 +30,9 @@ from llm_aai.arena.catalog import (
     select_tasks,
 )
 from llm_aai.audit import AuditSettings, AuditSettingsMismatch, run_audit, write_report
+from llm_aai.audit.rows import AuditRowError
 from llm_aai.audit.run import read_rows, recorded_audit
+from llm_aai.execution import interrupt_on_sigterm
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
@@ -68,8 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the audit (or rewrite its report); exit 2 on bad input, 130 on Ctrl-C, 0 otherwise.
 
-    Ctrl-C is answered the same way wherever it lands, even after the last episode while the
-    report is written: finished rows are in ``audit.csv`` and the same command resumes.
+    Ctrl-C (or SIGTERM, read as Ctrl-C) is answered the same way wherever it lands, even after
+    the last episode while the report is written: the workers end, finished rows are in
+    ``audit.csv`` and the same command resumes.
     """
     args = build_parser().parse_args(argv)
     if args.seeds < 1 or args.workers < 1 or args.oracle_budget < 0:
@@ -81,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m llm_aai.audit " + shlex.join(
         sys.argv[1:] if argv is None else list(argv))
     try:
-        return _audit(args, settings, command)
+        with interrupt_on_sigterm():
+            return _audit(args, settings, command)
     except KeyboardInterrupt:
         print(f"\naudit: interrupted; finished episodes are in {args.out / 'audit.csv'}; "
               "run the same command again to resume", file=sys.stderr)
@@ -104,11 +108,16 @@ def _audit(args: argparse.Namespace, settings: AuditSettings, command: str) -> i
                 bar.close()
             _, first, revision = recorded_audit(args.out)
             command = first or command  # the audit's first command
-        except (TaskSelectionError, ArenaNotFoundError, AuditSettingsMismatch) as error:
+        except (TaskSelectionError, ArenaNotFoundError, AuditSettingsMismatch,
+                AuditRowError) as error:
             print(f"audit: {error}", file=sys.stderr)
             return 2
     else:
-        rows = read_rows(args.out)
+        try:
+            rows = read_rows(args.out)
+        except AuditRowError as error:
+            print(f"audit: {error}", file=sys.stderr)
+            return 2
         if not rows:
             print(f"audit: no audit.csv in {args.out}", file=sys.stderr)
             return 2

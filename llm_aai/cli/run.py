@@ -411,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as error:  # as the run's own ConfigErrors are said, in _run
             print(f"error: {error.says(flag_of)}", file=sys.stderr)
             return 2
-    with _stop_on_sigterm() as terminated:
+    with _stop_on_signals() as terminated:
         return _run(args, config, parser, terminated)
 
 
@@ -439,9 +439,9 @@ def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.Ar
         print(f"error: {error.says(flag_of)}", file=sys.stderr)
         return 2
     except RunInterrupted as interrupted:
-        stopped_by = "terminated (SIGTERM)" if terminated else "interrupted"
+        stopped_by = STOP_SIGNALS[terminated[0]] if terminated else "interrupted"
         print(f"\n{stopped_by}: {interrupted}", file=sys.stderr)
-        return 143 if terminated else 130
+        return 128 + terminated[0] if terminated else 130
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -449,7 +449,7 @@ def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.Ar
         print("interrupted before the run started (variants being made are kept: the same "
               "command resumes them)" if isinstance(args.variants, int) else
               "interrupted before the run started", file=sys.stderr)
-        return 143 if terminated else 130
+        return 128 + terminated[0] if terminated else 130
     except EOFError as error:  # the human agent's input ended (Ctrl-D, or a file ran out)
         print(f"\nstopped: {error}; finished episodes are saved; continue with --resume",
               file=sys.stderr)
@@ -457,18 +457,26 @@ def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.Ar
     return _report(outcome, resumed=bool(args.resume))
 
 
+STOP_SIGNALS = {signal.SIGTERM: "terminated (SIGTERM)",
+                **({signal.SIGHUP: "hung up (SIGHUP)"} if hasattr(signal, "SIGHUP") else {})}
+"""Signals that stop a run as Ctrl-C does -> how the run names them: a scheduler's preemption
+or ``kill``, and a closed terminal or a dropped SSH session (POSIX only)."""
+
+
 @contextmanager
-def _stop_on_sigterm() -> Iterator[list[int]]:
-    """Treat SIGTERM (a scheduler's preemption, ``kill``) as Ctrl-C, once.
+def _stop_on_signals() -> Iterator[list[int]]:
+    """Treat SIGTERM and SIGHUP as Ctrl-C, once.
 
     The run then stops its episodes in flight at their next turn, brings the summary up to
-    date and prints the resume command, instead of dying with nothing said. A second SIGTERM
-    while stopping is ignored, so the first one's clean-up is not cut short (a scheduler's
-    SIGKILL still ends it, and a killed run resumes too).
+    date and prints the resume command, instead of dying with nothing said. Any later one of
+    them is ignored until the process ends (``SIG_IGN``), so the first one's clean-up is not
+    cut short, nor the exit after it: the interpreter puts the default action back on
+    signals with Python handlers as it shuts down, and a second SIGTERM then killed it
+    (exit -15, not 143). A SIGKILL still ends it, and a killed run resumes too.
 
     Yields:
-        A list that holds the signal number once SIGTERM has arrived (empty until then); the
-        previous handler is back on exit.
+        A list that holds the signal's number once one has arrived (empty until then); the
+        previous handlers are back on exit unless one did.
 
     """
     received: list[int] = []
@@ -476,16 +484,20 @@ def _stop_on_sigterm() -> Iterator[list[int]]:
     def handle(signum: int, _frame: Any) -> None:
         if not received:
             received.append(signum)
+            for number in STOP_SIGNALS:
+                signal.signal(number, signal.SIG_IGN)
             raise KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():  # only it gets signals
         yield received
         return
-    previous = signal.signal(signal.SIGTERM, handle)
+    previous = {number: signal.signal(number, handle) for number in STOP_SIGNALS}
     try:
         yield received
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if not received:  # after one, the process is ending: later ones stay ignored
+            for number, handler in previous.items():
+                signal.signal(number, handler)
 
 
 def _report(outcome: RunOutcome, *, resumed: bool) -> int:

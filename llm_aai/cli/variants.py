@@ -15,7 +15,6 @@ the rest (exit 130 when interrupted).
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 from collections import Counter
@@ -30,6 +29,7 @@ from llm_aai.arena.catalog import (
     select_tasks,
     unity_passed_tasks,
 )
+from llm_aai.execution import interrupt_on_sigterm
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.builds import PHYSICS_BUILDS
 from llm_aai.variants import (
@@ -162,13 +162,13 @@ def main(argv: list[str] | None = None) -> int:
         finished.append(outcome)
         print(_line(outcome, args.count), flush=True)
 
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        tasks = _tasks(args.tasks, args.level)
-        settings = MakeSettings(count=args.count, seed=args.seed, candidates=args.candidates,
-                                validation=checks)
-        outcomes = make_variants(tasks, args.out, settings, arenas_dir=args.arenas_dir,
-                                 workers=args.workers, on_task=progress)
+        with interrupt_on_sigterm():
+            tasks = _tasks(args.tasks, args.level)
+            settings = MakeSettings(count=args.count, seed=args.seed,
+                                    candidates=args.candidates, validation=checks)
+            outcomes = make_variants(tasks, args.out, settings, arenas_dir=args.arenas_dir,
+                                     workers=args.workers, on_task=progress)
     except (TaskSelectionError, ArenaNotFoundError, VariantRequestError, VariantIndexError,
             ArenaError) as error:
         print(f"variants: {error}", file=sys.stderr)
@@ -177,15 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"variants: interrupted; {len(finished)} more task(s) finished and kept in "
               f"{args.out}. Run the same command again to make the rest.", file=sys.stderr)
         return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     _summary(outcomes, args.count, args.out, time.monotonic() - started)
     return 0
-
-
-def _interrupt(signum, frame) -> None:
-    """SIGTERM ends ``make`` as Ctrl-C does: the finished tasks kept, the workers ended."""
-    raise KeyboardInterrupt
 
 
 def _summary(outcomes: list[TaskOutcome], count: int, out: Path, seconds: float) -> None:

@@ -59,6 +59,8 @@ class ResponseCache:
         self.directory = Path(directory)
         self.hits = 0
         self.misses = 0
+        self.write_failures = 0
+        """Replies that could not be stored (each was still returned)."""
         self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path:
@@ -74,7 +76,7 @@ class ResponseCache:
             else:
                 log.warning("response cache: %s is not an entry; treated as a miss",
                             self._path(key))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no entry (no folder: said by put)
             pass
         except (OSError, ValueError) as error:
             log.warning("response cache: %s unreadable (%s); treated as a miss",
@@ -87,16 +89,37 @@ class ResponseCache:
         return entry
 
     def put(self, key: str, response: LLMResponse) -> None:
-        """Store a reply (atomically: a reader never sees half an entry)."""
-        path = self._path(key)
+        """Store a reply (atomically: a reader never sees half an entry).
+
+        A cache that cannot be written (a file where its folder should be, a read-only or
+        full disk) costs the reply nothing: it was paid for, and the run needs it more than
+        the cache does. The first failure is a warning, later ones are counted.
+        """
+        try:
+            self._write(self._path(key), response)
+        except OSError as error:
+            with self._lock:
+                self.write_failures += 1
+                first = self.write_failures == 1
+            if first:
+                log.warning("response cache: cannot store replies in %s (%s); the run goes "
+                            "on without storing them", self.directory,
+                            error.strerror or error)
+
+    @staticmethod
+    def _write(path: Path, response: LLMResponse) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"text": response.text, "model": response.model,
                  "input_tokens": response.input_tokens, "output_tokens": response.output_tokens,
                  "finish_reason": response.raw_finish_reason}
         handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(entry, stream)
-        os.replace(temporary, path)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                json.dump(entry, stream)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
 
 
 class CachedClient:

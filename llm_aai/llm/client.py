@@ -6,16 +6,17 @@ and the non-LLM agents never pay for it.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import random
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
-from llm_aai.llm.errors import LLMRequestError
+from llm_aai.llm.errors import CallTimeout, LLMRequestError, MalformedReply
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.retry import (
@@ -40,6 +41,7 @@ DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TIMEOUT_S = 120.0
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _SEMAPHORES: dict[tuple[str, str | None, int], threading.BoundedSemaphore] = {}
 _SEMAPHORES_LOCK = threading.Lock()
@@ -80,7 +82,7 @@ class LiteLLMClient:
         api_key: explicit key; otherwise litellm reads the provider's environment variable.
         temperature: sampling temperature (the paper used 0).
         max_tokens: cap on the reply length.
-        timeout_s: per-attempt HTTP timeout.
+        timeout_s: the longest one attempt may take, from sending to the whole reply.
         max_retries: retries after the first attempt for transient errors.
         max_concurrent: simultaneous calls allowed per provider endpoint.
         retry_policy: full control of the backoff; overrides ``max_retries``.
@@ -166,7 +168,10 @@ class LiteLLMClient:
         litellm = import_litellm()
         with self._semaphore:
             started = time.perf_counter()
-            response = litellm.completion(**request)
+            response = call_within(lambda: litellm.completion(**request), self.timeout_s,
+                                   f"{self.model}: no whole reply within {self.timeout_s:g} s")
+            if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
+                raise MalformedReply(f"{self.model}: the reply holds no choice")
             return response, time.perf_counter() - started
 
     def complete(self, messages: Sequence[Message]) -> LLMResponse:
@@ -227,3 +232,34 @@ class LiteLLMClient:
         except Exception as exc:  # litellm raises for models missing from its price map
             log.debug("no price for %s: %s", self.model, type(exc).__name__)
             return 0.0, False
+
+
+def call_within(call: Callable[[], T], seconds: float, message: str) -> T:
+    """``call()``'s result, or ``CallTimeout`` once ``seconds`` have passed without one.
+
+    The timeout litellm hands to its HTTP client bounds each read, not the call: a server
+    sending its reply a byte every 0.2 s kept a call with ``--timeout 2`` for 58.6 s, and
+    httpx has no timeout for a whole request. So the call runs in a thread of its own, and
+    the caller stops waiting at the deadline. Threads cannot be stopped: an abandoned one
+    ends when its read does (the per-read timeout still bounds each wait). It is a daemon
+    thread, so it never keeps the interpreter from exiting.
+    """
+    done = threading.Event()
+    outcome: list[Any] = []
+    context = contextvars.copy_context()  # litellm's per-call state, as in the caller
+
+    def run() -> None:
+        try:
+            outcome.append((True, context.run(call)))
+        except BaseException as error:  # handed to the caller, raised there
+            outcome.append((False, error))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="model-call", daemon=True).start()
+    if not done.wait(seconds):
+        raise CallTimeout(message)
+    succeeded, value = outcome[0]
+    if not succeeded:
+        raise value
+    return value

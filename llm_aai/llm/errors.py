@@ -8,7 +8,8 @@ unknown model, malformed request: retrying will not help), and shows
 
 from __future__ import annotations
 
-__all__ = ["LLMError", "LLMRequestError", "LLMUnavailable", "MissingAPIKey"]
+__all__ = ["CallTimeout", "LLMError", "LLMRequestError", "LLMUnavailable", "MalformedReply",
+           "MissingAPIKey"]
 
 
 class LLMError(Exception):
@@ -42,3 +43,18 @@ class LLMRequestError(LLMError):
     def __init__(self, message: str, *, status_code: int | None = None) -> None:
         self.status_code = status_code
         super().__init__(message)
+
+
+class MalformedReply(LLMError):
+    """A reply without what every reply holds (a choice).
+
+    Retried like litellm's own "Invalid response object", so that at worst the episode is
+    lost to infrastructure, never the run.
+    """
+
+
+class CallTimeout(LLMError):
+    """No whole reply within the call's timeout (a server trickling its body, for instance).
+
+    Transient, like any timeout.
+    """

@@ -11,7 +11,8 @@ at it with model ``openai/<any-name>`` or ``hosted_vllm/<any-name>``) and Anthro
 litellm is exercised as well, from message conversion to the response parser. Pass
 ``api_base=server.url`` (OpenAI dialect) or ``server.root_url`` (Anthropic). Each
 request consumes one entry of the script: a reply string, or a fault (:class:`RateLimit`,
-:class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`). A callable
+:class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`, :class:`Trickle`,
+:class:`Payload`). A callable
 responder can replace the queue. Every request body is recorded so tests can assert
 what was sent (images, full history).
 """
@@ -33,8 +34,10 @@ __all__ = [
     "FakeChatServer",
     "HTTPError",
     "RateLimit",
+    "Payload",
     "RecordedRequest",
     "ServerError",
+    "Trickle",
 ]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -80,7 +83,30 @@ class Drop:
     """Close the socket without sending any response."""
 
 
-Action = str | RateLimit | ServerError | HTTPError | Delay | Drop
+@dataclass(frozen=True)
+class Trickle:
+    """Answer ``then``, its body sent one byte every ``seconds_per_byte``.
+
+    No single read waits long, so a per-read timeout never fires: what a slow or hostile
+    server does to a client that bounds reads rather than calls.
+    """
+
+    seconds_per_byte: float
+    then: str = "Go(1);"
+
+
+@dataclass(frozen=True)
+class Payload:
+    """Answer with ``body`` as it is (status 200 unless told).
+
+    A malformed reply, e.g. ``{"choices": []}``, that no dialect's builder would make.
+    """
+
+    body: Any
+    status: int = 200
+
+
+Action = str | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
 Responder = Callable[[dict[str, Any]], Action]
 
 
@@ -366,6 +392,12 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             elif isinstance(action, Drop):
                 self.close_connection = True
                 self.connection.close()
+            elif isinstance(action, Trickle):
+                build = (server.messages_body if self.dialect == "anthropic"
+                         else server.completion_body)
+                self._send_json(200, build(action.then, body), trickle=action.seconds_per_byte)
+            elif isinstance(action, Payload):
+                self._send_json(action.status, action.body)
             else:
                 raise TypeError(f"unknown scripted action {action!r}")
 
@@ -386,8 +418,8 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 payload = {"error": {"message": message, "type": kind, "code": kind}}
             self._send_json(status, payload, headers)
 
-        def _send_json(self, status: int, payload: dict[str, Any],
-                       headers: dict[str, str] | None = None) -> None:
+        def _send_json(self, status: int, payload: Any,
+                       headers: dict[str, str] | None = None, *, trickle: float = 0.0) -> None:
             data = json.dumps(payload).encode()
             try:
                 self.send_response(status)
@@ -396,7 +428,13 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if not trickle:
+                    self.wfile.write(data)
+                for index in range(len(data) if trickle else 0):
+                    self.wfile.write(data[index:index + 1])
+                    self.wfile.flush()
+                    if self._wait(trickle):
+                        return  # the server is stopping
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout); nothing left to tell it
 

@@ -26,6 +26,7 @@ from tenacity import (
 )
 
 from llm_aai.llm.errors import LLMUnavailable
+from llm_aai.llm.sanitize import strip_control
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "describe_error",
            "is_transient", "retry_after_seconds"]
@@ -57,7 +58,7 @@ def is_transient(exc: BaseException) -> bool:
     if names & {"RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError",
                 "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
                 "ConnectError", "ReadTimeout", "RemoteProtocolError", "TimeoutError",
-                "ConnectionError"}:
+                "ConnectionError", "MalformedReply", "CallTimeout"}:
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS
@@ -222,11 +223,13 @@ def describe_error(exc: BaseException | None) -> str:
 
     litellm appends the Python traceback to the message of errors it could not map (and
     some providers' bodies run over several lines); a result's ``infra_error`` and a
-    warning need what happened, not where in litellm it was noticed.
+    warning need what happened, not where in litellm it was noticed. Control characters
+    and escape sequences are removed (``strip_control``): the text comes from a server.
     """
     if exc is None:
         return "unknown error"
-    lines = (line.strip() for line in str(exc).splitlines())
+    # a server's message is printed: its escape sequences must not reach the terminal
+    lines = (line.strip() for line in strip_control(str(exc))[0].splitlines())
     first = next((line for line in lines if line), "")
     first = first.split("Traceback (most recent call last)")[0].strip()
     text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__

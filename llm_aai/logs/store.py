@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Mapping
@@ -48,6 +49,8 @@ RERUN_END_REASONS = frozenset({"infrastructure", "budget"})
 a resumed run sets such an episode aside as an attempt and plays it again."""
 FRAMES = "frames"
 LOCK = ".lock"
+_TEMPORARY = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
+"""The name ``atomic_write_text`` gives a file before it replaces the real one."""
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -58,7 +61,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     0600 whatever the umask, and colleagues sharing a cluster could not read results.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")  # _TEMPORARY
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -140,7 +143,7 @@ class RunStore:
                 if ".attempt-" in result_file.parent.name:
                     continue  # an infrastructure failure set aside before a retry
                 try:
-                    result = read_result(result_file.parent)
+                    result = self._read_sealed(result_file.parent)
                 except FileNotFoundError:
                     continue  # a worker set it aside between the listing and the read
                 results[result.episode_id] = result
@@ -185,7 +188,7 @@ class RunStore:
         tokens, cost = 0, 0.0
         if self.episodes_dir.is_dir():
             for result_file in self.episodes_dir.glob(f"*/{RESULT}"):
-                result = read_result(result_file.parent)
+                result = self._read_sealed(result_file.parent)
                 tokens += result.input_tokens + result.output_tokens
                 cost += known_cost(result.cost_usd)  # an unknown cost cannot be counted
         return tokens, cost
@@ -200,6 +203,29 @@ class RunStore:
         self.root.mkdir(parents=True, exist_ok=True)
         return FileLock(self.root / LOCK, timeout=0)
 
+    def remove_stale_temporaries(self) -> list[Path]:
+        """Delete the temporary files a killed writer left (``.summary.csv.<hex>.tmp``...).
+
+        ``atomic_write_text`` removes its temporary file on any error, but a kill -9 between
+        its creation and the rename leaves it. Called under the run's lock, when no writer of
+        this run is alive, so every one found is stale.
+
+        Returns:
+            The files removed.
+
+        """
+        folders = [self.root]
+        if self.episodes_dir.is_dir():
+            folders += [path for path in self.episodes_dir.iterdir()
+                        if path.is_dir() and not path.is_symlink()]
+        removed = []
+        for folder in folders:
+            for path in folder.iterdir():
+                if _TEMPORARY.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    removed.append(path)
+        return removed
+
     def set_aside_infrastructure_failure(self, episode_id: str) -> int:
         """Move an infrastructure-failed episode aside before a resumed run retries it.
 
@@ -209,23 +235,64 @@ class RunStore:
         directory = self.episodes_dir / episode_id
         if not (directory / RESULT).exists():
             return self.attempts_set_aside(episode_id)
-        result = read_result(directory)
+        result = self._read_sealed(directory)
         if result.end_reason not in RERUN_END_REASONS:
             raise FileExistsError(f"episode {episode_id} is already finished in {self.root}")
         attempt = max(result.attempts, self.attempts_set_aside(episode_id) + 1)
         self.keep_failed_attempt(episode_id, attempt)
         return attempt
 
+    def _read_sealed(self, directory: Path) -> EpisodeResult:
+        """An episode folder's result, which must be the result of that episode.
+
+        Raises:
+            SchemaError: the result cannot be read, or names another episode (a folder copied
+                or renamed by hand), which would otherwise count twice and never be played.
+
+        """
+        result = read_result(directory)
+        folder = directory.name.partition(".attempt-")[0]
+        if result.episode_id != folder:
+            raise SchemaError(f"{directory / RESULT}: holds the result of episode "
+                              f"{result.episode_id!r}, not of {folder!r} whose folder it is in")
+        return result
+
+    def check_episode_folders(self) -> None:
+        """Refuse an ``episodes`` folder holding what no run writes there.
+
+        An entry that is a file or a symbolic link is not an episode folder: the run could
+        neither replace it (an unfinished episode is rewritten from scratch) nor read it, and
+        deleting what someone put there is not the run's to decide.
+
+        Raises:
+            SchemaError: naming the first such entry.
+
+        """
+        if self.episodes_dir.is_symlink() or (self.episodes_dir.exists()
+                                               and not self.episodes_dir.is_dir()):
+            raise SchemaError(f"{self.episodes_dir} is not a folder the run wrote (a file or a "
+                              "symbolic link): move it away and resume")
+        if not self.episodes_dir.is_dir():
+            return
+        for path in sorted(self.episodes_dir.iterdir()):
+            kind = ("a symbolic link" if path.is_symlink()
+                    else None if path.is_dir() else "a file")
+            if kind is not None:
+                raise SchemaError(f"{path} is {kind}, not an episode folder: move it out of "
+                                  f"{self.episodes_dir} and resume")
+
     def set_aside_unreadable_results(self) -> list[str]:
         """Move aside every episode whose result.json cannot be read, so that it is played again.
 
-        A result file damaged on disk (a full disk, a hand edit, a copy cut short) would
-        otherwise stop every resume. Nothing is deleted: the episode directory becomes its
-        own last attempt (``<id>.attempt-N``, as an infrastructure failure set aside) with the
-        damaged file renamed ``result.json.corrupt``, where no reader takes it for a result.
+        A result file damaged on disk (a full disk, a hand edit, a copy cut short, a folder in
+        its place, another episode's result) would otherwise stop every resume. Nothing is
+        deleted: the episode directory becomes its own last attempt (``<id>.attempt-N``, as an
+        infrastructure failure set aside) with the damaged file renamed
+        ``result.json.corrupt``, where no reader takes it for a result. In an attempt already
+        set aside the file is renamed where it is (what it cost is then not counted).
 
         Returns:
-            One line per episode set aside, naming the file and what is wrong with it.
+            One line per file set aside, naming it and what is wrong with it.
 
         """
         notes = []
@@ -233,13 +300,15 @@ class RunStore:
             return notes
         for result_file in sorted(self.episodes_dir.glob(f"*/{RESULT}")):
             directory = result_file.parent
-            if ".attempt-" in directory.name:
-                continue
             try:
-                read_result(directory)
+                self._read_sealed(directory)
             except SchemaError as error:
-                attempt = self.attempts_set_aside(directory.name) + 1
                 result_file.rename(directory / f"{RESULT}.corrupt")
+                if ".attempt-" in directory.name:
+                    notes.append(f"{error}; renamed {RESULT}.corrupt (an attempt already set "
+                                 "aside: its cost is not counted)")
+                    continue
+                attempt = self.attempts_set_aside(directory.name) + 1
                 target = self.keep_failed_attempt(directory.name, attempt)
                 notes.append(f"{error}; set aside as {target} (its {RESULT} renamed "
                              f"{RESULT}.corrupt) and played again")
@@ -283,8 +352,8 @@ def read_manifest(run_dir: Path) -> RunManifest:
         raise FileNotFoundError(f"{run_dir} is not an llm-aai run directory (no {MANIFEST})")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SchemaError(f"{path}: unreadable manifest: {error}") from error
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise SchemaError(f"{path}: unreadable manifest: {_why(error)}") from error
     try:
         return manifest_from_dict(data)
     except SchemaError as error:
@@ -349,11 +418,12 @@ def _read_turn_lines(path: Path) -> tuple[list[TurnRecord], CutTurnLine | None]:
             continue
         try:
             turns.append(turn_from_dict(json.loads(raw.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError, TypeError, SchemaError) as error:
+        except (UnicodeDecodeError, json.JSONDecodeError, TypeError, SchemaError,
+                RecursionError) as error:
             if line_number == len(raw_lines):  # no newline after it: the write was cut
                 last = turns[-1].turn if turns else None
                 return turns, CutTurnLine(path, line_number, last, _short(error))
-            raise SchemaError(f"{path}:{line_number}: {error}") from error
+            raise SchemaError(f"{path}:{line_number}: {_why(error)}") from error
     return turns, None
 
 
@@ -362,9 +432,25 @@ def _short(error: Exception) -> str:
 
 
 def read_result(episode_dir: Path) -> EpisodeResult:
-    """Read a sealed episode's result."""
+    """Read a sealed episode's result.
+
+    Raises:
+        FileNotFoundError: there is none.
+        SchemaError: it cannot be read (bad JSON or UTF-8, JSON nested too deep, a folder in
+            its place) or a field is wrong; the message names the file.
+
+    """
     path = Path(episode_dir) / RESULT
+    if path.is_dir():
+        raise SchemaError(f"{path}: a folder, not a result file")
     try:
         return result_from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, TypeError) as error:  # bad JSON or UTF-8; SchemaError: bad fields
-        raise SchemaError(f"{path}: {error}") from error
+    except (ValueError, TypeError, RecursionError) as error:  # SchemaError: bad fields
+        raise SchemaError(f"{path}: {_why(error)}") from error
+
+
+def _why(error: Exception) -> str:
+    """An error's text; a RecursionError's own says nothing about the file."""
+    if isinstance(error, RecursionError):
+        return "JSON nested too deep to read"
+    return str(error)

@@ -1,28 +1,31 @@
-"""One oracle episode played directly on a simulator, under the paper's protocol.
+"""One oracle episode played on a headless simulator, under the paper's protocol.
 
-This is what the audit runs: the same steps as the runner's episode (no-ops after reset and
-around the three initial observations, at most ``max_scripts`` scripts, then the clock run
-out) with nothing drawn and nothing logged, so a task costs only its physics and search.
-The runner plays the same oracle through ``llm_aai.agents.oracle`` with frames and logs;
-both give the same scripts for the same seed and budget.
+This is what the audit and the variants' validation run: the oracle's replies played through
+``llm_aai.protocol.Episode`` (which owns the no-ops after reset and around the initial
+observations, the script cap and the run-out of the clock) on ``HeadlessEnv``, so nothing is
+drawn or logged and a task costs only its physics and search. The runner plays the same
+oracle through ``llm_aai.agents.oracle`` with frames and logs; both make their replies with
+``llm_aai.oracle.replies`` and give the same scripts for the same seed and budget.
 
-``per_frame=True`` measures the ``oracle-frames`` ceiling: the protocol has no per-frame
-mode, so here the oracle acts on every AAI step (any of the 3 x 3 actions) with no script
-cap, replanning whenever its plan runs out, until the episode ends.
+``per_frame=True`` measures the ``oracle-frames`` ceiling: the oracle searches over any of the
+3 x 3 actions and plays its plan through the protocol's frame control
+(``llm_aai.protocol.frame_control``), with no script cap, replanning whenever its plan runs
+out; when a search finds nothing (its budget spent) it stops replying and the protocol runs
+out the clock.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
 from llm_aai.arena.placement import PlacedArena
-from llm_aai.oracle.search import WAIT, SearchSettings, describe, plan_script, to_script
-from llm_aai.protocol import PAPER_PROTOCOL, PaperProtocol
-from llm_aai.script import format_script
-from llm_aai.sim import Simulator
+from llm_aai.env.headless import HeadlessEnv
+from llm_aai.oracle.replies import frame_replies, script_reply
+from llm_aai.oracle.search import SearchSettings, plan_script
+from llm_aai.protocol import PAPER_PROTOCOL, Episode, PaperProtocol
+from llm_aai.protocol.frame_control import FrameControl
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 
@@ -68,55 +71,51 @@ def play_oracle_episode(placed: PlacedArena, settings: SearchSettings,
             measures build-dependent tasks with it.
     """
     started = time.process_time()
-    sim = Simulator(render=False, physics_build=physics_build)
-    sim.load(placed, np.random.default_rng(settings.seed))
-    steps = 0
-    noops = protocol.steps_after_reset + (protocol.initial_observations
-                                          * protocol.noops_after_initial_observation)
-    for _ in range(noops):
-        if sim.done:
-            break
-        sim.step(0, 0)
-        steps += 1
+    env = HeadlessEnv(placed, physics_build=physics_build)
+    if settings.per_frame:  # no script cap; each reply is one action, repeated
+        episode = Episode(env, dataclasses.replace(protocol, max_scripts=None),
+                          control=FrameControl())
+    else:
+        episode = Episode(env, protocol)
+    try:
+        episode.start(seed=settings.seed)
+        plans, left, texts = _play_plans(episode, env, settings)
+        episode.run_out()
+        reward, end_reason = env.simulator.total_reward, env.simulator.end_reason
+    finally:
+        env.close()
+    return OracleEpisode(
+        reward=round(reward, 6), passed=reward >= settings.pass_mark,
+        pass_mark=settings.pass_mark, steps=episode.totals.steps, scripts=plans,
+        searched=settings.budget - left, search_seconds=round(time.process_time() - started, 3),
+        end_reason=end_reason or "time_not_up", texts=tuple(texts))
+
+
+def _play_plans(episode: Episode, env: HeadlessEnv,
+                settings: SearchSettings) -> tuple[int, int, list[str]]:
+    """Search and reply while the episode wants replies.
+
+    Returns:
+        (plans made, budget left, the scripts sent: none in per-frame mode).
+    """
     left = settings.budget
     texts: list[str] = []
     plans = 0
-    hint: list[tuple[int, int]] | None = None
-    while not sim.done:
-        cap = protocol.max_scripts  # None: no cap
-        if not settings.per_frame and cap is not None and plans >= cap:
-            break
-        seeded = SearchSettings(settings.budget, settings.per_frame, settings.seed + plans,
-                                settings.pass_mark)
-        plan = plan_script(sim, seeded, max(left, 0), hint)
+    hint = None
+    while episode.wants_reply:
+        plan = plan_script(env.simulator, dataclasses.replace(settings, seed=settings.seed + plans),
+                           max(left, 0), hint)
         left -= plan.searched
         plans += 1
         if settings.per_frame:
-            chunk = plan.actions
-            if not chunk:  # nothing more to search with: wait for the clock
-                chunk = [WAIT] * protocol.run_out_max_steps
+            if not plan.actions:  # nothing more to search with: the clock runs out
+                break
+            for reply in frame_replies(plan.actions):
+                if not episode.wants_reply:
+                    break
+                episode.play(reply)
         else:
-            chunk = plan.actions[:500]
-            script = to_script(chunk, describe(plan, len(chunk)))
-            texts.append(format_script(script))
-            chunk = script.actions()
-        for move, turn in chunk:
-            if sim.done:
-                break
-            sim.step(move, turn)
-            steps += 1
-        hint = plan.actions[len(chunk):] or None
-        if settings.per_frame and not plan.actions:
-            break
-    if not sim.done and protocol.run_out_clock:
-        for _ in range(protocol.run_out_max_steps):
-            if sim.done:
-                break
-            sim.step(0, 0)
-            steps += 1
-    reward = sim.total_reward
-    return OracleEpisode(
-        reward=round(reward, 6), passed=reward >= settings.pass_mark,
-        pass_mark=settings.pass_mark, steps=steps, scripts=plans,
-        searched=settings.budget - left, search_seconds=round(time.process_time() - started, 3),
-        end_reason=sim.end_reason or "time_not_up", texts=tuple(texts))
+            text, hint = script_reply(plan)
+            texts.append(text)
+            episode.play(text)
+    return plans, left, texts

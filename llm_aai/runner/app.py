@@ -13,9 +13,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import platform
+import secrets
+import shutil
 import subprocess
 import sys
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,7 +45,7 @@ from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
-from llm_aai.logs.store import RESULT, RunStore, read_manifest, read_result
+from llm_aai.logs.store import LOCK, RESULT, RunStore, read_manifest, read_result
 from llm_aai.perception.observer import ObservationMode, check_observation
 from llm_aai.prompts import Prompt, prompt_spec
 from llm_aai.prompts.examples import ExampleError
@@ -147,17 +150,46 @@ def start_run(config: RunConfig, *, out: str | Path = RESULTS_DIR, run_id: str |
     config, tasks, arena_paths, agent, prompt = _resolve(config)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = out / run_id if run_id else _unused_run_dir(out, default_run_id(config.model))
-    store = RunStore(run_dir, config.frames)
-    if run_dir.exists() and any(run_dir.iterdir()):
+    if _holds_a_run(run_dir):
         raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue it")
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
+    _create_run(run_dir, _manifest(run_dir.name, plan))
     print(f"model: {agent.label}", file=sys.stderr)  # what an alias means, once it runs
-    with _locked(store):
-        store.write_manifest(_manifest(run_dir.name, plan))
+    store = RunStore(run_dir, config.frames)
+    with _locked(store), _storage_errors(run_dir):
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
+
+
+def _holds_a_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds anything but the ``.lock`` an interrupted start once left."""
+    return run_dir.is_dir() and any(path.name != LOCK for path in run_dir.iterdir())
+
+
+def _create_run(run_dir: Path, manifest: RunManifest) -> None:
+    """Make the run's folder with its manifest in one step: a folder without one is never seen.
+
+    The manifest is written in a hidden folder beside it, which is then renamed: an
+    interruption (Ctrl-C, SIGTERM, kill -9) while the manifest is made (``git`` runs) or
+    written leaves no run folder, and the same command starts the run again. An empty folder,
+    or one holding only the ``.lock`` of a start interrupted by an earlier version, is taken.
+    """
+    staging = run_dir.with_name(f".{run_dir.name}.{secrets.token_hex(4)}.creating")
+    try:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging.mkdir()  # as any folder (0777 less the umask): colleagues read runs
+        RunStore(staging).write_manifest(manifest)
+        if run_dir.is_dir() and not _holds_a_run(run_dir):
+            (run_dir / LOCK).unlink(missing_ok=True)
+        os.rename(staging, run_dir)  # onto an empty folder too; refused if it holds a run
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        if _holds_a_run(run_dir):  # another start won the race
+            raise RunError(f"{run_dir} already exists; use --resume {run_dir} to continue "
+                           "it") from error
+        raise RunError(f"cannot create the run directory {run_dir}: "
+                       f"{error.strerror or error}") from error
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 class OpenRun:
@@ -253,15 +285,10 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec) -> Ope
     config, tasks, arena_paths, prompt = _resolve_tasks_and_prompt(config)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
     run_dir = Path(run_dir)
-    if run_dir.exists() and any(run_dir.iterdir()):
+    if _holds_a_run(run_dir):
         raise RunError(f"{run_dir} already exists and is not empty; choose a new directory")
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RunError(f"cannot create the run directory {run_dir}: {error.strerror}") from error
-    store = RunStore(run_dir, config.frames)
-    store.write_manifest(_manifest(run_dir.name, plan))
-    return OpenRun(plan, store)
+    _create_run(run_dir, _manifest(run_dir.name, plan))
+    return OpenRun(plan, RunStore(run_dir, config.frames))
 
 
 def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
@@ -363,7 +390,12 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     _check_arenas_unchanged(run_dir, manifest, arena_paths)
     _check_prompt_unchanged(run_dir, manifest, prompt)
     plan = _plan(config, tasks, arena_paths, agent, prompt)
-    with _locked(RunStore(run_dir, config.frames)) as store:
+    with _locked(RunStore(run_dir, config.frames)) as store, _storage_errors(run_dir):
+        try:
+            store.check_episode_folders()
+        except SchemaError as error:
+            raise RunError(str(error)) from None
+        store.remove_stale_temporaries()
         for note in store.set_aside_unreadable_results():
             print(f"warning: {note}", file=sys.stderr)
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
@@ -383,6 +415,10 @@ def _read_manifest(run_dir: Path) -> RunManifest:
     try:
         return read_manifest(run_dir)
     except (FileNotFoundError, SchemaError) as error:
+        if run_dir.is_dir() and not _holds_a_run(run_dir) and (run_dir / LOCK).exists():
+            raise RunError(f"{run_dir} holds only the .lock of a start interrupted before its "
+                           "manifest was written: no episode was played; start the run again "
+                           "with the same command") from error
         raise RunError(str(error)) from error
 
 
@@ -403,6 +439,9 @@ def _check_run_location(out: Path, run_id: str | None) -> None:
     if run_id is not None and (run_id in ("", ".", "..") or "/" in run_id or "\\" in run_id
                                or "\0" in run_id):
         raise RunError(f"run id {run_id!r} must be a single folder name (no '/', not '..')")
+    if run_id is not None and any(unicodedata.category(char)[0] == "C" for char in run_id):
+        raise RunError(f"run id {run_id!r} holds a control character (a newline, an escape "
+                       "sequence...): the folder's name would be printed to the terminal")
     existing = out
     while not existing.exists():
         if existing.is_symlink() or existing.parent == existing:
@@ -553,14 +592,36 @@ def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
 
 
 @contextmanager
+def _storage_errors(run_dir: Path) -> Iterator[None]:
+    """Turn a file the run cannot write (a full disk, a read-only folder) into a RunError.
+
+    The message names the file and the way to go on. Every write of a sealed episode is
+    atomic, so what was sealed before stays whole; the episodes in flight are played again
+    on resume.
+    """
+    try:
+        yield
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        raise RunError(
+            f"cannot write the run: {where}{error.strerror or error}; finished episodes are "
+            f"kept in {run_dir}; once there is room (or the folder is writable) continue "
+            f"with --resume {run_dir}") from error
+
+
+@contextmanager
 def _locked(store: RunStore) -> Iterator[RunStore]:
     """Hold the run's lock while writing it; another holder is a ``RunError``."""
-    lock = store.lock()
     try:
+        lock = store.lock()
         lock.acquire()
-    except Timeout as error:
+    except Timeout as error:  # an OSError too: first
         raise RunError(f"another process is running {store.root} (it holds {error.lock_file}); "
                        "wait for it to finish, or stop it first") from error
+    except OSError as error:  # a read-only run folder, a .lock that is a folder...
+        where = f"{error.filename}: " if error.filename else ""
+        raise RunError(f"cannot lock the run {store.root}: {where}"
+                       f"{error.strerror or error}") from error
     try:
         yield store
     finally:
@@ -754,7 +815,7 @@ def _check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt
 def _unused_run_dir(out: Path, run_id: str) -> Path:
     """``out/run_id``, or ``out/run_id-2``, ``-3``... when a run started in the same second."""
     candidate, n = out / run_id, 1
-    while candidate.exists() and any(candidate.iterdir()):
+    while candidate.exists() and (not candidate.is_dir() or _holds_a_run(candidate)):
         n += 1
         candidate = out / f"{run_id}-{n}"
     return candidate

@@ -44,6 +44,16 @@ MIN_RESOLUTION = 64
 """The smallest square frame the agent is sent, in pixels."""
 MAX_RESOLUTION = 1024
 """The largest square frame: Animal-AI's own limit for its cameras."""
+MAX_TRIALS = 1000
+"""Trials a task at most. The manifest lists every episode's seed, so the count sizes the run
+before anything is played: ``--trials 10000000`` wrote a 386 MB manifest for one task."""
+MAX_CONCURRENCY = 256
+"""Episodes at once at most: each is a thread with its own simulator."""
+MAX_RELAUNCHES = 100
+"""Relaunches of one episode at most (each may pay the model again)."""
+MAX_REPLIES = 100_000
+"""Scripts or replies an episode at most (``--max-scripts``, ``--max-replies``): the longest
+testbed episode has 1,667 steps, so a larger cap is a typo, not a setting."""
 
 
 @dataclass(frozen=True)
@@ -178,10 +188,14 @@ class RunConfig:
             ConfigError: the first setting out of range, named with its range.
 
         """
-        _check_number("trials", self.trials, low=1)
+        _check_number("trials", self.trials, low=1, high=MAX_TRIALS)
         _check_number("resolution", self.resolution, low=MIN_RESOLUTION, high=MAX_RESOLUTION)
-        _check_number("concurrency", self.concurrency, low=1)
-        _check_number("max_relaunches", self.max_relaunches, low=0)
+        _check_number("concurrency", self.concurrency, low=1, high=MAX_CONCURRENCY)
+        _check_number("max_relaunches", self.max_relaunches, low=0, high=MAX_RELAUNCHES)
+        _check_number("protocol.max_scripts", self.protocol.max_scripts, low=1,
+                      high=MAX_REPLIES)
+        _check_number("protocol.max_replies", self.protocol.max_replies, low=1,
+                      high=MAX_REPLIES)
         _check_number("relaunch_delay_s", self.relaunch_delay_s, low=0.0)
         _check_number("stop_after_failed_episodes", self.stop_after_failed_episodes, low=1)
         _check_number("budget_usd", self.budget_usd, low=0.0, low_open=True)
@@ -388,7 +402,8 @@ def _check_number(name: str, value: float | None, *, low: float, high: float | N
         bound = f"greater than {low:g}" if low_open else f"at least {low:g}"
         if high is not None:
             bound += f" and at most {high:g}"
-        raise ConfigError(name, f"must be {bound}, not {value:g}")
+        shown = value if isinstance(value, int) else f"{value:g}"  # 10000000, not 1e+07
+        raise ConfigError(name, f"must be {bound}, not {shown}")
 
 
 def _check_url(name: str, value: str | None) -> None:

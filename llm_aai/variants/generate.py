@@ -26,22 +26,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import os
 import random
 import re
-import signal
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from llm_aai.arena import ArenaError, Task, dump_config, load_config, resolve_arena_path
 from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.arena.model import Arena, ArenaConfig
+from llm_aai.execution import Job, Outcome, make_executor
 from llm_aai.variants import transforms
 from llm_aai.variants.index import INDEX_FILE, KEPT, REJECTED, read_rows, write_rows
 from llm_aai.variants.validation import (
@@ -265,30 +261,20 @@ def _task_job(task: Task, parent_path: str, out: str, settings: MakeSettings) ->
     try:
         return make_task_variants(task, Path(parent_path), Path(out), settings, validator)
     except Exception as error:  # one task's failure must not lose the others'
-        return TaskOutcome(task.task_id, rows=[{
-            "variant_id": "", "parent": task.task_id, "level": task.level,
-            "outcome": REJECTED, "reason": TASK_CRASH,
-            "detail": f"{type(error).__name__}: {error}"[:300]}])
+        return _crashed(task, f"{type(error).__name__}: {error}")
     finally:
         validator.close()
 
 
-def _worker_start(parent_pid: int) -> None:
-    """A worker leaves interrupts to the parent and ends when the parent is gone.
+def _crashed(task: Task, why: str) -> TaskOutcome:
+    return TaskOutcome(task.task_id, rows=[{
+        "variant_id": "", "parent": task.task_id, "level": task.level,
+        "outcome": REJECTED, "reason": TASK_CRASH, "detail": why[:300]}])
 
-    Ctrl-C reaches the whole process group: the parent alone handles it (and ends the
-    workers). A parent killed outright (SIGKILL) cannot end them, so each worker watches for
-    it and exits, rather than go on writing into a folder a rerun is resuming.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
+def _task_outcome(outcome: Outcome) -> TaskOutcome:
+    """The task's outcome; a job with none (its worker died) is the task's crash."""
+    return _crashed(outcome.job.key, outcome.crash) if outcome.crashed else outcome.result
 
 
 def file_sha256(path: Path) -> str:
@@ -396,9 +382,10 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
         Each task's outcome: those resumed first (``resumed`` set), then the rest in the
         order they finished.
 
-    A task whose layout cannot be transformed gets one rejected row with the reason. An
-    interrupt (KeyboardInterrupt, which the command raises on SIGTERM too) ends the workers
-    and propagates; the finished tasks stay in ``out``.
+    A task whose layout cannot be transformed gets one rejected row with the reason; a task
+    whose worker dies gets one with ``TASK_CRASH`` (``llm_aai.execution``). An interrupt
+    (KeyboardInterrupt, which the command raises on SIGTERM too) ends the workers and
+    propagates; the finished tasks stay in ``out``.
 
     Raises:
         ArenaNotFoundError: a task's file is missing (checked before anything runs).
@@ -446,27 +433,14 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
                 "outcome": REJECTED, "reason": UNTRANSFORMABLE,
                 "detail": refused[task.task_id]}]))
     todo = [task for task in tasks if task.task_id not in done]
-
-    if workers <= 1 or len(todo) <= 1:
-        for task in todo:
-            finish(_task_job(task, paths[task.task_id], str(out), settings))
-        return outcomes
-    # spawned, not forked: a fork of a process with threads (a test runner, a run's own
-    # threads) can copy a lock another thread holds, and the worker then waits for ever
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_start,
-                               initargs=(os.getpid(),),
-                               mp_context=multiprocessing.get_context("spawn"))
-    try:
-        futures = [pool.submit(_task_job, task, paths[task.task_id], str(out), settings)
-                   for task in todo]
-        for future in as_completed(futures):
-            finish(future.result())
-    except BaseException:  # an interrupt: end the workers before they write any more
-        for child in multiprocessing.active_children():
-            child.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+    jobs = [Job(task, _task_job, (task, paths[task.task_id], str(out), settings))
+            for task in todo]
+    # one task in this process needs no worker; more go to spawned workers
+    executor = make_executor("in-process" if workers <= 1 or len(todo) <= 1 else "local",
+                             min(workers, len(todo)))
+    with executor:
+        for outcome in executor.run(jobs):
+            finish(_task_outcome(outcome))
     return outcomes
 
 

@@ -6,6 +6,7 @@ from importlib import resources
 
 from llm_aai.arena.catalog import unity_records
 from llm_aai.audit.report import build_report, diagnoses
+from llm_aai.audit.rows import AuditRow
 
 INTERNAL = re.compile(r"\bw\d+-[a-z]+|\bbranch\b|\bhelper\b|issue #\d+|\bmain\b")
 """Developers' bookkeeping (worktrees, branches, helpers, issue numbers) that a reader of the
@@ -24,9 +25,9 @@ def test_the_diagnoses_carry_no_internal_notes():
 
 
 def _row(task_id, build, solved, reward):
-    return {"task_id": task_id, "physics_build": build, "solved": str(solved), "seed": "0",
-            "reward": str(reward), "pass_mark": "0.5", "end_reason": "time_limit",
-            "status": "ok", "children_rate": "", "search_seconds": "1.0"}
+    return AuditRow(task_id=task_id, level=int(task_id[:2]), seed=0, solved=solved,
+                    reward=reward, pass_mark=0.5, end_reason="time_limit",
+                    search_seconds=1.0, physics_build=build)
 
 
 def test_one_task_played_in_the_other_build_is_one_task():

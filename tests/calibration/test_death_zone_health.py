@@ -1,9 +1,9 @@
 """Health after a death zone on the Unity recording's arena, as ``play`` and the bridge see it."""
 
 from llm_aai.arena.yaml_io import load_config
-from llm_aai.calibration.fidelity import REPLAY_PROTOCOL, SimulatorEnv, read_recording
+from llm_aai.calibration.fidelity import REPLAY_PROTOCOL, read_recording
+from llm_aai.env.headless import HeadlessEnv
 from llm_aai.protocol import Episode
-from llm_aai.sim.simulator import Simulator
 
 INTO_THE_DEATH_ZONE = "Go(6);Turn(-90);Go(9);"
 """From where the recording's 10th script leaves the agent, this walks into the red zone."""
@@ -13,9 +13,10 @@ def test_death_zone_reached_with_partial_health_reports_zero(recording_dir):
     """The recording's first 10 scripts cost about 10 health; the death zone then used to
     report -9.86 (health 90.14 - 100), where Unity's UpdateHealth stops at 0."""
     arena = load_config(recording_dir / "arena.yaml").arena()
-    sim = Simulator(64, render=False)
+    env = HeadlessEnv(arena, resolution=64)
+    sim = env.simulator
     try:
-        episode = Episode(SimulatorEnv(sim, arena, render=False), REPLAY_PROTOCOL)
+        episode = Episode(env, REPLAY_PROTOCOL)
         episode.start(seed=0)
         for script in read_recording(recording_dir)[:10]:
             episode.play(script.text)
@@ -28,4 +29,4 @@ def test_death_zone_reached_with_partial_health_reports_zero(recording_dir):
         # the return still takes the zone's -1 in full (and the steps' decay)
         assert sim.total_reward < reward_before - 1.0
     finally:
-        sim.close()
+        env.close()

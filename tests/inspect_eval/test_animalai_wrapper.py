@@ -15,24 +15,6 @@ from inspect_ai.solver import generate, system_message
 
 from llm_aai.bridge.launcher import install
 
-GOAL_AHEAD = """!ArenaConfig
-arenas:
-  0: !Arena
-    timeLimit: 250
-    items:
-    - !Item
-      name: Agent
-      positions:
-      - !Vector3 {x: 20, y: 0, z: 10}
-      rotations: [0]
-    - !Item
-      name: GoodGoal
-      positions:
-      - !Vector3 {x: 20, y: 0, z: 16}
-      sizes:
-      - !Vector3 {x: 2, y: 2, z: 2}
-"""
-
 
 @pytest.mark.slow  # a subprocess or the animalai client: ~10-20 s
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -45,11 +27,10 @@ def test_official_inspect_wrapper_plays_on_the_bridge(tmp_path):
         total_reward_scorer,
     )
 
-    from tests.bridge.conftest import free_port
+    from tests.bridge.conftest import GOAL_AHEAD, free_port, write_arena
 
     launcher = install(tmp_path / "env")
-    arena = tmp_path / "goal_ahead.yml"
-    arena.write_text(GOAL_AHEAD, encoding="utf-8")
+    arena = write_arena(tmp_path, GOAL_AHEAD, "goal_ahead.yml")
     sample = Sample(input="Collect the reward.", metadata={
         "file_name": str(launcher), "arenas_configurations": str(arena), "resolution": 64,
         "base_port": free_port(), "no_graphics": True})

@@ -6,6 +6,7 @@ import base64
 import io
 import logging
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -19,7 +20,16 @@ from llm_aai.llm import (
     system_message,
     user_message,
 )
-from llm_aai.llm.fake_server import Delay, Drop, FakeChatServer, HTTPError, RateLimit, ServerError
+from llm_aai.llm.fake_server import (
+    Delay,
+    Drop,
+    FakeChatServer,
+    HTTPError,
+    Payload,
+    RateLimit,
+    ServerError,
+    Trickle,
+)
 
 FAST = RetryPolicy(max_attempts=3, initial_wait_s=0.01, max_wait_s=2.0, jitter=False)
 
@@ -174,3 +184,57 @@ def test_text_that_cannot_be_encoded_fails_at_once_as_a_request_error():
         with pytest.raises(LLMRequestError, match="surrogates not allowed"):
             make_client(server).complete([user_message("odd \ud800")])
     assert server.requests == []
+
+
+@pytest.mark.parametrize("malformed", [{"choices": []}, {"foo": 1}, "just text"])
+def test_a_malformed_reply_is_a_transient_failure(malformed):
+    with FakeChatServer([Payload(malformed)] * 3) as server:
+        with pytest.raises(LLMUnavailable, match="still failing after 3 attempts"):
+            make_client(server).complete(HELLO)
+    assert len(server.requests) == 3
+
+
+def test_a_reply_without_choices_then_a_good_one_counts_one_retry():
+    with FakeChatServer([Payload({"choices": []}), "Go(2);"]) as server:
+        response = make_client(server).complete(HELLO)
+    assert response.text == "Go(2);" and response.retries == 1
+
+
+def test_the_timeout_bounds_the_whole_call_not_each_read():
+    # ~250 bytes at 0.05 s a byte: 12 s for the body, though no read waits longer than 0.05 s
+    with FakeChatServer([Trickle(0.05), Trickle(0.05)]) as server:
+        client = make_client(server, timeout_s=1.0, retry_policy=RetryPolicy(
+            max_attempts=2, initial_wait_s=0.01, jitter=False))
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable, match=r"2 attempts: CallTimeout: .*within 1 s"):
+            client.complete(HELLO)
+        took = time.monotonic() - started
+    assert len(server.requests) == 2
+    assert took < 4.0, took  # two attempts of 1 s and the backoff between them
+
+
+def test_a_reply_within_the_timeout_is_unaffected_by_the_deadline():
+    with FakeChatServer([Trickle(0.001, "Go(4);")]) as server:
+        response = make_client(server, timeout_s=5.0).complete(HELLO)
+    assert response.text == "Go(4);" and response.retries == 0
+
+
+HOSTILE = "bad \x1b]52;c;ZXZpbA==\x07key\x1b[2J\x1b[H\x9b31m \x07 end"
+"""A clipboard write (OSC 52), a screen clear, a cursor move, a C1 CSI and a bell."""
+
+
+def test_a_servers_error_message_loses_its_escape_sequences():
+    with FakeChatServer([HTTPError(400, HOSTILE)]) as server:
+        with pytest.raises(LLMRequestError) as raised:
+            make_client(server).complete(HELLO)
+    message = str(raised.value)
+    assert "bad key" in message and "end" in message
+    assert not any(ord(char) < 32 or 0x7f <= ord(char) <= 0x9f for char in message), message
+
+
+def test_a_reply_loses_its_escape_sequences_and_says_so():
+    with FakeChatServer([f'Think("{HOSTILE}");\tGo(1);\n']) as server:
+        response = make_client(server).complete(HELLO)
+    assert response.text == 'Think("bad key31m  end");\tGo(1);\n'
+    assert response.notes == ("reply: 5 control character(s) or terminal escape sequence(s) "
+                              "removed",)

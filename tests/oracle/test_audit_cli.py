@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from llm_aai.audit.rows import COLUMNS
 from llm_aai.cli import audit as audit_cli
 
 BUDGET = "1500"
@@ -105,6 +106,15 @@ def test_a_task_that_fails_is_recorded_and_the_audit_goes_on(testbed_dir, tmp_pa
 def test_report_only_needs_an_audit(tmp_path):
     result = audit("--out", tmp_path, "--report-only")
     assert result.returncode == 2 and "no audit.csv" in result.stderr
+
+
+def test_a_damaged_audit_csv_is_one_clear_line(tmp_path):
+    (tmp_path / "audit.csv").write_text(",".join(COLUMNS) + "\n01-01-01,one,1,True"
+                                        + "," * (len(COLUMNS) - 4) + "\n")
+    result = audit("--out", tmp_path, "--report-only")
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("audit.csv:2: column level: invalid literal for "
+                                          "int() with base 10: 'one'")
 
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from llm_aai.oracle import SearchSettings, play_oracle_episode
 from llm_aai.oracle.search import to_script
 from llm_aai.protocol import PAPER_PROTOCOL
+from llm_aai.protocol.frame_control import MAX_REPEAT
 from llm_aai.script import parse_script
 from tests.sim.conftest import arena, obj
 
@@ -86,6 +89,17 @@ def test_budget_zero_sends_thoughts_only_and_fails():
 def test_per_frame_oracle_solves_the_wall_arena():
     episode = _play(_goal_behind("Wall", (16, 3, 1)), per_frame=True)
     assert episode.passed and episode.texts == ()
+
+
+def test_per_frame_replies_stop_at_the_protocols_reply_guard():
+    """The protocol owns the oracle's episode: its guard on replies holds in per-frame mode
+    too, where the oracle's plan alone would walk on to the ball."""
+    guarded = dataclasses.replace(PAPER_PROTOCOL, max_replies=3, run_out_clock=False)
+    episode = play_oracle_episode(_goal_behind("Wall", (16, 3, 1)),
+                                  SearchSettings(budget=BUDGET, per_frame=True), guarded)
+    start = 1 + 3 * 16
+    assert start + 3 <= episode.steps <= start + 3 * MAX_REPEAT
+    assert not episode.passed and episode.end_reason == "time_not_up"
 
 
 def test_to_script_round_trips_long_runs():

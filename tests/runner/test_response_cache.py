@@ -127,3 +127,20 @@ def test_a_cache_at_a_temperature_above_0_is_said_to_answer_nothing(testbed_dir,
     manifest = read_manifest(tmp_path / "r")
     assert (manifest.cache_hits, manifest.cache_misses) == (0, 0)
     assert not list(cache.rglob("*.json"))  # nothing stored that could answer a later run
+
+
+def test_a_cache_that_cannot_be_written_keeps_the_paid_replies(testbed_dir, tmp_path, caplog):
+    """``--cache`` naming a file: every store fails (ENOTDIR), and the run goes on, warned once."""
+    cache = tmp_path / "notes.txt"
+    cache.write_text("not a folder")
+    argv = ["--model", "openai/fake", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--run-id", "r", "--resolution", "64", "--max-scripts", "3",
+            "--no-progress", "--cache", str(cache)]
+    with FakeChatServer(default="Go(3);") as server, caplog.at_level("WARNING"):
+        assert run_cli.main([*argv, "--api-base", server.url]) == 0
+        asked = len(server.requests)
+    warnings = [r.getMessage() for r in caplog.records if "response cache" in r.getMessage()]
+    assert len(warnings) == 1 and f"cannot store replies in {cache}" in warnings[0], warnings
+    result = RunStore(tmp_path / "r").finished_results()["01-04-03_t1"]
+    assert result.end_reason != "infrastructure" and result.scripts_used == 3 == asked
+    assert cache.read_text() == "not a folder"

@@ -42,6 +42,13 @@ def heuristic(testbed_dir, out):
     (["--api-base", "http://localhost:port"], "--api-base must be an http:// or https:// URL"),
     (["--run-id", "../x"], "run id '../x' must be a single folder name"),
     (["--run-id", "a/b"], "run id 'a/b' must be a single folder name"),
+    (["--run-id", "bad\nid\x1b[2J"], r"run id 'bad\nid\x1b[2J' holds a control character"),
+    (["--run-id", "tab\there"], "holds a control character"),
+    # counts that size the run before it plays: 10,000,000 trials wrote a 386 MB manifest
+    (["--trials", 10_000_000], "--trials must be at least 1 and at most 1000, not 10000000"),
+    (["--concurrency", 100_000], "--concurrency must be at least 1 and at most 256"),
+    (["--max-relaunches", 10**9], "--max-relaunches must be at least 0 and at most 100"),
+    (["--max-scripts", 10**9], "--max-scripts must be at least 1 and at most 100000"),
 ])
 def test_a_bad_value_is_one_line_and_writes_nothing(testbed_dir, tmp_path, capsys, extra,
                                                     message):

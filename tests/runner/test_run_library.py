@@ -169,3 +169,44 @@ def test_the_run_library_never_imports_the_command_line():
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(name.startswith(("llm_aai.cli", "argparse")) for name in names), module
+
+
+def _one_episode(testbed_dir) -> RunConfig:
+    return RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=testbed_dir, resolution=64,
+                     protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1))
+
+
+@pytest.mark.parametrize("interrupted", ["_git_revision", "write_manifest"])
+def test_an_interrupted_start_leaves_no_run_folder_and_starts_again(testbed_dir, tmp_path,
+                                                                    monkeypatch, interrupted):
+    """Ctrl-C while git runs (16-24 ms) or the manifest is written: the same command works."""
+    from llm_aai.runner import app
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    target = app if interrupted == "_git_revision" else RunStore
+    monkeypatch.setattr(target, interrupted, interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        start_run(_one_episode(testbed_dir), out=tmp_path, run_id="r", show_progress=False)
+    assert not (tmp_path / "r").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []  # no half-made folder either
+
+    monkeypatch.undo()
+    outcome = start_run(_one_episode(testbed_dir), out=tmp_path, run_id="r", show_progress=False)
+    assert [r.episode_id for r in outcome.results] == ["01-04-03_t1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+def test_a_folder_holding_only_a_lock_is_started_again_and_resume_says_so(testbed_dir,
+                                                                          tmp_path):
+    """What an interrupted start left before runs were created in one step."""
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / ".lock").write_text("")
+    with pytest.raises(RunError, match=r"holds only the \.lock of a start interrupted .* start "
+                                       "the run again with the same command"):
+        resume_run(run_dir, show_progress=False)
+    outcome = start_run(_one_episode(testbed_dir), out=tmp_path, run_id="r", show_progress=False)
+    assert outcome.run_dir == run_dir and len(outcome.results) == 1
+    assert read_manifest(run_dir).run_id == "r"

@@ -49,3 +49,44 @@ def test_sigterm_stops_at_the_next_turn_and_prints_the_resume_command(testbed_di
                                  env=env, capture_output=True, text=True, timeout=240)
     assert resumed.returncode == 0, resumed.stderr
     assert set(store.finished_results()) == {"01-04-03_t1", "01-06-02_t1", "02-02-01_t1"}
+
+
+def _start_and_wait_for_turns(server, testbed_dir, tmp_path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    args = ["--model", "openai/fake", "--api-base", server.url, "--tasks", "01-04-03,01-06-02",
+            "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r",
+            "--resolution", 64, "--max-scripts", 30, "--concurrency", 2, "--no-progress"]
+    process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    turns = tmp_path / "r" / "episodes" / "01-06-02_t1" / "turns.jsonl"
+    deadline = time.monotonic() + 300
+    while not (turns.exists() and turns.read_text().count("\n") >= 2):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.1)
+    return process
+
+
+def test_sighup_stops_the_run_as_sigterm_does(testbed_dir, tmp_path):
+    """A closed terminal or a dropped SSH session: stopped cleanly, said, resumable."""
+    with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
+        process = _start_and_wait_for_turns(server, testbed_dir, tmp_path)
+        process.send_signal(signal.SIGHUP)
+        _, stderr = process.communicate(timeout=180)
+    assert process.returncode == 129, stderr  # 128 + SIGHUP, as a shell reports it
+    assert "hung up (SIGHUP)" in stderr and "Traceback" not in stderr
+    assert f"continue with --resume {tmp_path / 'r'}" in stderr
+
+
+def test_more_sigterms_while_stopping_do_not_kill_the_run(testbed_dir, tmp_path):
+    """A scheduler or an impatient user sending SIGTERM again until the run has exited."""
+    with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
+        process = _start_and_wait_for_turns(server, testbed_dir, tmp_path)
+        sent = 0
+        while process.poll() is None and sent < 600:  # one every 0.05 s until it has exited
+            process.send_signal(signal.SIGTERM)
+            sent += 1
+            time.sleep(0.05)
+        _, stderr = process.communicate(timeout=180)
+    assert sent > 1
+    assert process.returncode == 143, stderr  # not -15: killed by a later one
+    assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr

@@ -1,0 +1,32 @@
+"""Job functions for the executor tests (module level: spawned workers import them by name)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def square(n: int) -> int:
+    """A job that finishes."""
+    return n * n
+
+
+def fail(message: str) -> None:
+    """A job that raises."""
+    raise RuntimeError(message)
+
+
+def die(tally: str) -> None:
+    """A job that kills its worker outright (as a crash inside MuJoCo does), counting its runs."""
+    with Path(tally).open("a") as handle:
+        handle.write("run\n")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def sleep_then(seconds: float, pid_file: str) -> float:
+    """A job that writes its worker's pid and takes a while."""
+    Path(pid_file).write_text(str(os.getpid()))
+    time.sleep(seconds)
+    return seconds
