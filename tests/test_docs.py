@@ -109,7 +109,7 @@ def test_readme_gives_the_command_ci_runs():
 def test_readme_names_no_developer_only_folder():
     text = README.read_text(encoding="utf-8")
     assert "../shared" not in text
-    assert not re.search(r"(?<![\w.])/work/", text)
+    assert f"{REPO.parent}/" not in text  # the folder this checkout sits in: a machine's path
 
 
 @pytest.mark.parametrize("page", markdown_pages(), ids=lambda page: page.name)
