@@ -18,6 +18,7 @@ COMMANDS = {
     "view": ("llm_aai.cli.view", "browse runs and episodes in a static web site"),
     "audit": ("llm_aai.cli.audit", "the oracle over the testbed against what was passed in Unity"),
     "variants": ("llm_aai.cli.variants", "make validated procedural variants of testbed tasks"),
+    "human": ("llm_aai.cli.human", "serve testbed levels to people in the browser"),
 }
 
 

@@ -1,0 +1,8 @@
+"""``python -m llm_aai.human``: hands its arguments to ``llm_aai.cli.human``."""
+
+import sys
+
+from llm_aai.cli.human import main
+
+if __name__ == "__main__":
+    sys.exit(main())
