@@ -149,7 +149,7 @@ def make_app(sessions: Sessions) -> Starlette:
     async def keys(websocket: WebSocket) -> None:
         await _play_keys(websocket, sessions)
 
-    return Starlette(routes=[
+    app = Starlette(routes=[
         Route("/", index),
         Route("/play", play),
         Route("/api/sessions", start, methods=["POST"]),
@@ -159,6 +159,8 @@ def make_app(sessions: Sessions) -> Starlette:
         Route("/static/{name}", static),
         WebSocketRoute("/ws/keys", keys),
     ])
+    app.router.redirect_slashes = False  # a path is a route or a 404, never a redirect
+    return app
 
 
 def _error(status: int, message: str) -> JSONResponse:
