@@ -12,6 +12,7 @@ from websockets.sync.client import connect
 from llm_aai.analysis import load_runs
 from llm_aai.human.app import COOKIE, MAX_KEY_EVENTS_PER_S, MAX_SCRIPT_BYTES
 from llm_aai.logs.store import read_manifest, read_result, read_turns
+from llm_aai.replay import load_episode, resimulate
 from llm_aai.runner.app import OpenRun
 from tests.human.conftest import SCRIPTS_0403, served, settled, start
 
@@ -52,6 +53,9 @@ def test_scripts_play_a_level_as_a_model_would_and_log_an_ordinary_run(server):
     runs = load_runs([run_dir])  # analyze reads the participant like any run
     assert list(runs.episodes["label"]) == ["human"]
     assert bool(runs.episodes["passed"].iloc[0])
+    replayed = resimulate(load_episode(run_dir / "episodes" / "01-04-03_t1"),
+                          arenas_dir=server.study.base.arenas_dir)
+    assert replayed.ok, replayed.render()  # replay re-simulates it frame for frame
 
 
 def test_the_next_level_follows_and_the_last_one_ends_the_session(server):

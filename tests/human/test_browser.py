@@ -7,7 +7,10 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from llm_aai.analysis import load_runs
 from llm_aai.logs.store import read_result
+from llm_aai.replay import load_episode, resimulate
+from llm_aai.view import build_site
 from tests.human.conftest import SCRIPTS_0403, served
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -72,7 +75,7 @@ def test_a_participant_passes_01_04_03_by_scripts_and_survives_a_reload(page, st
     assert page.problems == []
 
 
-def test_a_participant_passes_01_04_03_with_the_arrow_keys(page, study, artifacts):
+def test_a_participant_passes_01_04_03_with_the_arrow_keys(page, study, artifacts, tmp_path):
     _begin(page, study, "browser-keys", "?control=keys")
     main = page.locator("main")
     expect(main).to_have_attribute("data-phase", "playing", timeout=60_000)
@@ -91,3 +94,10 @@ def test_a_participant_passes_01_04_03_with_the_arrow_keys(page, study, artifact
     assert result.passed and result.end_reason == "good_goal"
     assert result.scripts_used > LEFT_TAPS_0403  # one reply per step
     assert page.problems == []
+    runs = load_runs([run_dir])
+    assert list(runs.episodes["label"]) == ["human (frame control)"]  # never pooled with scripts
+    replayed = resimulate(load_episode(run_dir / "episodes" / "01-04-03_t1"),
+                          arenas_dir=study.study.base.arenas_dir)
+    assert replayed.ok, replayed.render()
+    report = build_site([run_dir], tmp_path / "site")
+    assert report.problems == [] and (tmp_path / "site" / "index.html").is_file()

@@ -1,0 +1,59 @@
+"""A study's tasks, orders, participant ids and run settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from llm_aai.human.study import KEYS_MAX_REPLIES, Study, StudyError, check_participant_id
+
+TASKS = "01-04-03,01-06-02,02-02-01,02-10-01,03-09-01"
+
+
+def _study(tmp_path, testbed_dir, order="fixed"):
+    return Study.create(out=tmp_path, tasks=TASKS, arenas_dir=testbed_dir, order=order)
+
+
+def test_the_fixed_order_is_the_id_order_for_everyone(tmp_path, testbed_dir):
+    study = _study(tmp_path, testbed_dir)
+    assert study.order_for("a") == study.order_for("b") == tuple(sorted(TASKS.split(",")))
+
+
+def test_a_shuffled_order_is_the_participants_own_and_repeatable(tmp_path, testbed_dir):
+    study = _study(tmp_path, testbed_dir, "shuffled")
+    orders = {study.order_for(f"p{n}") for n in range(8)}
+    assert len(orders) > 1
+    assert study.order_for("p1") == _study(tmp_path, testbed_dir, "shuffled").order_for("p1")
+    assert sorted(study.order_for("p1")) == sorted(TASKS.split(","))
+
+
+def test_keys_play_frame_control_without_a_script_cap(tmp_path, testbed_dir):
+    study = _study(tmp_path, testbed_dir)
+    keys = study.config("keys")
+    assert keys.modes.control == "frame" and keys.protocol.max_scripts is None
+    assert keys.protocol.max_replies == KEYS_MAX_REPLIES
+    assert study.config("script").protocol.max_scripts == 30
+    with pytest.raises(StudyError, match="interface must be one of script, keys"):
+        study.config("mouse")
+
+
+@pytest.mark.parametrize("bad", ["", "../x", "a/b", "-lead", "x" * 65, "sp ace", "é"])
+def test_a_participant_id_that_cannot_name_a_folder_is_refused(bad):
+    with pytest.raises(StudyError, match="participant id must be 1 to 64"):
+        check_participant_id(bad)
+
+
+def test_an_unknown_task_or_missing_arena_is_said_before_serving(tmp_path, testbed_dir):
+    with pytest.raises(StudyError, match="99-99-99"):
+        Study.create(out=tmp_path, tasks="99-99-99", arenas_dir=testbed_dir)
+    with pytest.raises(StudyError, match="01-04-03"):
+        Study.create(out=tmp_path, tasks="01-04-03", arenas_dir=tmp_path)
+    with pytest.raises(StudyError, match="order must be one of"):
+        Study.create(out=tmp_path, tasks="01-04-03", arenas_dir=testbed_dir, order="random")
+
+
+def test_a_participant_plays_an_interface_once(tmp_path, testbed_dir):
+    study = _study(tmp_path, testbed_dir)
+    study.open("p1", "script")
+    with pytest.raises(StudyError, match="has played under the script interface already"):
+        study.open("p1", "script")
+    study.open("p1", "keys")  # the other interface is another run
