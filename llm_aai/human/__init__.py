@@ -1,5 +1,4 @@
-"""Human baselines in the browser: people play the testbed under the LLMs' interface or the
-children's.
+"""Human baselines in the browser: people play the testbed as the models or the children did.
 
 ``python -m llm_aai.human serve`` serves a study (``study.Study``: the tasks, their order per
 participant, where the runs go) to participants' browsers (``app``, on ``server``). Script mode

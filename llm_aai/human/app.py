@@ -256,8 +256,10 @@ async def _play_keys(websocket: WebSocket, sessions: Sessions) -> None:
 
 
 async def _send_views(websocket: WebSocket, latest: list[View], fresh: asyncio.Event) -> None:
-    """Send each newest view: its fields as JSON, then its last image (views in between are
-    skipped when the page reads slower than the world steps)."""
+    """Send each newest view: its fields as JSON, then its last image.
+
+    Views in between are skipped when the page reads slower than the world steps.
+    """
     while True:
         await fresh.wait()
         fresh.clear()

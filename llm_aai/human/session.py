@@ -201,8 +201,10 @@ class Session:
         return lambda: self._unsubscribe(listener)
 
     def wait_settled(self, after: int, timeout: float) -> View:
-        """The first view newer than ``after`` that waits for the participant (or the last view
-        when ``timeout`` seconds pass first)."""
+        """The first view newer than ``after`` that waits for the participant.
+
+        When ``timeout`` seconds pass first, the view as it is then.
+        """
         deadline = time.monotonic() + timeout
         with self._changed:
             while not (self.view.version > after and self.view.phase in SETTLED):
