@@ -25,6 +25,7 @@ import base64
 import json
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import asdict
 from importlib import resources
 from typing import Any
@@ -33,6 +34,8 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -67,8 +70,16 @@ SECURITY_HEADERS = {
 }
 
 
-def make_app(sessions: Sessions) -> Starlette:
-    """The app serving ``sessions``' study."""
+def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starlette:
+    """The app serving ``sessions``' study.
+
+    Args:
+        sessions: the study's sessions.
+        allowed_hosts: the names a request's ``Host`` may give (``"*"``: any). A server on
+            the loopback takes only its own names, so a page of another site whose name was
+            pointed at 127.0.0.1 (DNS rebinding) is refused.
+
+    """
     templates = Environment(loader=PackageLoader("llm_aai.human", "templates"),
                             autoescape=select_autoescape(["html"]))
     study = sessions.study
@@ -149,7 +160,8 @@ def make_app(sessions: Sessions) -> Starlette:
     async def keys(websocket: WebSocket) -> None:
         await _play_keys(websocket, sessions)
 
-    app = Starlette(routes=[
+    app = Starlette(middleware=[Middleware(TrustedHostMiddleware,
+                                           allowed_hosts=list(allowed_hosts))], routes=[
         Route("/", index),
         Route("/play", play),
         Route("/api/sessions", start, methods=["POST"]),

@@ -22,6 +22,8 @@ from llm_aai.human.study import Study
 __all__ = ["LOOPBACK", "bind", "serve"]
 
 LOOPBACK = "127.0.0.1"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+"""The host names a loopback server answers to (any other is refused: DNS rebinding)."""
 WS_MAX_BYTES = 65_536
 """The largest WebSocket message the server reads (a key event is a few dozen bytes)."""
 
@@ -60,11 +62,11 @@ def serve(study: Study, sock: socket.socket, *, max_sessions: int = 8,
 
     """
     sessions = Sessions(study, max_live=max_sessions)
-    app = make_app(sessions)
+    host, port = sock.getsockname()[:2]
+    app = make_app(sessions, LOOPBACK_NAMES if host == LOOPBACK else ("*",))
     config = uvicorn.Config(app, log_level="warning", ws_max_size=WS_MAX_BYTES,
                             lifespan="off", access_log=False)
     server = uvicorn.Server(config)
-    host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     watcher = None
     if stop is not None or ready is not None:

@@ -318,6 +318,7 @@ class Sessions:
         self.max_live = max_live
         self._lock = threading.Lock()
         self._by_token: dict[str, Session] = {}
+        self._opening: set[tuple[str, str]] = set()
 
     def open(self, participant: str, interface: str) -> Session:
         """Start a session: the participant's run is made and its first level set up.
@@ -329,19 +330,25 @@ class Sessions:
         """
         participant = check_participant_id(participant)
         self.study.config(interface)  # a bad interface is refused before anything is made
+        key = (participant, interface)
         with self._lock:
             live = [s for s in self._by_token.values() if s.live]
-            if any(s.participant == participant and s.interface == interface for s in live):
+            if key in self._opening or any((s.participant, s.interface) == key for s in live):
                 raise StudyError(f"participant {participant} has a session open already (in "
                                  "another tab or browser); continue there, or give another id")
-            if len(live) >= self.max_live:
+            if len(live) + len(self._opening) >= self.max_live:
                 raise StudyError(f"{len(live)} sessions are playing, the most this server "
                                  "takes; try again when one has finished")
+            self._opening.add(key)
+        try:  # the run is made outside the lock: other sessions' requests go on meanwhile
             run = self.study.open(participant, interface)
-            token = secrets.token_urlsafe(32)
-            session = Session(token, participant, interface, run,
+            session = Session(secrets.token_urlsafe(32), participant, interface, run,
                               self.study.order_for(participant))
-            self._by_token[token] = session
+            with self._lock:
+                self._by_token[session.token] = session
+        finally:
+            with self._lock:
+                self._opening.discard(key)
         session.start()
         return session
 

@@ -94,6 +94,9 @@ def test_only_the_apps_routes_are_served(server):
             assert response.status_code in (404, 405), (path, response.status_code)
             assert "import" not in response.text and "root:" not in response.text
         assert client.get("/static/human.js").status_code == 200
+        rebound = client.get("/", headers={"host": "attacker.example"})  # DNS rebinding
+        assert rebound.status_code == 400
+        assert client.get("/", headers={"host": "localhost"}).status_code == 200
         page = client.get("/")
         assert page.status_code == 200 and "default-src 'none'" in page.headers[
             "content-security-policy"]
