@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve_parser.add_argument("--arenas-dir", type=Path, metavar="DIR",
                               help="folder of the testbed's arena files (default: "
                                    "$LLM_AAI_ARENAS or the testbed cache)")
+    serve_parser.add_argument("--variants", type=Path, metavar="DIR",
+                              help="a folder of `variants make`: play the kept variants of "
+                                   "the selected tasks instead")
     serve_parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                               help="where each participant's run is made "
                                    "(DIR/human-INTERFACE-PARTICIPANT)")
@@ -69,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         study = Study.create(out=args.out, tasks=args.tasks, level=args.level,
                              arenas_dir=args.arenas_dir, full_testbed=args.full_testbed,
-                             seed=args.seed, resolution=args.resolution, order=args.order)
+                             seed=args.seed, resolution=args.resolution, order=args.order,
+                             variants=args.variants)
     except StudyError as error:
         return _fail(str(error))
     try:

@@ -22,6 +22,7 @@ from llm_aai.protocol import PaperProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import RunConfig, RunError
 from llm_aai.runner.app import OpenRun, open_run
+from llm_aai.variants.index import VariantIndexError, variant_tasks
 
 __all__ = ["INTERFACES", "KEYS_MAX_REPLIES", "ORDERS", "Study", "StudyError",
            "check_participant_id"]
@@ -69,7 +70,7 @@ class Study:
     """The tasks and settings of one served study.
 
     Attributes:
-        tasks: the task ids, in id order (``select_tasks``).
+        tasks: the task ids, in id order (``select_tasks``), or the variants' ids.
         out: the folder each participant's run is made in.
         base: the run settings every participant shares (arenas, seed, frames, build).
         order: ``fixed`` or ``shuffled`` (see ``ORDERS``).
@@ -84,8 +85,21 @@ class Study:
     @classmethod
     def create(cls, *, out: Path, tasks: str | None = None, level: str | None = None,
                arenas_dir: Path | None = None, full_testbed: bool = False, seed: int = 0,
-               resolution: int = RunConfig.resolution, order: str = "fixed") -> Study:
+               resolution: int = RunConfig.resolution, order: str = "fixed",
+               variants: Path | None = None) -> Study:
         """Check the selection and every arena file before anyone plays.
+
+        Args:
+            out: where the runs go.
+            tasks: task ids (``01-04-03,02-02-01``); None: all of the selection.
+            level: levels (``1-3,7``); None: all.
+            arenas_dir: the testbed's arena files (None: ``$LLM_AAI_ARENAS`` or the cache).
+            full_testbed: choose from all 900 tasks, not the children's 40.
+            seed: every participant's run seed (the same worlds for all).
+            resolution: frame size in pixels.
+            order: ``fixed`` or ``shuffled``.
+            variants: a folder of ``variants make``: play the kept variants of the selected
+                tasks instead (as ``run --variants``).
 
         Raises:
             StudyError: an unknown task or level, a missing or malformed arena file, a bad
@@ -97,11 +111,18 @@ class Study:
         try:
             base = RunConfig(model=AGENT, tasks=tasks, level=level, full_testbed=full_testbed,
                              seed=seed, resolution=resolution,
-                             arenas_dir=None if arenas_dir is None else arenas_dir.resolve())
-            chosen = select_tasks(level, tasks, full=full_testbed)
-            for task in chosen:
-                load_config(resolve_arena_path(task.task_id, base.arenas_dir))
-        except (ArenaError, ValueError, FileNotFoundError, LookupError) as error:
+                             arenas_dir=None if arenas_dir is None else arenas_dir.resolve(),
+                             variants=None if variants is None else variants.resolve())
+            if base.variants is not None:
+                chosen, paths, _ = variant_tasks(base.variants, level, tasks)
+            else:
+                chosen = select_tasks(level, tasks, full=full_testbed)
+                paths = {t.task_id: resolve_arena_path(t.task_id, base.arenas_dir)
+                         for t in chosen}
+            for path in paths.values():
+                load_config(path)
+        except (ArenaError, ValueError, FileNotFoundError, LookupError,
+                VariantIndexError) as error:
             raise StudyError(str(error.args[0]) if isinstance(error, KeyError) and error.args
                              else str(error)) from error
         return cls(tuple(task.task_id for task in chosen), Path(out), base, order)

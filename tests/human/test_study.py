@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import csv
+
 import pytest
 
 from llm_aai.human.study import KEYS_MAX_REPLIES, Study, StudyError, check_participant_id
+from llm_aai.variants.index import COLUMNS, INDEX_FILE
 
 TASKS = "01-04-03,01-06-02,02-02-01,02-10-01,03-09-01"
 
@@ -57,3 +60,23 @@ def test_a_participant_plays_an_interface_once(tmp_path, testbed_dir):
     with pytest.raises(StudyError, match="has played under the script interface already"):
         study.open("p1", "script")
     study.open("p1", "keys")  # the other interface is another run
+
+
+def test_a_study_of_variants_plays_each_kept_variant_as_its_run_would(tmp_path, testbed_dir):
+    variants = tmp_path / "variants"
+    variants.mkdir()
+    arena = (testbed_dir / "01-04-03.yaml").read_text(encoding="utf-8")
+    (variants / "01-04-03-v1.yaml").write_text(arena, encoding="utf-8")
+    with (variants / INDEX_FILE).open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerow({"variant_id": "01-04-03-v1", "parent": "01-04-03", "level": 1,
+                         "outcome": "kept", "seed": 7, "transformations": "mirror",
+                         "file": "01-04-03-v1.yaml", "physics_build": "3.x"})
+    study = Study.create(out=tmp_path / "out", tasks="01-04-03", variants=variants,
+                         resolution=64)
+    assert study.tasks == ("01-04-03-v1",)
+    run = study.open("p1", "script")
+    assert run.spec("01-04-03-v1", 1).parent_task == "01-04-03"
+    with pytest.raises(StudyError, match="no kept variant"):
+        Study.create(out=tmp_path / "out", tasks="01-06-02", variants=variants)
