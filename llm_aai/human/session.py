@@ -206,8 +206,9 @@ class Session:
         When ``timeout`` seconds pass first, the view as it is then.
         """
         deadline = time.monotonic() + timeout
+        settled = SETTLED | {PLAYING} if self.interface == "keys" else SETTLED  # the clock runs
         with self._changed:
-            while not (self.view.version > after and self.view.phase in SETTLED):
+            while not (self.view.version > after and self.view.phase in settled):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
