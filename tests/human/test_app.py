@@ -215,3 +215,24 @@ def test_stopping_the_server_keeps_every_finished_level(testbed_dir, tmp_path):
     assert not (run_dir / "episodes" / "01-06-02_t1" / "result.json").exists()
     assert "01-04-03_t1" in (run_dir / "summary.csv").read_text()
     assert load_runs([run_dir]).runs["unfinished"].tolist() == [1]
+
+
+def test_keys_pass_a_level_and_the_next_level_answers_at_once(server):
+    with server.client() as client:
+        client.post("/api/sessions", json={"participant": "keys-2", "interface": "keys"})
+        with _ws(server, client) as socket:
+            _views(socket, lambda v: v["phase"] == "playing")
+            for sequence in range(1, 11, 2):  # five taps of the left arrow: one step each
+                socket.send(json.dumps({"held": ["ArrowLeft"], "seq": sequence}))
+                socket.send(json.dumps({"held": [], "seq": sequence + 1}))
+                _views(socket, lambda v, s=sequence + 1: v["applied"] >= s)
+            socket.send(json.dumps({"held": ["ArrowUp"], "seq": 20}))
+            over = _views(socket, lambda v: v["phase"] != "playing")
+            assert over["phase"] == "level_over" and "The level is over" in over["message"]
+            socket.send(json.dumps({"held": [], "seq": 21}))
+            started = time.monotonic()
+            second = client.post("/api/next").json()
+            assert time.monotonic() - started < 20
+            assert second["level"] == 2 and second["phase"] in ("starting", "playing")
+    result = read_result(server.out / "human-keys-keys-2" / "episodes" / "01-04-03_t1")
+    assert result.passed and result.end_reason == "good_goal"
