@@ -231,20 +231,22 @@ class Session:
             self._publish(phase=PLAYING, images=images, preamble=turn.preamble, text=turn.text,
                           applied=self.clock.applied)
             reply = self.clock.next_reply()
-        else:
-            self._publish(phase=YOUR_TURN, images=images, preamble=turn.preamble,
-                          text=turn.text)
-            reply = self._wait_for_script()
-        with self._changed:
-            self._update(phase=PLAYING, replies=self.view.replies + 1)
-        return reply
+            self._publish(phase=PLAYING, replies=self.view.replies + 1)
+            return reply
+        self._publish(phase=YOUR_TURN, images=images, preamble=turn.preamble, text=turn.text)
+        return self._wait_for_script()
 
     def _wait_for_script(self) -> str:
+        """The page's script, taken as the phase leaves ``your_turn``, in one step.
+
+        So a second script sent meanwhile is refused, never kept for a turn not yet shown.
+        """
         with self._changed:
             while not self._scripts:
                 if self._closed is not None:
                     raise EOFError(self._closed)
                 self._changed.wait()
+            self._update(phase=PLAYING, replies=self.view.replies + 1)
             return self._scripts.pop()
 
     def _wait_for_next(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -236,3 +237,15 @@ def test_keys_pass_a_level_and_the_next_level_answers_at_once(server):
             assert second["level"] == 2 and second["phase"] in ("starting", "playing")
     result = read_result(server.out / "human-keys-keys-2" / "episodes" / "01-04-03_t1")
     assert result.passed and result.end_reason == "good_goal"
+
+
+def test_two_scripts_sent_at_once_play_one_and_refuse_the_other(server):
+    with server.client() as client:
+        before = start(client, "double")
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(lambda script: client.post(
+                "/api/script", json={"script": script}), ["Go(2);", "Go(3);"]))
+        assert sorted(a.status_code for a in answers) == [200, 409]
+        assert "no script is awaited now" in next(a for a in answers
+                                                  if a.status_code == 409).json()["error"]
+        assert settled(client)["replies"] == before["replies"] + 1
