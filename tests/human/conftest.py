@@ -70,7 +70,8 @@ def artifacts() -> Path:
 @pytest.fixture(scope="module")
 def server(testbed_dir, tmp_path_factory) -> Iterator[Served]:
     """One server for the module: 01-04-03 then 01-06-02."""
-    with served(tmp_path_factory.mktemp("human"), testbed_dir, "01-04-03,01-06-02") as running:
+    with served(tmp_path_factory.mktemp("human"), testbed_dir, "01-04-03,01-06-02",
+                max_sessions=64) as running:  # the module's tests leave their sessions open
         yield running
 
 

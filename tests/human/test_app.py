@@ -205,9 +205,12 @@ def test_keys_step_in_real_time_pause_when_the_tab_closes_and_flood_is_refused(s
 
 
 def test_stopping_the_server_keeps_every_finished_level(testbed_dir, tmp_path):
-    with served(tmp_path, testbed_dir, "01-04-03,01-06-02") as running:
+    with served(tmp_path, testbed_dir, "01-04-03,01-06-02", max_sessions=1) as running:
         with running.client() as client:
             start(client, "stopper")
+            full = running.client().post("/api/sessions", json={"participant": "second",
+                                                                "interface": "script"})
+            assert full.status_code == 409 and "the most this server takes" in full.text
             _scripts(client, SCRIPTS_0403)
             client.post("/api/next")
             _scripts(client, ["Go(2);"])
