@@ -10,14 +10,16 @@ image the agent was shown next. A difference means the log was altered, the aren
 the simulator lost determinism.
 
 The same pass can render the top-down overview at every shown frame (the log has none), which
-is how ``--overview`` animations get their second panel.
+is how ``--overview`` animations get their second panel, and can ask the simulator about its state
+at the instant each turn's observation was taken (``probe``): that is how ``llm_aai.grounding``
+learns what the agent could truly see when it wrote each Think, without the log storing it.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,8 @@ class Resimulation:
         overviews: top-down views by shown frame ``(turn, index)``, if asked for.
         steps: simulator steps taken in all.
         duration_s: wall time of the re-simulation (env build included).
+        probes: what ``probe`` returned at the instant each script turn's observation was
+            taken, by turn number (empty unless a probe was given).
 
     """
 
@@ -117,6 +121,7 @@ class Resimulation:
     overviews: Mapping[FrameKey, np.ndarray] = field(default_factory=dict)
     steps: int = 0
     duration_s: float = 0.0
+    probes: Mapping[int, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -215,6 +220,7 @@ def resimulate(
     *,
     arenas_dir: str | Path | None = None,
     overview_size: int | None = None,
+    probe: Callable[[Any], Any] | None = None,
 ) -> Resimulation:
     """Replay the episode's logged actions in the embedded simulator and compare every turn.
 
@@ -223,6 +229,9 @@ def resimulate(
         arenas_dir: where to look for the arena first (see ``verified_arena``).
         overview_size: if given, also render the top-down view (this many pixels square) at
             every shown frame; they land in ``Resimulation.overviews``.
+        probe: if given, called with the env's backend at the instant each script turn's
+            observation is taken (the last initial observation for the first script, the end
+            of the turn before for the others); its results land in ``Resimulation.probes``.
 
     Raises:
         ReplayInputError: the run was not embedded, or its manifest lacks what is needed.
@@ -235,8 +244,13 @@ def resimulate(
                       backend_kwargs={"physics_build": setup["physics_build"]})
     try:
         tap = _OverviewTap(env, overview_size)
-        start = start_episode(tap, setup["protocol"], seed=setup["seed"], arena=str(arena))
+        capture = (lambda: probe(env.backend)) if probe is not None else None
+        start = start_episode(tap, setup["protocol"], seed=setup["seed"], arena=str(arena),
+                              also_capture=capture)
         overviews: dict[FrameKey, np.ndarray] = {}
+        probes: dict[int, Any] = {}
+        if start.views and episode.turns[0].reply is not None:
+            probes[episode.turns[0].turn] = start.views[-1]
         rows = [_check_start(episode, start, tap, overviews)]
         walk = _Walk(env, episode, start.outcome.observation, start.outcome.done, overview_size,
                      overviews, setup["modes"])
@@ -245,13 +259,16 @@ def resimulate(
             rows.append(row)
             if walk.stopped:
                 break
+            following = episode.turns[index + 1] if index + 1 < len(episode.turns) else None
+            if capture is not None and following is not None and following.reply is not None:
+                probes[following.turn] = capture()
         if episode.result is not None and not walk.stopped:
             rows.append(_check_totals(episode, start.outcome, walk))
     finally:
         env.close()
     steps = start.outcome.steps + walk.steps
     return Resimulation(episode.episode_id, arena, setup["seed"], setup["resolution"],
-                        tuple(rows), overviews, steps, time.monotonic() - started)
+                        tuple(rows), overviews, steps, time.monotonic() - started, probes)
 
 
 def _settings(episode: LoggedEpisode) -> ResolvedRun:

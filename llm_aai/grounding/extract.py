@@ -1,0 +1,251 @@
+"""The rule-based extractor: a Think's text split into the claims ``verify`` can check.
+
+Rules, not a model, so the same text always gives the same claims and a test can pin them.
+A Think is cut into sentences; in each, health and collection claims are read from their own
+words, and every object mention (a colour or colours and a type: ``yellow or green ball``,
+``grey wall``, ``death zone``, ``food``) is classed by the words around it: negated (``no``,
+``not visible``) gives ``not_seen``; said to be perceived (``I see``, ``there is``, ``A green
+ball is at``) gives ``seen``; hedged (``must be``, ``probably``) is a belief, checked against
+where the object truly is; an intention (``look for``, ``head to``) says nothing about the
+world and gives no claim. A bearing (``ahead``, ``to my left``, ``-43 degrees``) or a distance
+(``7.7 m``) next to the mention adds a ``bearing`` or ``distance`` claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from llm_aai.grounding.claims import Claim
+
+_COLOURS = (r"light blue|green|yellow|red|orange|blue|grey|gray|white|black|purple|pink|brown|"
+            r"transparent|glass|clear")
+_TYPE_WORDS = {
+    "ball": "ball", "balls": "ball", "sphere": "ball", "spheres": "ball", "goal": "ball",
+    "goals": "ball", "orb": "ball", "wall": "wall", "walls": "wall", "barrier": "wall",
+    "barriers": "wall", "ramp": "ramp", "ramps": "ramp", "slope": "ramp", "tunnel": "tunnel",
+    "tunnels": "tunnel", "box": "box", "boxes": "box", "block": "box", "blocks": "box",
+    "crate": "box", "zone": "zone", "zones": "zone", "lava": "zone", "pit": "zone",
+}
+_MENTION = re.compile(
+    rf"\b(?:(?P<colours>(?:{_COLOURS})(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*(?:{_COLOURS}))*)"
+    rf"(?:[\s-]+(?:coloured|colored|glass))?\s+(?P<type>{'|'.join(_TYPE_WORDS)})"
+    r"|(?P<special>death\s+zones?|hot\s+zones?|lava|food|pushable\s+(?:box|block)(?:es|s)?)"
+    r"|(?P<bare>balls?|spheres?|walls?|ramps?|tunnels?|boxes|box|blocks?|barriers?))\b",
+    re.IGNORECASE)
+_SPECIAL = {"death": ("zone", "red"), "hot": ("zone", "orange"), "lava": ("zone", "red"),
+            "food": ("ball", "food"), "pushable": ("box", None)}
+_NEGATION = re.compile(r"\b(?:no|not|cannot|never|nothing|without|none|neither|nor)\b|n't\b",
+                       re.IGNORECASE)
+_ABSENT_AFTER = re.compile(
+    r"^\W*(?:is|are)\s+(?:not|no longer|nowhere)\b|^\W*(?:isn't|aren't)\b"
+    r"|^\W*(?:has|have)\s+(?:disappeared|vanished|gone)|^\W*(?:is|are)\s+(?:out of|gone)",
+    re.IGNORECASE)
+_PERCEIVED = re.compile(
+    r"\b(?:see|sees|seeing|saw|spot|spotted|notice|noticed|observe|observed|visible|in view|"
+    r"in sight|there is|there's|there are|appears?|shows?|i can see|ahead of me is|"
+    r"in front of me is|reveals?|in the (?:image|frame|view|picture))\b", re.IGNORECASE)
+_LOCATED_AFTER = re.compile(
+    r"^\W*(?:is|are|lies|sits|stands|remains|is still|are still)\s+"
+    r"(?:now\s+|still\s+|directly\s+|slightly\s+|just\s+|about\s+|roughly\s+|approximately\s+)*"
+    r"(?:at|located|positioned|ahead|in front|to|on|behind|straight|\d|[+-]\d|around|near|"
+    r"visible|in view|in sight|left|right)", re.IGNORECASE)
+_HEDGE = re.compile(
+    r"\b(?:might|may|could|should|probably|likely|perhaps|possibly|maybe|must be|must have|"
+    r"presumably|remember|earlier|previously|was|were|used to)\b", re.IGNORECASE)
+_INTENT = re.compile(
+    r"\b(?:find|finding|search|searching|look for|looking for|locate|locating|reach|reaching|"
+    r"head|heading|approach|approaching|get to|go to|going to|move to|toward|towards|collect|"
+    r"avoid|avoiding|face|facing|aim|aiming|navigate|try|trying|want|need|will|plan|target|"
+    r"targeting|explore)\b", re.IGNORECASE)
+_DEGREES = re.compile(
+    r"(?P<value>[+\-\u2212]?\d+(?:\.\d+)?)\s*(?:°|degrees?|deg)\b"
+    r"(?:\s*(?:to\s+(?:the|my)\s+)?(?P<side>left|right))?", re.IGNORECASE)
+_SIDE = re.compile(
+    r"(?P<ahead>\b(?:straight|directly|dead)\s+ahead\b|\bahead\b|\bin front\b)"
+    r"|(?P<behind>\bbehind\s+(?:me|us|the agent)\b|\bat my back\b)"
+    r"|\b(?:to|on|towards?|at)\s+(?:the|my|our)\s+(?:far\s+)?(?P<lr1>left|right)\b"
+    r"|\bslightly\s+(?:to\s+the\s+)?(?P<lr2>left|right)\b"
+    r"|\b(?P<lr3>left|right)(?:\s+side|\s+of\s+(?:the\s+)?(?:centre|center|view|image|screen|"
+    r"frame))\b", re.IGNORECASE)
+_DISTANCE = re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*(?:m|metres?|meters?|units?)\b(?!\s+of\b)",
+                       re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CLAUSE_BREAK = re.compile(r"[,;:]|\bbut\b|\bso\b|\bwhile\b|\bthen\b", re.IGNORECASE)
+
+_HEALTH = re.compile(r"\bhealth\b", re.IGNORECASE)
+_UP = re.compile(r"\b(?:increas\w*|went up|gone up|goes up|rose|risen|rises|higher|improv\w*|"
+                 r"gain\w*|grew|grown|boost\w*|restor\w*|replenish\w*)\b", re.IGNORECASE)
+_DOWN = re.compile(r"\b(?:decreas\w*|dropp\w*|drops?|went down|gone down|goes down|fell|fallen|"
+                   r"falls|lower\w*|declin\w*|reduc\w*|lost|los(?:es|ing)|diminish\w*|"
+                   r"dwindl\w*)\b", re.IGNORECASE)
+_FROM_TO = re.compile(r"from\s+(?P<a>\d+(?:\.\d+)?)\s*(?:%|points?)?\s+to\s+(?P<b>\d+(?:\.\d+)?)",
+                      re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_HEALTH_INTENT = re.compile(r"\b(?:to|will|would|can|could|should|need|must|might|may|"
+                            r"if|unless|before)\s+(?:\w+\s+)?(?:increase|decrease|drop|raise|"
+                            r"restore|improve|lose|gain|boost|replenish)\b", re.IGNORECASE)
+_COLLECTED = re.compile(r"\b(?:collected|the collection|picked up|ate|eaten|consumed|obtained|"
+                        r"grabbed|got the)\b", re.IGNORECASE)
+_MISSED = re.compile(r"\b(?:missed|failed to (?:collect|reach|get))\b", re.IGNORECASE)
+_NOT_COLLECTED = re.compile(r"\b(?:not|haven't|hasn't|didn't|did not|have not|has not|"
+                            r"yet to|no)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Mention:
+    start: int
+    end: int
+    type: str
+    colours: tuple[str | None, ...]
+
+
+def extract(think: str) -> list[Claim]:
+    """Every claim of one Think, in the order written."""
+    claims: list[Claim] = []
+    for sentence in _sentences(think):
+        claims += _health_claims(sentence)
+        reward = _reward_claims(sentence)
+        claims += reward
+        if not reward:
+            claims += _object_claims(sentence)
+    return claims
+
+
+def _sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+
+
+# -- health -----------------------------------------------------------------------------------
+def _health_claims(sentence: str) -> list[Claim]:
+    if not _HEALTH.search(sentence) or _HEALTH_INTENT.search(sentence):
+        return []
+    up, down = _UP.search(sentence), _DOWN.search(sentence)
+    if bool(up) == bool(down):
+        return []
+    rising = bool(up)
+    negated = re.search(r"\b(?:not|no longer|hasn't|has not|didn't|did not|isn't)\b",
+                        sentence, re.IGNORECASE)
+    if negated:
+        rising = not rising
+    pair = _FROM_TO.search(sentence)
+    if pair:
+        values = (float(pair["a"]), float(pair["b"]))
+    else:
+        numbers = [float(n) for n in _NUMBER.findall(sentence)]
+        values = (numbers[0], numbers[1]) if len(numbers) == 2 else None
+    if values is not None:
+        return [Claim("health_comparison", sentence, rising=rising, values=values)]
+    return [Claim("health_trend", sentence, rising=rising)]
+
+
+# -- reward -----------------------------------------------------------------------------------
+def _reward_claims(sentence: str) -> list[Claim]:
+    collected = _COLLECTED.search(sentence)
+    missed = _MISSED.search(sentence)
+    if not collected and not missed:
+        return []
+    verb = collected or missed
+    before = sentence[:verb.start()]
+    said = bool(collected) and not _NOT_COLLECTED.search(before[-30:])
+    mentions = _mentions(sentence)
+    after = [m for m in mentions if m.start >= verb.start()] or mentions
+    if not after:
+        return [Claim("reward", sentence, type=None, rising=said)]
+    first = after[0]
+    return [Claim("reward", sentence, type=first.type, colour=colour, rising=said)
+            for colour in first.colours]
+
+
+# -- objects ----------------------------------------------------------------------------------
+def _mentions(sentence: str) -> list[_Mention]:
+    found = []
+    for match in _MENTION.finditer(sentence):
+        if match["special"]:
+            key = match["special"].split()[0].lower()
+            kind, colour = _SPECIAL[key]
+            colours: tuple[str | None, ...] = (colour,)
+        elif match["type"]:
+            kind = _TYPE_WORDS[match["type"].lower()]
+            words = re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", match["colours"])
+            colours = tuple(_colour_word(w) for w in words if w.strip())
+        else:
+            word = match["bare"].lower()
+            if word in ("goal", "goals"):
+                continue
+            kind, colours = _TYPE_WORDS[word], (None,)
+        found.append(_Mention(match.start(), match.end(), kind, colours))
+    return found
+
+
+def _colour_word(word: str) -> str:
+    word = word.strip().lower()
+    return {"gray": "grey", "glass": "transparent", "clear": "transparent"}.get(word, word)
+
+
+def _object_claims(sentence: str) -> list[Claim]:
+    mentions = _mentions(sentence)
+    claims: list[Claim] = []
+    for number, mention in enumerate(mentions):
+        previous_end = mentions[number - 1].end if number else 0
+        next_start = mentions[number + 1].start if number + 1 < len(mentions) else len(sentence)
+        before = sentence[previous_end:mention.start]
+        clause_start = max((m.end() for m in _CLAUSE_BREAK.finditer(before)), default=0)
+        lead = before[clause_start:]
+        after = sentence[mention.end:next_start]
+        claims += _claims_of(sentence, mention, lead, after)
+    return claims
+
+
+def _claims_of(sentence: str, mention: _Mention, lead: str, after: str) -> list[Claim]:
+    head = sentence[mention.start - len(lead):mention.end].strip()
+    absent_after = _ABSENT_AFTER.search(after)
+    if _NEGATION.search(lead) or absent_after:
+        span = head + (after[:absent_after.end()] if absent_after else "")
+        return [Claim("not_seen", span.strip(), type=mention.type, colour=colour)
+                for colour in mention.colours]
+    near_after = after[:80]
+    side, degrees, place_span = _bearing(near_after)
+    metres_match = _DISTANCE.search(near_after)
+    if side is None and degrees is None and metres_match is None:
+        side, degrees, place_span = _bearing(lead)
+    located = side is not None or degrees is not None or metres_match is not None
+    perceived = bool(_PERCEIVED.search(sentence[:mention.start]) or _PERCEIVED.search(after[:40])
+                     or _LOCATED_AFTER.search(after))
+    hedged = bool(_HEDGE.search(lead) or _HEDGE.search(after[:40]))
+    intent = bool(_INTENT.search(lead))
+    if intent and not (perceived and located):
+        return []
+    if not perceived and not hedged:
+        return []
+    sees = perceived and not hedged
+    end = max(m.end() for m in (metres_match, place_span) if m is not None) if located else 0
+    span = (head + after[:end]).strip()
+    claims = []
+    for colour in mention.colours:
+        common = {"type": mention.type, "colour": colour, "sees": sees}
+        if sees or not located:
+            claims.append(Claim("seen", span, **common))
+        if side is not None or degrees is not None:
+            claims.append(Claim("bearing", span, side=side, degrees=degrees, **common))
+        if metres_match is not None:
+            claims.append(Claim("distance", span, metres=float(metres_match["value"]), **common))
+    return claims
+
+
+def _bearing(text: str) -> tuple[str | None, float | None, re.Match | None]:
+    degrees = _DEGREES.search(text)
+    side = _SIDE.search(text)
+    if degrees is not None:
+        value = float(degrees["value"].replace("\u2212", "-"))
+        if degrees["side"]:
+            value = -abs(value) if degrees["side"].lower() == "left" else abs(value)
+        return None, value, degrees
+    if side is None:
+        return None, None, None
+    if side["ahead"]:
+        return "ahead", None, side
+    if side["behind"]:
+        return "behind", None, side
+    word = (side["lr1"] or side["lr2"] or side["lr3"]).lower()
+    return word, None, side
