@@ -59,7 +59,7 @@ _INTENT = re.compile(
     r"avoid|avoiding|face|facing|aim|aiming|navigate|try|trying|want|need|will|plan|target|"
     r"targeting|explore)\b", re.IGNORECASE)
 _DEGREES = re.compile(
-    r"(?P<value>[+\-\u2212]?\d+(?:\.\d+)?)\s*(?:°|degrees?|deg)\b"
+    r"(?P<value>[+\-\u2212]?\d+(?:\.\d+)?)\s*(?:°|(?:degrees?|deg)\b)"
     r"(?:\s*(?:to\s+(?:the|my)\s+)?(?P<side>left|right))?", re.IGNORECASE)
 _SIDE = re.compile(
     r"(?P<ahead>\b(?:straight|directly|dead)\s+ahead\b|\bahead\b|\bin front\b)"

@@ -1,0 +1,114 @@
+"""Known answers of the rule-based extractor: the paper's quotes, the heuristic's Thinks, more."""
+
+from __future__ import annotations
+
+import pytest
+
+from llm_aai.grounding import Claim, extract
+
+
+def _brief(claims: list[Claim]) -> list[tuple]:
+    """(kind, subject, sees, side, degrees, metres, rising, values) of each claim."""
+    return [(c.kind, c.subject, c.sees, c.side, c.degrees, c.metres, c.rising, c.values)
+            for c in claims]
+
+
+def test_gpt4os_health_claim_is_a_rise_and_a_collection():
+    claims = extract("My health has increased, confirming the collection.")
+    assert _brief(claims) == [
+        ("health_trend", "ball", True, None, None, None, True, None),
+        ("reward", "ball", True, None, None, None, True, None),
+    ]
+    assert claims[1].type is None  # "the collection" of anything
+
+
+def test_claudes_claim_is_a_collection_and_a_comparison_of_two_values():
+    claims = extract("I have successfully collected the green ball as my health has increased "
+                     "from 84.2 to 35.4")
+    assert [(c.kind, c.rising, c.values) for c in claims] == [
+        ("health_comparison", True, (84.2, 35.4)), ("reward", True, None)]
+    assert claims[1].subject == "green ball"
+
+
+@pytest.mark.parametrize(("think", "expected"), [
+    ("I see no yellow or green ball. I turn to search.",
+     [("not_seen", "yellow ball"), ("not_seen", "green ball")]),
+    ("No food in sight after a full turn. About 18 m of floor is free ahead, so I move to a "
+     "new spot.", [("not_seen", "food")]),
+    ("It is dark. I keep going the way I was facing.", []),
+    ("A green ball is at -43 degrees, about 7.7 m away. I face it and run through it.",
+     [("seen", "green ball"), ("bearing", "green ball"), ("distance", "green ball")]),
+    ("A yellow ball is at +12 degrees, about 5.5 m, but something red is in the way. I step "
+     "around it first.",
+     [("seen", "yellow ball"), ("bearing", "yellow ball"), ("distance", "yellow ball")]),
+])
+def test_the_heuristic_agents_thinks(think, expected):
+    assert [(c.kind, c.subject) for c in extract(think)] == expected
+
+
+def test_the_heuristics_numbers_are_read_with_their_sign():
+    seen, bearing, distance = extract("A green ball is at -43 degrees, about 7.7 m away.")
+    assert (bearing.degrees, distance.metres) == (-43.0, 7.7)
+    assert seen.sees and bearing.sees
+
+
+@pytest.mark.parametrize(("think", "side", "degrees"), [
+    ("I can see a red ball to my left.", "left", None),
+    ("There is a ramp on the right side.", "right", None),
+    ("I see a grey wall straight ahead.", "ahead", None),
+    ("I see a green ball 30 degrees to the left.", None, -30.0),
+    ("The green ball is at 12° right.", None, 12.0),
+])
+def test_bearings_in_words_and_degrees(think, side, degrees):
+    bearing = next(c for c in extract(think) if c.kind == "bearing")
+    assert (bearing.side, bearing.degrees) == (side, degrees)
+
+
+@pytest.mark.parametrize(("think", "subject"), [
+    ("I see a transparent wall.", "transparent wall"),
+    ("I notice a tunnel ahead.", "tunnel"),
+    ("There is a pushable box in front of me.", "box"),
+    ("I can see the red death zone.", "red zone"),
+    ("I see an orange hot zone.", "orange zone"),
+    ("I spot a blue ramp.", "blue ramp"),
+    ("I see a gray wall.", "grey wall"),
+])
+def test_every_object_type_is_named(think, subject):
+    assert extract(think)[0].subject == subject
+
+
+def test_a_belief_about_where_an_unseen_object_is_is_not_a_sighting():
+    (bearing,) = extract("The green ball must be behind me.")
+    assert (bearing.kind, bearing.side, bearing.sees) == ("bearing", "behind", False)
+    (seen,) = extract("The green ball is probably somewhere in the arena.")
+    assert (seen.kind, seen.sees) == ("seen", False)
+
+
+@pytest.mark.parametrize("think", [
+    "I need to find the green ball.",
+    "I will turn left to search for food.",
+    "Collecting the yellow balls first is wise.",
+    "I should avoid the red ball.",
+    "My goal is to increase my health.",
+])
+def test_intentions_and_plans_make_no_claim(think):
+    assert extract(think) == []
+
+
+def test_negated_and_vanished_objects_are_not_seen():
+    assert [c.kind for c in extract("The green ball is not visible anymore.")] == ["not_seen"]
+    assert [c.kind for c in extract("I can't see the yellow ball.")] == ["not_seen"]
+
+
+def test_health_trends_in_other_words():
+    assert [c.rising for c in extract("My health is dropping.")] == [False]
+    assert [c.rising for c in extract("My health has not increased.")] == [False]
+    (claim,) = extract("Health went from 63.3 to 59.7, a decrease.")
+    assert (claim.kind, claim.rising, claim.values) == ("health_comparison", False, (63.3, 59.7))
+
+
+def test_a_claim_the_verifier_cannot_read_is_refused_at_once():
+    with pytest.raises(ValueError, match="a distance claim needs metres"):
+        Claim("distance", "far away", type="ball")
+    with pytest.raises(ValueError, match="claim kind must be one of"):
+        Claim("colour", "green")

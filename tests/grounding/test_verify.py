@@ -1,0 +1,69 @@
+"""The verification rules on scenes built by hand: where each verdict's boundary lies."""
+
+from __future__ import annotations
+
+from llm_aai.grounding import Claim, Scene, SceneObject, TurnTruth, verify
+
+
+def _ball(colour: str, bearing: float, distance: float, visible: bool = True) -> SceneObject:
+    return SceneObject(f"{colour} ball", "ball", colour, bearing, distance, visible,
+                       bearing - 2.0, bearing + 2.0)
+
+
+SCENE = Scene((_ball("green", 30.0, 8.0), _ball("red", 0.0, 12.0, visible=False),
+               _ball("yellow", 170.0, 5.0, visible=False)))
+
+
+def _verdict(claim: Claim, truth: TurnTruth | None = None) -> str:
+    return verify(claim, truth or TurnTruth(SCENE)).verdict
+
+
+def test_bearings_hold_within_the_slack_beyond_the_seen_edges():
+    claim = Claim("bearing", "", type="ball", colour="green", degrees=41.0)
+    assert _verdict(claim) == "true"  # right edge 32, slack 10
+    assert _verdict(Claim("bearing", "", type="ball", colour="green", degrees=43.0)) == "false"
+
+
+def test_distances_hold_within_thirty_percent_or_a_metre():
+    assert _verdict(Claim("distance", "", type="ball", colour="green", metres=10.3)) == "true"
+    assert _verdict(Claim("distance", "", type="ball", colour="green", metres=10.5)) == "false"
+
+
+def test_a_hidden_object_claimed_seen_is_false_and_its_truth_says_hidden():
+    result = verify(Claim("seen", "", type="ball", colour="red"), TurnTruth(SCENE))
+    assert result.verdict == "false"
+    assert result.truth == "red ball at +0 deg, 12.0 m, hidden"
+
+
+def test_an_unseen_object_is_unverifiable_only_when_no_place_is_said():
+    belief = Claim("seen", "", type="ball", colour="yellow", sees=False)
+    assert _verdict(belief) == "unverifiable"
+    placed = Claim("bearing", "", type="ball", colour="yellow", sees=False, side="behind")
+    assert _verdict(placed) == "true"
+    wrong = Claim("bearing", "", type="ball", colour="yellow", sees=False, side="ahead")
+    assert _verdict(wrong) == "false"
+
+
+def test_in_the_dark_nothing_is_seen():
+    dark = TurnTruth(Scene(SCENE.objects, dark=True))
+    assert _verdict(Claim("seen", "", type="ball", colour="green"), dark) == "false"
+    assert _verdict(Claim("not_seen", "", type="ball", colour="green"), dark) == "true"
+
+
+def test_food_is_a_green_or_yellow_ball():
+    assert _verdict(Claim("not_seen", "", type="ball", colour="food")) == "false"
+
+
+def test_health_claims_need_the_health_told_before():
+    rise = Claim("health_trend", "", rising=True)
+    assert _verdict(rise, TurnTruth(SCENE, 59.7, 63.3)) == "false"
+    assert _verdict(rise, TurnTruth(SCENE, 63.3, 59.7)) == "true"
+    assert _verdict(rise, TurnTruth(SCENE, 99.8, None)) == "unverifiable"
+
+
+def test_collections_are_read_from_the_turn_just_played():
+    events = ({"kind": "GoodGoalMultiBounce", "reward": 1.0, "step": 40},)
+    truth = TurnTruth(SCENE, events=events)
+    assert _verdict(Claim("reward", "", type="ball", colour="yellow", rising=True), truth) == "true"
+    assert _verdict(Claim("reward", "", type="ball", colour="green", rising=True), truth) == "false"
+    assert _verdict(Claim("reward", "", rising=False), truth) == "false"
