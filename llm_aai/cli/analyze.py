@@ -33,6 +33,7 @@ from llm_aai.analysis.probes import plan_metrics_table, probe_levels, probe_tabl
 from llm_aai.analysis.report import level_report, render, summary_report, task_report
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.arena.catalog import children_subset
+from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
 from llm_aai.oracle import DEFAULT_BUDGET
 
 CHILDREN = {"complete": "children", "all": "children_all"}
@@ -59,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out the caption line with the runs' settings")
     parser.add_argument("--csv", type=Path, metavar="FILE",
                         help="write the table (per --by) with the reference columns as CSV")
-    parser.add_argument("--by", choices=("level", "task", "mode", "observation", "variants"),
+    parser.add_argument("--by", choices=("level", "task", "mode", "observation", "variants",
+                                         "grounding"),
                         default="level",
                         help="rows of the printed table and the CSV (default: level); mode: "
                              "per model, one column per control and sensing mode, per level; "
@@ -115,12 +117,39 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"cannot write output: {error}")
 
 
+def _report_grounding(args) -> int:
+    """Per model and level: the share of true claims per kind, and the failed episodes' classes.
+
+    Reads each run's ``grounding.csv`` and ``grounding_episodes.csv`` (``python -m
+    llm_aai.grounding RUN_DIR`` writes them).
+    """
+    claims, episodes = [], []
+    for run in args.runs:
+        try:
+            claims += claim_rows(run)
+            episodes += episode_rows(run)
+        except SummaryInputError as error:
+            return _fail(str(error))
+    table = pd.DataFrame(by_group(claims, episodes), columns=["agent", "level", "what", "value"])
+    print(table.rename(columns={"agent": "model", "what": "claims or episodes",
+                                "value": "true/checked share [Wilson 95% CI] or count"})
+          .to_string(index=False))
+    print("\nclaims: share of checked claims that are true (unverifiable ones beside it); "
+          "episodes: failed episodes classed by their first kind of false claim "
+          "(perception: about what is seen).")
+    if args.csv is not None:
+        table.to_csv(args.csv, index=False)
+    return 0
+
+
 def _report(runs, args, populations: tuple[str, ...]) -> int:
     """Print the tables and write the files asked for; return the exit status."""
     if args.by == "observation":
         return _report_probes(runs, args, populations)
     if args.by == "variants":
         return _report_variants(runs, args)
+    if args.by == "grounding":
+        return _report_grounding(args)
     reference = reference_populations()
     levels = pass_rates(runs.episodes, by="level")
     overall = model_summary(runs.episodes)

@@ -9,9 +9,11 @@ from the health, which only falls: nothing is collected).
 from __future__ import annotations
 
 import dataclasses
+import shutil
 
 import pytest
 
+from llm_aai.cli.grounding import main
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, start_run
@@ -87,3 +89,12 @@ def claims_run(tmp_path_factory):
                                                                         max_tokens=256))
         start_run(config, out=root, run_id="claims", show_progress=False)
     return root / "claims"
+
+
+@pytest.fixture(scope="session")
+def grounded(claims_run, tmp_path_factory):
+    """A copy of ``claims_run`` that ``python -m llm_aai.grounding`` has grounded."""
+    run = tmp_path_factory.mktemp("grounded") / "claims"
+    shutil.copytree(claims_run, run)
+    assert main([str(run)]) == 0
+    return run

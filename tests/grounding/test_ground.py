@@ -46,14 +46,6 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-@pytest.fixture(scope="module")
-def grounded(claims_run, tmp_path_factory):
-    run = tmp_path_factory.mktemp("grounded") / "claims"
-    shutil.copytree(claims_run, run)
-    assert main([str(run)]) == 0
-    return run
-
-
 def test_every_claim_of_the_fake_run_gets_the_verdict_its_arena_gives(grounded):
     rows = _rows(grounded / "grounding.csv")
     assert [(int(r["turn"]), r["kind"], r["subject"], r["verdict"]) for r in rows] == EXPECTED
