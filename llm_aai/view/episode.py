@@ -3,7 +3,8 @@
 Everything comes from the log (``turns.jsonl``, ``result.json``, the frames) read through the
 replay package's loader, plus the arena file placed with the episode's seed for the map. The
 arena is optional: when its file cannot be found or differs from the run's, the map shows the
-path alone and says why.
+path alone and says why. When the run has been grounded (``python -m llm_aai.grounding``), each
+Think is shown with its claims and their verdicts from the run's ``grounding.csv``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_aai.arena.errors import ArenaError, PlacementError
+from llm_aai.grounding.ground import GROUNDING_CSV
+from llm_aai.grounding.summary import SummaryInputError, claim_rows
 from llm_aai.logs.schema import TurnRecord, move_text
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
 from llm_aai.replay.resimulate import verified_arena
@@ -27,6 +30,16 @@ INITIAL_PREAMBLE = "Observation captured."
 
 
 @dataclass(frozen=True)
+class ClaimMark:
+    """One claim of a Think as ``grounding.csv`` judged it."""
+
+    claim: str
+    kind: str
+    verdict: str
+    truth: str
+
+
+@dataclass(frozen=True)
 class TurnView:
     """What the episode page shows of one turn.
 
@@ -36,6 +49,7 @@ class TurnView:
         thoughts: the ``Think`` texts of a parsed reply, set apart from the moves.
         script: the moves of a parsed reply as a script (``Go(3); Turn(12);``), or None.
         feedback: what the next turn sent back about this reply (the parse error's feedback).
+        claims: per thought, its claims' verdicts (empty when the run was not grounded).
 
     """
 
@@ -44,6 +58,13 @@ class TurnView:
     thoughts: tuple[str, ...]
     script: str | None
     feedback: str | None
+    claims: tuple[tuple[ClaimMark, ...], ...] = ()
+
+    @property
+    def marked_thoughts(self) -> list[tuple[str, tuple[ClaimMark, ...]]]:
+        """Each thought with its claims (none when not grounded)."""
+        claims = self.claims or tuple(() for _ in self.thoughts)
+        return list(zip(self.thoughts, claims, strict=True))
 
     @property
     def number(self) -> int:
@@ -66,6 +87,7 @@ class EpisodeView:
             ``t`` counts physics steps in a unit that differs by build), or None: no limit,
             or no arena placed.
         physics_build: the build the run played (``llm_aai.sim.builds``).
+        grounding_note: why the Thinks carry no verdicts although the run was grounded.
 
     """
 
@@ -77,6 +99,7 @@ class EpisodeView:
     layout_note: str = ""
     time_limit: int | None = None
     physics_build: str = PHYSICS_BUILDS[0]
+    grounding_note: str = ""
 
     @property
     def image_count(self) -> int:
@@ -87,7 +110,8 @@ class EpisodeView:
 def episode_view(logged: LoggedEpisode, arenas_dir: str | Path | None = None) -> EpisodeView:
     """Build the page model of a logged episode; the arena is placed if its file is found."""
     records = list(logged.turns)
-    turns = tuple(_turn_view(record, records[i + 1] if i + 1 < len(records) else None)
+    marks, grounding_note = _claim_marks(logged)
+    turns = tuple(_turn_view(record, records[i + 1] if i + 1 < len(records) else None, marks)
                   for i, record in enumerate(records))
     layout, note = _layout(logged, arenas_dir)
     # a lone episode (no manifest) is shown in the config's default build
@@ -96,10 +120,29 @@ def episode_view(logged: LoggedEpisode, arenas_dir: str | Path | None = None) ->
     limit = None
     if layout is not None and build in PHYSICS_BUILDS:
         limit = time_limit_steps(layout.time_limit, game_clock(build).steps_per_unit)
-    return EpisodeView(logged, turns, _path(logged), _health(logged), layout, note, limit, build)
+    return EpisodeView(logged, turns, _path(logged), _health(logged), layout, note, limit, build,
+                       grounding_note)
 
 
-def _turn_view(record: TurnRecord, following: TurnRecord | None) -> TurnView:
+def _claim_marks(logged: LoggedEpisode) -> tuple[dict[tuple[int, str], list[ClaimMark]], str]:
+    """The episode's claims by (turn, Think text), from the run's ``grounding.csv`` if any."""
+    path = logged.directory.parent.parent / GROUNDING_CSV
+    if not path.is_file():
+        return {}, ""
+    try:
+        rows = claim_rows(path.parent)
+    except SummaryInputError as error:
+        return {}, f"claims not shown: {error}"
+    marks: dict[tuple[int, str], list[ClaimMark]] = {}
+    for row in rows:
+        if row["episode"] == logged.episode_id:
+            marks.setdefault((int(row["turn"]), row["think"]), []).append(
+                ClaimMark(row["claim"], row["kind"], row["verdict"], row["truth"]))
+    return marks, ""
+
+
+def _turn_view(record: TurnRecord, following: TurnRecord | None,
+               marks: dict[tuple[int, str], list[ClaimMark]] | None = None) -> TurnView:
     thoughts: tuple[str, ...] = ()
     script = None
     if record.commands is not None:
@@ -110,7 +153,8 @@ def _turn_view(record: TurnRecord, following: TurnRecord | None) -> TurnView:
     if record.parse_error is not None and following is not None and (
             following.sent_preamble and following.sent_preamble != INITIAL_PREAMBLE):
         feedback = following.sent_preamble
-    return TurnView(record, tuple(record.sent_images), thoughts, script, feedback)
+    claims = tuple(tuple((marks or {}).get((record.turn, thought), ())) for thought in thoughts)
+    return TurnView(record, tuple(record.sent_images), thoughts, script, feedback, claims)
 
 
 def _path(logged: LoggedEpisode) -> AgentPath:
