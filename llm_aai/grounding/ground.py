@@ -71,9 +71,11 @@ class EpisodeGrounding:
 
     @property
     def failure(self) -> str:
-        """``passed``, or why it failed: ``perception`` (a false claim about what is seen),
-        ``numeric`` (no false perception claim, but a false health or reward claim), or
-        ``other`` (no false claim found)."""
+        """``passed``, or why it failed.
+
+        ``perception``: a false claim about what is seen; ``numeric``: no false perception
+        claim, but a false health or reward claim; ``other``: no false claim found.
+        """
         result = self.episode.result
         if result is not None and result.passed:
             return "passed"

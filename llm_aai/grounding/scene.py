@@ -19,7 +19,8 @@ from llm_aai.arena.objects import Kind
 from llm_aai.perception.words import colour_name, degrees_side, metres, object_noun
 
 HALF_FIELD_DEG = 50.0
-"""Half the eye's 100 degree field of view: an unseen object within it is hidden, not out of view."""
+"""Half the eye's 100 degree field of view: an unseen object within it is hidden, not out of
+view."""
 
 _TYPES = {Kind.WALL: "wall", Kind.RAMP: "ramp", Kind.TUNNEL: "tunnel", Kind.BOX: "box",
           Kind.U_BLOCK: "box", Kind.ZONE: "zone", Kind.GOAL: "ball"}
@@ -52,7 +53,7 @@ class SceneObject:
 
     @property
     def where(self) -> str:
-        """``visible``, ``hidden`` (in the field of view, behind something opaque) or ``out of view``."""
+        """``visible``, ``hidden`` (in view, behind something opaque) or ``out of view``."""
         if self.visible:
             return "visible"
         return "hidden" if abs(self.bearing) <= HALF_FIELD_DEG else "out of view"

@@ -35,6 +35,7 @@ class KindShare:
 
     @property
     def checked(self) -> int:
+        """Claims that could be checked: true or false."""
         return self.true + self.false
 
     def render(self) -> str:

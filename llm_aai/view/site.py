@@ -31,9 +31,9 @@ from llm_aai.analysis import (
 from llm_aai.analysis.plots import plot_pass_rates, settings_caption
 from llm_aai.analysis.reference import POPULATIONS
 from llm_aai.analysis.report import level_report
+from llm_aai.grounding.ground import GROUNDING_CSV
 from llm_aai.logs.store import RESULT, TURNS
 from llm_aai.replay.episode import load_episode
-from llm_aai.grounding.ground import GROUNDING_CSV
 from llm_aai.view.episode import EpisodeView, episode_view
 from llm_aai.view.runs import RunSummary, run_summary
 from llm_aai.view.svg import PATH_COLOURS, arena_map, health_curve
@@ -257,8 +257,10 @@ def _filters(entries: list[EpisodeEntry]) -> dict[str, list[str]]:
 
 
 def _signature(directory: Path) -> tuple:
-    """Changes when the episode's log or result does (size and mtime of both files), or the
-    run's claims (``grounding.csv``) appear or change."""
+    """Changes when the episode's log or result does, or the run's claims appear or change.
+
+    Size and mtime of ``turns.jsonl``, ``result.json`` and the run's ``grounding.csv``.
+    """
     stats = [(directory / name).stat() for name in (TURNS, RESULT)]
     claims = directory.parent.parent / GROUNDING_CSV
     extra = ((claims.stat().st_size, claims.stat().st_mtime_ns),) if claims.is_file() else ()

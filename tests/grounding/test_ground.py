@@ -97,7 +97,8 @@ def test_a_run_whose_log_was_altered_is_not_grounded(claims_run, tmp_path, capsy
 
 def test_not_a_run_directory_is_a_one_line_error(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
-    assert capsys.readouterr().err.strip() == f"error: {tmp_path}: not a run directory (no manifest.json)"
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {tmp_path}: not a run directory (no manifest.json)"
 
 
 def test_the_heuristic_agents_own_thinks_are_judged_mostly_true(testbed_dir, tmp_path):
