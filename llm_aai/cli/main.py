@@ -19,13 +19,14 @@ COMMANDS = {
     "audit": ("llm_aai.cli.audit", "the oracle over the testbed against what was passed in Unity"),
     "variants": ("llm_aai.cli.variants", "make validated procedural variants of testbed tasks"),
     "human": ("llm_aai.cli.human", "serve testbed levels to people in the browser"),
+    "grounding": ("llm_aai.cli.grounding", "judge every Think claim of a run against the truth"),
 }
 
 
 def usage() -> str:
     """The command list, for --help and for an unknown command."""
     lines = ["usage: llm-aai COMMAND [ARGS...]", "", "commands:"]
-    lines += [f"  {name:<8} {summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += [f"  {name:<9} {summary}" for name, (_, summary) in COMMANDS.items()]
     lines += ["", "llm-aai COMMAND --help describes a command's arguments."]
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from llm_aai.cli.grounding import main
+from llm_aai.cli.main import main as llm_aai_command
 from llm_aai.grounding import GroundingError, ground_run
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden_run" / "heuristic-2-tasks"
@@ -99,6 +100,8 @@ def test_not_a_run_directory_is_a_one_line_error(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"error: {tmp_path}: not a run directory (no manifest.json)"
+    assert llm_aai_command(["grounding", str(tmp_path)]) == 2  # the installed llm-aai too
+    assert capsys.readouterr().err.strip() == err
 
 
 def test_the_heuristic_agents_own_thinks_are_judged_mostly_true(testbed_dir, tmp_path):
