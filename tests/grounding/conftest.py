@@ -1,8 +1,8 @@
 """A fake-server run whose Thinks hold true and false claims of every kind, on a known arena.
 
 The arena puts the agent at (20, 10) facing +z; a green ball 11 m away, 27 degrees to its
-right; a grey wall 8 m ahead hiding a red ball straight behind it; a yellow ball behind the
-agent. Each reply's Think is written so every claim's truth is known from that layout (and
+right; a grey wall 8 m ahead hiding a red ball and a death zone straight behind it; a yellow
+ball behind the agent; a box 37 degrees to its left; a tunnel out of view to its right. Each reply's Think is written so every claim's truth is known from that layout (and
 from the health, which only falls: nothing is collected).
 """
 
@@ -57,12 +57,34 @@ arenas:
       - !Vector3 {x: 20, y: 0, z: 4}
       sizes:
       - !Vector3 {x: 1, y: 1, z: 1}
+    - !Item
+      name: Cardbox1
+      positions:
+      - !Vector3 {x: 14, y: 0, z: 18}
+      rotations: [0]
+      sizes:
+      - !Vector3 {x: 1, y: 1, z: 1}
+    - !Item
+      name: DeathZone
+      positions:
+      - !Vector3 {x: 20, y: 0, z: 30}
+      rotations: [0]
+      sizes:
+      - !Vector3 {x: 2, y: 0, z: 2}
+    - !Item
+      name: CylinderTunnel
+      positions:
+      - !Vector3 {x: 30, y: 0, z: 12}
+      rotations: [0]
+      sizes:
+      - !Vector3 {x: 3, y: 3, z: 3}
 """
 
 REPLIES = [
     'Think("I see a green ball 27 degrees to the right, about 11 m away. I see a red ball '
     'straight ahead. I see no yellow ball. The yellow ball must be behind me. I see a wall '
-    'straight ahead. I see a ramp.");Go(1);',
+    'straight ahead. I see a ramp. I see a pushable box to my left. I see no death zone. I see '
+    'a tunnel.");Go(1);',
     'Think("I see a green ball to my left, about 3 m away. I see no green ball. The red ball '
     'is probably somewhere. My health has increased, confirming the collection. My health has '
     'decreased.");Go(1);',

@@ -25,6 +25,10 @@ EXPECTED = [  # (turn, kind, subject, verdict), in the order the Thinks make the
     (1, "seen", "wall", "true"),
     (1, "bearing", "wall", "true"),
     (1, "seen", "ramp", "false"),  # the arena has none
+    (1, "seen", "box", "true"),
+    (1, "bearing", "box", "true"),
+    (1, "not_seen", "red zone", "true"),  # the death zone lies behind the wall
+    (1, "seen", "tunnel", "false"),  # out of view, to the right
     (2, "seen", "green ball", "true"),
     (2, "bearing", "green ball", "false"),  # it is to the right
     (2, "distance", "green ball", "false"),  # 11 m, not 3
@@ -78,8 +82,8 @@ def test_the_command_prints_the_share_of_true_claims_per_kind(claims_run, tmp_pa
     shutil.copytree(claims_run, run)
     assert main([str(run)]) == 0
     out = capsys.readouterr().out
-    assert "24 claims in 1 episodes" in out
-    assert "  seen               3/6 0.50 " in out
+    assert "28 claims in 1 episodes" in out
+    assert "  seen               4/8 0.50 " in out
     assert "(+1 unverifiable)" in out
     assert "  health_comparison  1/2 0.50 " in out
     assert "failed episodes: 1 of 1: perception 1" in out

@@ -16,7 +16,8 @@ def test_analyze_by_grounding_gives_shares_with_intervals_and_failure_classes(
     with table.open(newline="") as handle:
         rows = {row["what"]: row for row in csv.DictReader(handle)}
     assert rows["seen"]["level"] == "1"
-    assert rows["seen"]["value"] == "3/6 0.50 [0.19, 0.81] (+1 unverifiable)"
+    assert rows["seen"]["value"].startswith("4/8 0.50 [")
+    assert rows["seen"]["value"].endswith("] (+1 unverifiable)")
     assert rows["health_trend"]["value"].startswith("1/2 0.50 [")
     assert rows["reward"]["value"].startswith("1/3 0.33 [")
     assert rows["episodes perception"]["value"] == "1/1"

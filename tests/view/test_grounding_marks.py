@@ -25,7 +25,7 @@ def test_each_think_shows_its_claims_verdicts_and_the_truth(grounded, page, tmp_
     assert build_site([grounded], out).problems == []
     page.goto((out / PAGE).as_uri())
     first = page.locator("article.turn").first
-    assert first.locator("li.claim").count() == 10  # the first Think's ten claims
+    assert first.locator("li.claim").count() == 14  # the first Think's fourteen claims
     hidden = first.locator("li.claim.verdict-false").first
     assert hidden.locator(".kind").inner_text() == "seen"
     assert hidden.locator("q").inner_text() == "I see a red ball straight ahead"
