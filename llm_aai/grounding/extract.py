@@ -35,8 +35,17 @@ _MENTION = re.compile(
     re.IGNORECASE)
 _SPECIAL = {"death": ("zone", "red"), "hot": ("zone", "orange"), "lava": ("zone", "red"),
             "food": ("ball", "food"), "pushable": ("box", None)}
-_NEGATION = re.compile(r"\b(?:no|not|cannot|never|nothing|without|none|neither|nor)\b|n't\b",
-                       re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:no|nothing|none|neither|nor|without)\b"
+    r"|(?:\bnot|n't|\bcannot|\bnever|\bno longer)\s+(?:\w+\s+)?(?:see|spot|notice|find|detect|"
+    r"visible|in view|in sight)\b", re.IGNORECASE)
+_CONJOINED = re.compile(r"^\W*(?:and|or|as well as|plus)?\s*(?:an?|the|some|two|three)?\s*"
+                        r"(?:\w+\s+)?$", re.IGNORECASE)
+_ACTION_CUT = re.compile(r"\b(?:I|I'll|I'm|we|so|then|turn\w*|move|go|drive|walk|head\w*)\b"
+                         r"|[;:]")
+_BELIEF_AFTER = re.compile(
+    r"^\W*(?:is|are|must|might|may|could|should|would|will)?\s*(?:still\s+)?(?:be\b|have been|"
+    r"probably|likely|possibly|perhaps|somewhere)", re.IGNORECASE)
 _ABSENT_AFTER = re.compile(
     r"^\W*(?:is|are)\s+(?:not|no longer|nowhere)\b|^\W*(?:isn't|aren't)\b"
     r"|^\W*(?:has|have)\s+(?:disappeared|vanished|gone)|^\W*(?:is|are)\s+(?:out of|gone)",
@@ -47,12 +56,13 @@ _PERCEIVED = re.compile(
     r"in front of me is|reveals?|in the (?:image|frame|view|picture))\b", re.IGNORECASE)
 _LOCATED_AFTER = re.compile(
     r"^\W*(?:is|are|lies|sits|stands|remains|is still|are still)\s+"
-    r"(?:now\s+|still\s+|directly\s+|slightly\s+|just\s+|about\s+|roughly\s+|approximately\s+)*"
+    r"(?:now\s+|still\s+|directly\s+|slightly\s+|just\s+|about\s+|roughly\s+|approximately\s+|"
+    r"far\s+|right\s+|up\s+|a\s+little\s+)*"
     r"(?:at|located|positioned|ahead|in front|to|on|behind|straight|\d|[+-]\d|around|near|"
     r"visible|in view|in sight|left|right)", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\b(?:might|may|could|should|probably|likely|perhaps|possibly|maybe|must be|must have|"
-    r"presumably|remember|earlier|previously|was|were|used to)\b", re.IGNORECASE)
+    r"presumably|remember|earlier|previously|was|were|used to|somewhere)\b", re.IGNORECASE)
 _INTENT = re.compile(
     r"\b(?:find|finding|search|searching|look for|looking for|locate|locating|reach|reaching|"
     r"head|heading|approach|approaching|get to|go to|going to|move to|toward|towards|collect|"
@@ -71,7 +81,7 @@ _SIDE = re.compile(
 _DISTANCE = re.compile(r"(?P<value>\d+(?:\.\d+)?)\s*(?:m|metres?|meters?|units?)\b(?!\s+of\b)",
                        re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_CLAUSE_BREAK = re.compile(r"[,;:]|\bbut\b|\bso\b|\bwhile\b|\bthen\b", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:but|so|while|then|and|or)\b", re.IGNORECASE)
 
 _HEALTH = re.compile(r"\bhealth\b", re.IGNORECASE)
 _UP = re.compile(r"\b(?:increas\w*|went up|gone up|goes up|rose|risen|rises|higher|improv\w*|"
@@ -82,9 +92,11 @@ _DOWN = re.compile(r"\b(?:decreas\w*|dropp\w*|drops?|went down|gone down|goes do
 _FROM_TO = re.compile(r"from\s+(?P<a>\d+(?:\.\d+)?)\s*(?:%|points?)?\s+to\s+(?P<b>\d+(?:\.\d+)?)",
                       re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_HEALTH_INTENT = re.compile(r"\b(?:to|will|would|can|could|should|need|must|might|may|"
-                            r"if|unless|before)\s+(?:\w+\s+)?(?:increase|decrease|drop|raise|"
-                            r"restore|improve|lose|gain|boost|replenish)\b", re.IGNORECASE)
+_HEALTH_INTENT = re.compile(
+    r"\b(?:to|will|would|can|could|should|need|must|might|may|if|unless|before)\s+(?:\w+\s+)?"
+    r"(?:increase|decrease|drop|raise|restore|improve|lose|gain|boost|replenish)\b"
+    r"|'ll\b|\b(?:will|would|shall|check|confirm|see whether|see if|hope|expect)\b",
+    re.IGNORECASE)
 _COLLECTED = re.compile(r"\b(?:collected|the collection|picked up|ate|eaten|consumed|obtained|"
                         r"grabbed|got the)\b", re.IGNORECASE)
 _MISSED = re.compile(r"\b(?:missed|failed to (?:collect|reach|get))\b", re.IGNORECASE)
@@ -118,11 +130,14 @@ def _sentences(text: str) -> list[str]:
 
 # -- health -----------------------------------------------------------------------------------
 def _health_claims(sentence: str) -> list[Claim]:
-    if not _HEALTH.search(sentence) or _HEALTH_INTENT.search(sentence):
+    health = _HEALTH.search(sentence)
+    if not health:
         return []
     up, down = _UP.search(sentence), _DOWN.search(sentence)
     if bool(up) == bool(down):
         return []
+    if _HEALTH_INTENT.search(sentence[:max(health.end(), (up or down).end())]):
+        return []  # a plan or a hope ("they'll increase my health"), not a report
     rising = bool(up)
     negated = re.search(r"\b(?:not|no longer|hasn't|has not|didn't|did not|isn't)\b",
                         sentence, re.IGNORECASE)
@@ -186,6 +201,7 @@ def _colour_word(word: str) -> str:
 def _object_claims(sentence: str) -> list[Claim]:
     mentions = _mentions(sentence)
     claims: list[Claim] = []
+    perceived_before = False
     for number, mention in enumerate(mentions):
         previous_end = mentions[number - 1].end if number else 0
         next_start = mentions[number + 1].start if number + 1 < len(mentions) else len(sentence)
@@ -193,34 +209,52 @@ def _object_claims(sentence: str) -> list[Claim]:
         clause_start = max((m.end() for m in _CLAUSE_BREAK.finditer(before)), default=0)
         lead = before[clause_start:]
         after = sentence[mention.end:next_start]
-        claims += _claims_of(sentence, mention, lead, after)
+        cut = _ACTION_CUT.search(after)
+        context = _Context(lead, after[:cut.start()] if cut else after,
+                           carried=perceived_before and clause_start > 0
+                           and bool(_CONJOINED.match(lead)))
+        made, perceived_before = _claims_of(sentence, mention, context)
+        claims += made
     return claims
 
 
-def _claims_of(sentence: str, mention: _Mention, lead: str, after: str) -> list[Claim]:
+@dataclass(frozen=True)
+class _Context:
+    """The words around a mention: its clause's lead, what follows up to an action, and
+    whether a perceiving verb carries over from the mention it is joined to (``I see a red
+    ball and a wall``)."""
+
+    lead: str
+    after: str
+    carried: bool
+
+
+def _claims_of(sentence: str, mention: _Mention, context: _Context) -> tuple[list[Claim], bool]:
+    """The mention's claims, and whether it was said to be perceived (for the next one)."""
+    lead, after = context.lead, context.after
     head = sentence[mention.start - len(lead):mention.end].strip()
     absent_after = _ABSENT_AFTER.search(after)
     if _NEGATION.search(lead) or absent_after:
         span = head + (after[:absent_after.end()] if absent_after else "")
         return [Claim("not_seen", span.strip(), type=mention.type, colour=colour)
-                for colour in mention.colours]
-    near_after = after[:80]
-    side, degrees, place_span = _bearing(near_after)
-    metres_match = _DISTANCE.search(near_after)
-    if side is None and degrees is None and metres_match is None:
-        side, degrees, place_span = _bearing(lead)
+                for colour in mention.colours], False
+    side, degrees, place = _bearing(lead)
+    from_after = side is None and degrees is None
+    if from_after:
+        side, degrees, place = _bearing(after)
+    metres_match = _DISTANCE.search(after)
     located = side is not None or degrees is not None or metres_match is not None
-    perceived = bool(_PERCEIVED.search(sentence[:mention.start]) or _PERCEIVED.search(after[:40])
+    perceived = bool(context.carried or _PERCEIVED.search(lead) or _PERCEIVED.search(after)
                      or _LOCATED_AFTER.search(after))
-    hedged = bool(_HEDGE.search(lead) or _HEDGE.search(after[:40]))
-    intent = bool(_INTENT.search(lead))
-    if intent and not (perceived and located):
-        return []
-    if not perceived and not hedged:
-        return []
+    hedged = bool(_HEDGE.search(lead) or _HEDGE.search(after))
+    believed = bool(_BELIEF_AFTER.search(after)) or (hedged and located)
+    if _INTENT.search(lead) and not (perceived and located):
+        return [], False
+    if not perceived and not believed:
+        return [], False
     sees = perceived and not hedged
-    end = max(m.end() for m in (metres_match, place_span) if m is not None) if located else 0
-    span = (head + after[:end]).strip()
+    ends = [m.end() for m in (metres_match, place if from_after else None) if m is not None]
+    span = (head + after[:max(ends)]).strip() if ends else head
     claims = []
     for colour in mention.colours:
         common = {"type": mention.type, "colour": colour, "sees": sees}
@@ -230,7 +264,7 @@ def _claims_of(sentence: str, mention: _Mention, lead: str, after: str) -> list[
             claims.append(Claim("bearing", span, side=side, degrees=degrees, **common))
         if metres_match is not None:
             claims.append(Claim("distance", span, metres=float(metres_match["value"]), **common))
-    return claims
+    return claims, perceived
 
 
 def _bearing(text: str) -> tuple[str | None, float | None, re.Match | None]:

@@ -112,3 +112,42 @@ def test_a_claim_the_verifier_cannot_read_is_refused_at_once():
         Claim("distance", "far away", type="ball")
     with pytest.raises(ValueError, match="claim kind must be one of"):
         Claim("colour", "green")
+
+
+def test_objects_joined_to_a_sighting_are_seen_with_their_own_places():
+    claims = extract("I can see a red ball to my left and a grey wall straight ahead, about 4 m "
+                     "away.")
+    assert [(c.kind, c.subject, c.side, c.metres) for c in claims] == [
+        ("seen", "red ball", None, None), ("bearing", "red ball", "left", None),
+        ("seen", "grey wall", None, None), ("bearing", "grey wall", "ahead", None),
+        ("distance", "grey wall", None, 4.0)]
+    claims = extract("A yellow ball lies straight ahead and a grey wall stands on my right.")
+    assert [(c.subject, c.side) for c in claims if c.kind == "bearing"] == [
+        ("yellow ball", "ahead"), ("grey wall", "right")]
+
+
+def test_the_worked_examples_turn_is_not_a_bearing():
+    # "30 degrees to my left" is how far to turn, not where the ball is
+    claims = extract("The green ball is in view, I should turn about 30 degrees to my left to "
+                     "get it")
+    assert [(c.kind, c.subject, c.sees) for c in claims] == [("seen", "green ball", True)]
+
+
+@pytest.mark.parametrize("think", [
+    "I should collect as many yellow balls as possible, they'll increase my health!",
+    "I will drive through it and then check that my health went up",
+    "I shouldn't stand on the orange zone for too long. I'll lose health more quickly!",
+    "Touching the green ball ends the level, so I will go through it.",
+])
+def test_plans_about_health_and_zones_are_not_reports(think):
+    assert extract(think) == []
+
+
+def test_a_report_of_health_followed_by_a_plan_is_still_a_report():
+    (claim,) = extract("My health has decreased, so I will move forward.")
+    assert (claim.kind, claim.rising) == ("health_trend", False)
+
+
+def test_something_somewhere_on_a_side_is_a_belief_about_its_bearing():
+    (claim,) = extract("The red ball is somewhere to my right: I'll make sure to get it in view")
+    assert (claim.kind, claim.side, claim.sees) == ("bearing", "right", False)
