@@ -220,9 +220,11 @@ def _object_claims(sentence: str) -> list[Claim]:
 
 @dataclass(frozen=True)
 class _Context:
-    """The words around a mention: its clause's lead, what follows up to an action, and
-    whether a perceiving verb carries over from the mention it is joined to (``I see a red
-    ball and a wall``)."""
+    """The words around a mention.
+
+    Its clause's lead, what follows it up to an action, and whether a perceiving verb carries
+    over from the mention it is joined to (``I see a red ball and a wall``).
+    """
 
     lead: str
     after: str

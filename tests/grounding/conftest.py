@@ -2,8 +2,9 @@
 
 The arena puts the agent at (20, 10) facing +z; a green ball 11 m away, 27 degrees to its
 right; a grey wall 8 m ahead hiding a red ball and a death zone straight behind it; a yellow
-ball behind the agent; a box 37 degrees to its left; a tunnel out of view to its right. Each reply's Think is written so every claim's truth is known from that layout (and
-from the health, which only falls: nothing is collected).
+ball behind the agent; a box 37 degrees to its left; a tunnel out of view to its right. Each
+reply's Think is written so every claim's truth is known from that layout (and from the health,
+which only falls: nothing is collected).
 """
 
 from __future__ import annotations
