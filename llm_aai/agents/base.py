@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Agent", "AgentReply", "EarlierTurn", "PriorTurn", "TurnInput"]
+__all__ = ["Agent", "AgentReply", "PriorTurn", "TurnInput"]
 
 
 @dataclass(frozen=True)
@@ -48,42 +48,23 @@ class TurnInput:
 
 @dataclass(frozen=True)
 class PriorTurn:
-    """One exchange of a worked example, shown to the agent before its episode starts.
+    """One exchange from before the episode's first turn, shown to the agent first.
 
-    Experiment 2 (in-context learning) opens the conversation with a recorded
-    demonstration: each exchange is what a player was shown and the script it answered,
-    in exactly the form the runner uses for a live turn, so the model reads the example
-    as an earlier conversation of its own.
+    Two kinds of history open a conversation, and both are this type: the worked example of
+    experiment 2 (in-context learning), a recorded demonstration whose frames are decoded
+    images (``turn.images``), and, with ``--context across-tasks``, the turns of the tasks
+    played earlier in the same conversation, read back from their logs with their frames as
+    the files that were sent (``turn.image_paths``, no images decoded), so an agent that keeps
+    a conversation can send them again byte for byte. Either way the exchange is in exactly
+    the form the runner uses for a live turn, so the model reads it as its own earlier turn.
 
     Attributes:
-        turn: what was shown (preamble, images, health text).
+        turn: what was shown (preamble, images or their files, text).
         reply: the script given in answer.
 
     """
 
     turn: TurnInput
-    reply: str
-
-
-@dataclass(frozen=True)
-class EarlierTurn:
-    """One exchange of an earlier task of the same conversation, as its log kept it.
-
-    With ``--context across-tasks`` a task's conversation opens with the tasks played before
-    it. Their frames are the files that were sent, so an agent that keeps a conversation can
-    send them again byte for byte (and need not hold hundreds of decoded images).
-
-    Attributes:
-        preamble: the text sent before the images.
-        image_paths: the frame files sent, in order.
-        text: the text sent after the images.
-        reply: the agent's reply.
-
-    """
-
-    preamble: str
-    image_paths: tuple[Path, ...]
-    text: str
     reply: str
 
 
@@ -137,7 +118,7 @@ class Agent(Protocol):
         ...
 
 
-def continue_conversation(agent: Agent, earlier: Sequence[EarlierTurn]) -> None:
+def continue_conversation(agent: Agent, earlier: Sequence[PriorTurn]) -> None:
     """Give ``agent`` the earlier tasks of its conversation, after ``start_episode``.
 
     Agents that keep a conversation (``LLMAgent``) define ``continue_conversation`` and put

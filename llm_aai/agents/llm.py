@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from llm_aai.agents.base import AgentReply, EarlierTurn, PriorTurn, TurnInput
+from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 from llm_aai.frames import file_data_url
 from llm_aai.llm.client import ChatClient
 from llm_aai.llm.types import (
@@ -85,7 +85,7 @@ class LLMAgent:
             self.messages.append(assistant_message(prior.reply))
         self._prelude_end = len(self.messages) - 1
 
-    def continue_conversation(self, earlier: Sequence[EarlierTurn]) -> None:
+    def continue_conversation(self, earlier: Sequence[PriorTurn]) -> None:
         """Put the earlier tasks of this conversation after the prompt (``--context across-tasks``).
 
         Each exchange becomes a user message built as the live turn was (preamble, the frame
@@ -96,10 +96,11 @@ class LLMAgent:
         """
         if not self.messages:
             raise RuntimeError("call start_episode before continue_conversation")
-        for exchange in earlier:
-            images = [file_data_url(path) for path in exchange.image_paths]
-            self.messages.append(user_message(exchange.text, images, preamble=exchange.preamble))
-            self.messages.append(assistant_message(exchange.reply))
+        for prior in earlier:
+            shown = prior.turn
+            images = [file_data_url(path) for path in shown.image_paths]
+            self.messages.append(user_message(shown.text, images, preamble=shown.preamble))
+            self.messages.append(assistant_message(prior.reply))
         self._prelude_end = len(self.messages) - 1
 
     def act(self, turn: TurnInput) -> AgentReply:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from llm_aai.agents.base import EarlierTurn
+from llm_aai.agents.base import PriorTurn, TurnInput
 from llm_aai.logs.store import read_result, read_turns
 from llm_aai.prompts import TurnMessages
 from llm_aai.prompts.modes import next_level_line
@@ -89,10 +89,11 @@ def plan_conversations(task_ids: Sequence[str], trials: int, order: str, seed: i
     return conversations
 
 
-def earlier_turns(episode_dir: Path) -> list[EarlierTurn]:
+def earlier_turns(episode_dir: Path) -> list[PriorTurn]:
     """Every exchange of a finished task, read from its log (the frames as their files)."""
-    return [EarlierTurn(turn.sent_preamble, tuple(episode_dir / p for p in turn.sent_images),
-                        turn.sent_text, turn.reply)
+    return [PriorTurn(TurnInput(images=(), text=turn.sent_text, preamble=turn.sent_preamble,
+                                image_paths=tuple(episode_dir / p for p in turn.sent_images)),
+                      turn.reply)
             for turn in read_turns(episode_dir) if turn.reply is not None]
 
 
@@ -105,7 +106,7 @@ def context_of(conversation: Conversation, spec: EpisodeSpec, episodes_dir: Path
     """
     position = conversation.position_of(spec)
     before = conversation.episode_ids[: position - 1]
-    earlier: list[EarlierTurn] = []
+    earlier: list[PriorTurn] = []
     for eid in before:
         earlier.extend(earlier_turns(episodes_dir / eid))
     opening = None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llm_aai.agents.base import Agent, EarlierTurn, TurnInput, continue_conversation
+from llm_aai.agents.base import Agent, PriorTurn, TurnInput, continue_conversation
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage, summed_cost
@@ -58,7 +58,7 @@ class ConversationContext:
     conversation: str
     position: int
     count: int
-    earlier: tuple[EarlierTurn, ...] = ()
+    earlier: tuple[PriorTurn, ...] = ()
     opening: str | None = None
 
 
