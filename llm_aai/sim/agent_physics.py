@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from llm_aai.sim.corrections import ContactRead
-from llm_aai.sim.push_contacts import Push, PushContacts
+from llm_aai.sim.push_contacts import MovingContact, PushContacts
 
 THRUST_DV = 1.0
 """m/s added per physics step: AddForce(speed 25 x 100 x dt, Acceleration) x dt."""
@@ -148,7 +148,7 @@ class AgentPhysicsState:
     move: int = MOVE_NONE
     turn: int = TURN_NONE
     before_solve: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    pushes: list[Push] = field(default_factory=list)
+    pushes: list[MovingContact] = field(default_factory=list)
     contacts: list[tuple] = field(default_factory=list)
     touching: list[int] = field(default_factory=list)
 
@@ -417,9 +417,10 @@ class AgentPhysics:
                 if geom1 == agent:
                     nx, ny, nz = -nx, -ny, -nz
                 if kind == _PUSHED:
-                    pushes.append(Push((nx, ny, nz), address,
-                                       int(self._model.geom_bodyid[other]),
-                                       np.array(read.points[k]), force, self._mu[other]))
+                    pushes.append(MovingContact((nx, ny, nz), address,
+                                                int(self._model.geom_bodyid[other]),
+                                                np.array(read.points[k]), force,
+                                                self._mu[other]))
                 body = self._heavy[other]
                 heavy = (body, read.points[k]) if body >= 0 else None
                 contacts.append(((nx, ny, nz), force, self._mu[other], kind, distance, heavy))

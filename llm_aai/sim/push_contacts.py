@@ -21,7 +21,7 @@ import numpy as np
 
 
 @dataclass
-class Push:
+class MovingContact:
     """An agent contact with a body that moves, as MuJoCo solved it."""
 
     normal: tuple[float, float, float]  # unit, pointing at the agent
@@ -49,7 +49,7 @@ class PushContacts:
         self._dt = dt
         self._jac = np.zeros((3, model.nv))
 
-    def unbias(self, pushes: list[Push]) -> None:
+    def unbias(self, pushes: list[MovingContact]) -> None:
         """Take the push-out off the kept velocities of the agent and of the bodies it touches.
 
         The same rule as against a wall, in joint space: the relative normal velocity keeps no
@@ -68,7 +68,7 @@ class PushContacts:
                 qvel -= response * impulse
                 push.force = max(push.force - impulse / self._dt, 0.0)
 
-    def rub(self, pushes: list[Push]) -> None:
+    def rub(self, pushes: list[MovingContact]) -> None:
         """Coulomb friction between the agent and the bodies it touches, on both of them.
 
         It acts on their relative sliding at the contact and stops at most that (static
@@ -90,7 +90,7 @@ class PushContacts:
             impulse = min(push.mu * push.force * self._dt, speed / float(row @ response))
             qvel -= response * impulse
 
-    def _point_jacobian(self, push: Push) -> None:
+    def _point_jacobian(self, push: MovingContact) -> None:
         """The pushed body's translational Jacobian at the contact point, into ``self._jac``."""
         import mujoco
 

@@ -37,7 +37,7 @@ class NotApplicable(ValueError):
 
 
 @dataclass(frozen=True)
-class Footprint:
+class FixedObject:
     """One fixed object instance seen from above.
 
     Attributes:
@@ -91,8 +91,8 @@ def _outline(obj: PlacedObject) -> Polygon:
     return shapely.union_all(parts) if len(parts) > 1 else parts[0]
 
 
-def fixed_footprints(arena: Arena) -> list[Footprint]:
-    """The footprints of the arena's fixed instances (the agent's too, when it is fixed).
+def fixed_objects(arena: Arena) -> list[FixedObject]:
+    """The arena's fixed instances with their footprints (the agent's too, when it is fixed).
 
     Placement with any seed puts a fixed instance at the same spot (it draws nothing), so a
     placement with seed 0 gives their geometry; instances it drops are left out.
@@ -109,8 +109,8 @@ def fixed_footprints(arena: Arena) -> list[Footprint]:
         if obj.item_index < 0 or not is_fixed_instance(arena, obj.item_index,
                                                        obj.instance_index):
             continue
-        found.append(Footprint(obj.item_index, obj.instance_index, obj.spec.kind,
-                               obj.spec.name, _outline(obj)))
+        found.append(FixedObject(obj.item_index, obj.instance_index, obj.spec.kind,
+                                 obj.spec.name, _outline(obj)))
     return found
 
 
@@ -131,7 +131,7 @@ def fence_gaps(shape: Polygon) -> tuple[float, float, float, float]:
     return (min_x, ARENA_SIZE - max_x, min_z, ARENA_SIZE - max_z)
 
 
-def gap_bands(footprints: list[Footprint]) -> dict[tuple, str]:
+def gap_bands(footprints: list[FixedObject]) -> dict[tuple, str]:
     """The band of every gap: each pair of footprints and each footprint to each fence side.
 
     Keys are ``((item, instance), (item, instance))`` for pairs and ``((item, instance),

@@ -44,7 +44,7 @@ from llm_aai.arena.objects import Kind, lookup
 from llm_aai.variants.geometry import (
     NotApplicable,
     changed_gaps,
-    fixed_footprints,
+    fixed_objects,
     gap_bands,
     is_fixed_instance,
 )
@@ -187,7 +187,7 @@ def translate(arena: Arena, dx: float, dz: float) -> Arena:
                                       for p in item.positions))
 
     moved = _map_items(arena, item_map)
-    broken = changed_gaps(gap_bands(fixed_footprints(arena)), gap_bands(fixed_footprints(moved)))
+    broken = changed_gaps(gap_bands(fixed_objects(arena)), gap_bands(fixed_objects(moved)))
     if broken:
         raise NotApplicable(f"a shift of ({dx:g}, {dz:g}) changes {len(broken)} gap(s) to "
                             "the fence")
@@ -200,7 +200,7 @@ def random_translation(arena: Arena, rng: random.Random, tries: int = 12) -> Are
     Raises:
         NotApplicable: no shift tried kept the gaps (the layout spans or touches the fence).
     """
-    before = gap_bands(fixed_footprints(arena))
+    before = gap_bands(fixed_objects(arena))
     if not before:
         raise NotApplicable("no fixed object to translate")
     reasons = []
@@ -228,7 +228,7 @@ def jitter(arena: Arena, rng: random.Random) -> Arena:
     Raises:
         NotApplicable: no object could be moved without changing a gap.
     """
-    footprints = fixed_footprints(arena)
+    footprints = fixed_objects(arena)
     bands = gap_bands(footprints)
     touching = {k for key, value in bands.items() if value == "touching"
                 for k in key if isinstance(k, tuple)}
@@ -244,8 +244,8 @@ def jitter(arena: Arena, rng: random.Random) -> Arena:
                                   distance * scale * math.sin(angle),
                                   tuple(r * scale for r in resize)
                                   if footprint.kind is Kind.WALL else (0.0, 0.0))
-            if not changed_gaps(bands, gap_bands(fixed_footprints(candidate))):
-                arena, bands, moved_any = candidate, gap_bands(fixed_footprints(candidate)), True
+            if not changed_gaps(bands, gap_bands(fixed_objects(candidate))):
+                arena, bands, moved_any = candidate, gap_bands(fixed_objects(candidate)), True
                 break
     if not moved_any:
         raise NotApplicable("no free-standing object can move without changing a gap")
@@ -319,7 +319,7 @@ def swap_sides(arena: Arena) -> Arena:
     else:
         raise NotApplicable(f"the agent faces {rotation:g} degrees, not along an axis")
     swapped = reflect(arena, axis, at)
-    before, after = _unions(fixed_footprints(arena)), _unions(fixed_footprints(swapped))
+    before, after = _unions(fixed_objects(arena)), _unions(fixed_objects(swapped))
     if before.keys() != after.keys():
         raise NotApplicable(f"the layout is not symmetric about {axis} = {at:g}")
     moved = {name: before[name].symmetric_difference(after[name]).area for name in before}

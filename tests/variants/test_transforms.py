@@ -12,7 +12,7 @@ from shapely import affinity
 from llm_aai.arena import RGB, Arena, Item, Vector3, load_config
 from llm_aai.arena.catalog import children_subset
 from llm_aai.variants import transforms
-from llm_aai.variants.geometry import fixed_footprints, gap_bands
+from llm_aai.variants.geometry import fixed_objects, gap_bands
 from llm_aai.variants.transforms import NotApplicable
 
 
@@ -113,7 +113,7 @@ def test_jitter_keeps_every_gap_band_and_leaves_touching_objects_alone():
     arena = arena_of(agent(20, 2), wall(10, 20, 4, 1), wall(12.5, 20, 1, 1),  # touching pair
                      wall(30, 20, 4, 1), ball(30, 30))
     jittered = transforms.jitter(arena, random.Random(5))
-    assert gap_bands(fixed_footprints(jittered)) == gap_bands(fixed_footprints(arena))
+    assert gap_bands(fixed_objects(jittered)) == gap_bands(fixed_objects(arena))
     assert jittered.items[1] == arena.items[1] and jittered.items[2] == arena.items[2]
     assert jittered != arena
 
@@ -207,12 +207,12 @@ def test_objects_inside_the_fence_stay_inside_it(arena, turns, mirrored):
 
 
 def _shapes(arena: Arena) -> dict:
-    return {(f.item_index, f.instance_index): f.shape for f in fixed_footprints(arena)}
+    return {(f.item_index, f.instance_index): f.shape for f in fixed_objects(arena)}
 
 
 def _pair_bands(arena: Arena) -> dict:
     """The bands of the gaps between objects (the fence's sides swap under a symmetry)."""
-    return {key: value for key, value in gap_bands(fixed_footprints(arena)).items()
+    return {key: value for key, value in gap_bands(fixed_objects(arena)).items()
             if isinstance(key[1], tuple)}
 
 
