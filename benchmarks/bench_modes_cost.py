@@ -34,7 +34,7 @@ from PIL import Image
 
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.llm.quiet_import import import_litellm
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import ModelOptions, RunConfig, start_run
 
@@ -50,12 +50,12 @@ CONVERSATION = "01-04-03,01-06-02,01-21-01,01-23-01"
 MODES = {
     "paper (30 scripts)": ({}, SCRIPT_REPLY),
     "frame control": ({"modes": ModeSettings(control="frame"),
-                       "protocol": PaperProtocol(max_scripts=None, max_replies=GUARD)},
+                       "protocol": EpisodeProtocol(max_scripts=None, max_replies=GUARD)},
                       FRAME_REPLY),
     "observe every 6": ({"modes": ModeSettings(observe_every=6)}, SCRIPT_REPLY),
     "observe every 6, filmstrip": ({"modes": ModeSettings(observe_every=6, filmstrip=True)},
                                    SCRIPT_REPLY),
-    "no script cap": ({"protocol": PaperProtocol(max_scripts=None, max_replies=GUARD)},
+    "no script cap": ({"protocol": EpisodeProtocol(max_scripts=None, max_replies=GUARD)},
                       SCRIPT_REPLY),
 }
 CONVERSATION_MODES = {

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from llm_aai.logs.events import logged_events
-from llm_aai.protocol import PAPER_PROTOCOL, Episode, PaperProtocol, ScriptControl, StepOutcome
+from llm_aai.protocol import PAPER_PROTOCOL, Episode, EpisodeProtocol, ScriptControl, StepOutcome
 
 __all__ = [
     "PlayedTurn",
@@ -108,7 +108,7 @@ def play_scripts(
     *,
     seed: int | None = 0,
     arena: str | Path | None = None,
-    protocol: PaperProtocol = PAPER_PROTOCOL,
+    protocol: EpisodeProtocol = PAPER_PROTOCOL,
     mode: str = "strict",
 ) -> Iterator[PlayedTurn]:
     """Reset ``env`` and play ``scripts``, yielding each turn as soon as it has been played.

@@ -42,7 +42,7 @@ from llm_aai.logs.store import atomic_write_text, read_manifest
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.plans.evaluate import first_reply, logged_script
 from llm_aai.plans.metrics import ReferencePlan
-from llm_aai.protocol import Episode, PaperProtocol
+from llm_aai.protocol import Episode, EpisodeProtocol
 from llm_aai.script import ScriptError, parse_script
 from llm_aai.settings import settings_of
 
@@ -57,7 +57,7 @@ class References(Protocol):
     """Where reference plans come from (the oracle on demand, or a reference run)."""
 
     def plan_for(self, *, task_id: str, seed: int, pass_mark: float, arena_path: Path,
-                 protocol: PaperProtocol) -> ReferencePlan:
+                 protocol: EpisodeProtocol) -> ReferencePlan:
         """The reference plan of one episode (same task, seed and start)."""
 
 
@@ -102,7 +102,7 @@ class OracleOutcome:
         return ReferencePlan(parse_script(self.text), self.steps, self.passed)
 
 
-def oracle_plan(arena_path: Path, *, seed: int, pass_mark: float, protocol: PaperProtocol,
+def oracle_plan(arena_path: Path, *, seed: int, pass_mark: float, protocol: EpisodeProtocol,
                 budget: int = DEFAULT_BUDGET) -> OracleOutcome:
     """Ask the oracle for its first script from the episode's start and play it open-loop.
 
@@ -150,7 +150,7 @@ class OracleReferences:
         self.cached = 0
 
     def key(self, *, arena_sha256: str, seed: int, pass_mark: float,
-            protocol: PaperProtocol) -> str:
+            protocol: EpisodeProtocol) -> str:
         """The cache key of one episode's reference plan."""
         record = {"v": KEY_VERSION, "arena": arena_sha256, "seed": int(seed),
                   "pass_mark": float(pass_mark), "protocol": dataclasses.asdict(protocol),
@@ -158,7 +158,7 @@ class OracleReferences:
         return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
     def plan_for(self, *, task_id: str, seed: int, pass_mark: float, arena_path: Path,
-                 protocol: PaperProtocol) -> ReferencePlan:
+                 protocol: EpisodeProtocol) -> ReferencePlan:
         """The oracle's plan for this episode, from the cache or computed (then stored)."""
         key = self.key(arena_sha256=file_sha256(arena_path), seed=seed, pass_mark=pass_mark,
                        protocol=protocol)
@@ -215,7 +215,7 @@ class RunReferences:
                           for row in played.itertuples(index=False)}
 
     def plan_for(self, *, task_id: str, seed: int, pass_mark: float, arena_path: Path,
-                 protocol: PaperProtocol) -> ReferencePlan:
+                 protocol: EpisodeProtocol) -> ReferencePlan:
         """The reference run's plan for the episode of ``task_id`` played with ``seed``.
 
         Raises:

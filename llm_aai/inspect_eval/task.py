@@ -36,7 +36,7 @@ from llm_aai.analysis.stats import bootstrap_mean_interval
 from llm_aai.arena import select_tasks
 from llm_aai.frames import FrameFormat
 from llm_aai.inspect_eval.client import InspectClient
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import RESULTS_DIR, RunConfig, RunError, default_run_id
 from llm_aai.runner.app import OpenRun, open_run
@@ -51,7 +51,7 @@ RESULT_KEY = "llm_aai"
 def testbed(tasks: str | None = None, level: str | None = None,
             arenas_dir: str | None = None, prompt: str = "react", control: str = "script",
             observation: str = "image", frame: str = "egocentric",
-            max_scripts: int | None = PaperProtocol.max_scripts,
+            max_scripts: int | None = EpisodeProtocol.max_scripts,
             physics_build: str = RunConfig.physics_build, resolution: int = 512,
             script_mode: str = "strict", frames: str = FrameFormat.kind,
             observe_every: int | None = None, trials: int = 1, seed: int = 0,
@@ -83,7 +83,7 @@ def testbed(tasks: str | None = None, level: str | None = None,
         model="inspect", level=level, tasks=tasks, full_testbed=full_testbed, trials=trials,
         seed=seed, physics_build=physics_build, resolution=resolution,
         frames=FrameFormat(frames), prompt=prompt, script_mode=script_mode,
-        protocol=dataclasses.replace(PaperProtocol(), max_scripts=max_scripts),
+        protocol=dataclasses.replace(EpisodeProtocol(), max_scripts=max_scripts),
         modes=ModeSettings(control=control, observe_every=observe_every),
         arenas_dir=Path(arenas_dir) if arenas_dir else None, observation=observation,
         frame=frame)

@@ -24,7 +24,7 @@ from llm_aai.arena.placement import PlacedArena
 from llm_aai.env.headless import HeadlessEnv
 from llm_aai.oracle.replies import frame_replies, script_reply
 from llm_aai.oracle.search import SearchSettings, plan_script
-from llm_aai.protocol import PAPER_PROTOCOL, Episode, PaperProtocol
+from llm_aai.protocol import PAPER_PROTOCOL, Episode, EpisodeProtocol
 from llm_aai.protocol.frame_control import FrameControl
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
@@ -58,7 +58,7 @@ class OracleEpisode:
 
 
 def play_oracle_episode(placed: PlacedArena, settings: SearchSettings,
-                        protocol: PaperProtocol = PAPER_PROTOCOL, *,
+                        protocol: EpisodeProtocol = PAPER_PROTOCOL, *,
                         physics_build: str = PHYSICS_BUILDS[0]) -> OracleEpisode:
     """Play ``placed`` with the oracle (see the module doc) and report the outcome.
 

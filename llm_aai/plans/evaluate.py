@@ -15,7 +15,7 @@ from llm_aai.logs.schema import TurnRecord
 from llm_aai.logs.store import read_result, read_turns
 from llm_aai.plans.metrics import PlanMetrics, ReferencePlan, plan_metrics
 from llm_aai.plans.trace import trace_actions
-from llm_aai.protocol import PaperProtocol, start_episode
+from llm_aai.protocol import EpisodeProtocol, start_episode
 from llm_aai.script import Command, Go, Script, Think, Turn
 
 _OPS = {"Think": Think, "Go": Go, "Turn": Turn}
@@ -42,7 +42,7 @@ def first_reply(directory: Path) -> TurnRecord:
 
 
 def evaluate_plan_episode(episode_dir: str | Path, arena_path: str | Path,
-                          protocol: PaperProtocol, *,
+                          protocol: EpisodeProtocol, *,
                           reference: ReferencePlan | None = None) -> PlanMetrics:
     """Score the plan of one logged episode (its first reply) against ``reference``.
 

@@ -23,7 +23,7 @@ from llm_aai.logs.events import logged_events
 from llm_aai.perception.observer import ObservationMode
 from llm_aai.perception.text import EMPTY, NOTHING
 from llm_aai.prompts.examples import Example, ExampleError, ExampleTurn
-from llm_aai.protocol import PAPER_PROTOCOL, Episode, PaperProtocol, ScriptControl
+from llm_aai.protocol import PAPER_PROTOCOL, Episode, EpisodeProtocol, ScriptControl
 
 __all__ = ["example_in_words"]
 
@@ -32,7 +32,7 @@ HEALTH_TOLERANCE = 0.05
 
 
 def example_in_words(example: Example, mode: ObservationMode,
-                     protocol: PaperProtocol = PAPER_PROTOCOL) -> Example:
+                     protocol: EpisodeProtocol = PAPER_PROTOCOL) -> Example:
     """``example`` with each turn's view worded before its text (see the module doc).
 
     Args:
@@ -68,7 +68,7 @@ def _worded(example: Example) -> bool:
 
 
 def _replayed_views(example: Example, mode: ObservationMode,
-                    protocol: PaperProtocol) -> list[str]:
+                    protocol: EpisodeProtocol) -> list[str]:
     """The worded view after each turn of the example, checked against its record."""
     settings = dataclasses.replace(protocol, max_scripts=None, run_out_clock=False)
     control = ScriptControl(str(example.source.get("script_mode", "strict")))

@@ -7,7 +7,7 @@ and re-simulation (``llm_aai.replay.resimulate``, logged actions after the same 
 
 Public API:
 
-* ``PaperProtocol`` / ``PAPER_PROTOCOL`` (``settings``): the numbers, the paper's by default.
+* ``EpisodeProtocol`` / ``PAPER_PROTOCOL`` (``settings``): the numbers, the paper's by default.
 * ``Episode`` (``episode``): the driver. ``start(seed=, arena=)`` resets the env and runs
   the initial observations; ``wants_reply`` says whether another reply is taken;
   ``play(reply) -> Turn`` plays one; ``run_out()`` steps no-ops to the end; ``totals`` holds
@@ -42,7 +42,7 @@ backend.
 from llm_aai.protocol.control import Control, Decision, ScriptControl
 from llm_aai.protocol.episode import Episode, Totals, Turn
 from llm_aai.protocol.observation import LAST_FRAME, LastFrame, ObservationPolicy
-from llm_aai.protocol.settings import PAPER_PROTOCOL, PaperProtocol
+from llm_aai.protocol.settings import PAPER_PROTOCOL, EpisodeProtocol
 from llm_aai.protocol.stepping import (
     InitialObservations,
     Observation,
@@ -67,7 +67,7 @@ __all__ = [
     "LastFrame",
     "Observation",
     "ObservationPolicy",
-    "PaperProtocol",
+    "EpisodeProtocol",
     "ScriptControl",
     "StepEnv",
     "StepOutcome",
@@ -81,3 +81,10 @@ __all__ = [
     "run_initial_observations",
     "start_episode",
 ]
+
+
+def __getattr__(name: str):
+    """Old names of renamed types still import, with a ``DeprecationWarning`` (issue 34)."""
+    from llm_aai.protocol import settings
+
+    return settings.__getattr__(name)

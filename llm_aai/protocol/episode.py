@@ -21,7 +21,7 @@ from typing import Any
 
 from llm_aai.protocol.control import Control, Decision, ScriptControl
 from llm_aai.protocol.observation import LAST_FRAME, ObservationPolicy
-from llm_aai.protocol.settings import PAPER_PROTOCOL, PaperProtocol
+from llm_aai.protocol.settings import PAPER_PROTOCOL, EpisodeProtocol
 from llm_aai.protocol.stepping import (
     InitialObservations,
     Observation,
@@ -116,7 +116,7 @@ class Episode:
     def __init__(
         self,
         env: StepEnv,
-        protocol: PaperProtocol = PAPER_PROTOCOL,
+        protocol: EpisodeProtocol = PAPER_PROTOCOL,
         *,
         control: Control | None = None,
         observations: ObservationPolicy = LAST_FRAME,

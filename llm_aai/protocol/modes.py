@@ -5,7 +5,7 @@ others answer the questions the paper leaves open: frame-by-frame control (``con
 "frame"``), frames during a script (``observe_every``, optionally joined into one
 ``filmstrip`` image), one conversation across the tasks of a trial (``context=
 "across-tasks"``, in ``order``; see ``across_tasks``). The script cap and the reply guard are
-protocol numbers (``PaperProtocol.max_scripts`` / ``max_replies``). A run's manifest records
+protocol numbers (``EpisodeProtocol.max_scripts`` / ``max_replies``). A run's manifest records
 these settings and ``mode_label`` names them for analysis, which never pools runs of different
 modes.
 """

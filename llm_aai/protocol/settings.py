@@ -10,12 +10,18 @@ stepping no-ops until the episode ended, so an agent could not bank health by st
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class PaperProtocol:
-    """The paper's episode protocol as numbers (the defaults are the paper's).
+class EpisodeProtocol:
+    """An episode's protocol as numbers: the paper's by default, plus guards it never had.
+
+    The paper fixed the first six (``PAPER_PROTOCOL`` keeps its values); ``run_out_max_steps``
+    and ``max_replies`` bound modes beyond the paper, which is why the type is not named after
+    the paper (it was ``PaperProtocol`` until issue 34; that name still imports, with a
+    ``DeprecationWarning``).
 
     A run's manifest records these fields by name (``config.protocol``) and re-simulation
     rebuilds them from it, so a field is added only with a default.
@@ -45,4 +51,17 @@ class PaperProtocol:
     max_replies: int | None = None
 
 
-PAPER_PROTOCOL = PaperProtocol()
+PAPER_PROTOCOL = EpisodeProtocol()
+"""The paper's protocol: every field at its default."""
+
+_RENAMED = {"PaperProtocol": "EpisodeProtocol"}
+"""Old names that still import, with a warning: old name -> new name (issue 34)."""
+
+
+def __getattr__(name: str):
+    """Resolve a renamed type by its old name, warning that the name is deprecated."""
+    if name in _RENAMED:
+        warnings.warn(f"llm_aai.protocol.{name} is deprecated: use {_RENAMED[name]}",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

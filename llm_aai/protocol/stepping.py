@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from llm_aai.protocol.settings import PAPER_PROTOCOL, PaperProtocol
+from llm_aai.protocol.settings import PAPER_PROTOCOL, EpisodeProtocol
 from llm_aai.script.model import NOOP, Action, Script
 
 Observation = Mapping[str, Any]
@@ -194,7 +194,7 @@ def combine(outcomes: Sequence[StepOutcome]) -> StepOutcome:
 def run_initial_observations(
     env: StepEnv,
     observation: Observation,
-    protocol: PaperProtocol = PAPER_PROTOCOL,
+    protocol: EpisodeProtocol = PAPER_PROTOCOL,
     *,
     observe_last: bool = True,
     also_capture: Callable[[], Any] | None = None,
@@ -231,7 +231,7 @@ def run_initial_observations(
 
 def start_episode(
     env: StepEnv,
-    protocol: PaperProtocol = PAPER_PROTOCOL,
+    protocol: EpisodeProtocol = PAPER_PROTOCOL,
     *,
     seed: int | None,
     arena: str | None = None,

@@ -50,7 +50,7 @@ from llm_aai.perception.observer import ObservationMode, check_observation
 from llm_aai.prompts import Prompt, prompt_spec
 from llm_aai.prompts.examples import ExampleError
 from llm_aai.prompts.modes import load_prompt_for_mode
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import mode_label
 from llm_aai.runner.budget import BUDGET
 from llm_aai.runner.conversation import ConversationError, conversation_orders
@@ -349,7 +349,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
     return plan, estimate
 
 
-def _episode_shapes(config: RunConfig, protocol: PaperProtocol, observation: ObservationMode,
+def _episode_shapes(config: RunConfig, protocol: EpisodeProtocol, observation: ObservationMode,
                     tasks: list[Task], arena_paths: dict[str, Path], prompt: Prompt,
                     script_steps: int) -> list[EpisodeShape]:
     """Every planned episode's request shape (trials of a task share theirs)."""

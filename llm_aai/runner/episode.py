@@ -26,7 +26,7 @@ from llm_aai.prompts import Prompt
 from llm_aai.protocol import (
     PAPER_PROTOCOL,
     Episode,
-    PaperProtocol,
+    EpisodeProtocol,
     StepOutcome,
     Turn,
 )
@@ -130,7 +130,7 @@ class EpisodeRunner:
         env,
         agent: Agent,
         prompt: Prompt,
-        protocol: PaperProtocol = PAPER_PROTOCOL,
+        protocol: EpisodeProtocol = PAPER_PROTOCOL,
         script_mode: str = "strict",
         setup_gate: AbstractContextManager | None = None,
         should_stop: Callable[[], bool] = lambda: False,

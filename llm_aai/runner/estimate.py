@@ -21,7 +21,7 @@ from llm_aai.llm.pricing import Prices
 from llm_aai.perception.observer import ObservationMode
 from llm_aai.prompts import Prompt, TurnMessages
 from llm_aai.prompts.modes import frames_line, next_level_line
-from llm_aai.protocol import Episode, PaperProtocol
+from llm_aai.protocol import Episode, EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import EveryNSteps, frame_steps
 from llm_aai.sim.builds import time_limit_steps
@@ -127,13 +127,13 @@ def image_tokens_for(provider: str, resolution: int, *, own_server: bool = False
     return 85 + 170 * tiles
 
 
-def start_steps(protocol: PaperProtocol) -> int:
+def start_steps(protocol: EpisodeProtocol) -> int:
     """Steps the protocol takes before the first reply (the no-ops around the observations)."""
     return (protocol.steps_after_reset
             + protocol.initial_observations * protocol.noops_after_initial_observation)
 
 
-def episode_shape(protocol: PaperProtocol, modes: ModeSettings, observation: ObservationMode,
+def episode_shape(protocol: EpisodeProtocol, modes: ModeSettings, observation: ObservationMode,
                   messages: TurnMessages, *, time_limit: float = 0.0,
                   steps_per_unit: int = PHYSICS_STEPS_PER_UNIT,
                   texts: ObservationTexts = ObservationTexts(),
@@ -177,7 +177,7 @@ def episode_shape(protocol: PaperProtocol, modes: ModeSettings, observation: Obs
                         line + texts.later)
 
 
-def measure_observation_texts(make_env: Callable[[], object], protocol: PaperProtocol,
+def measure_observation_texts(make_env: Callable[[], object], protocol: EpisodeProtocol,
                               observation: ObservationMode,
                               episodes: Mapping[str, tuple[str, int]]
                               ) -> dict[str, ObservationTexts]:

@@ -32,7 +32,7 @@ from llm_aai.llm.client import (
     DEFAULT_TIMEOUT_S,
 )
 from llm_aai.logs.schema import SchemaError
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.presets import ConfigError
 from llm_aai.sim.simulator import PHYSICS_BUILDS
@@ -163,7 +163,7 @@ class RunConfig:
     prompt: str = "react"
     example: Path | None = None
     script_mode: str = "strict"
-    protocol: PaperProtocol = field(default_factory=PaperProtocol)
+    protocol: EpisodeProtocol = field(default_factory=EpisodeProtocol)
     modes: ModeSettings = field(default_factory=ModeSettings)
     concurrency: int = 1
     max_relaunches: int = 2

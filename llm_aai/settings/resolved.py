@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from llm_aai.logs.schema import RunManifest, SchemaError
 from llm_aai.logs.store import read_manifest
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.settings.config import RunConfig, record_of_cli_args
 
 __all__ = ["ResolvedRun", "episode_seed", "read_settings", "settings_of"]
@@ -165,8 +165,8 @@ def read_settings(run_dir: str | Path) -> ResolvedRun:
         raise SchemaError(f"{manifest_path}: {error}") from None
 
 
-def _protocol_of(record: Mapping[str, Any]) -> PaperProtocol:
+def _protocol_of(record: Mapping[str, Any]) -> EpisodeProtocol:
     try:
-        return PaperProtocol(**record)
+        return EpisodeProtocol(**record)
     except (TypeError, ValueError) as error:
         raise SchemaError(f"field 'config.protocol': {error}") from None

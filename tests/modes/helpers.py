@@ -102,12 +102,12 @@ def request_sequence(bodies: list[dict]) -> list[dict]:
 def golden_requests(arenas_dir: Path, out: Path) -> list[dict]:
     """Play task 01-04-03 in the paper's mode, the fake model answering ``GOLDEN_REPLIES``."""
     from llm_aai.llm.fake_server import FakeChatServer
-    from llm_aai.protocol import PaperProtocol
+    from llm_aai.protocol import EpisodeProtocol
     from llm_aai.runner import ModelOptions, RunConfig, start_run
 
     with FakeChatServer(GOLDEN_REPLIES) as server:
         config = RunConfig(model="openai/fake", tasks="01-04-03", arenas_dir=arenas_dir,
-                           resolution=64, protocol=PaperProtocol(max_scripts=len(GOLDEN_REPLIES)),
+                           resolution=64, protocol=EpisodeProtocol(max_scripts=len(GOLDEN_REPLIES)),
                            model_options=ModelOptions(api_base=server.url, max_retries=0))
         start_run(config, out=out, run_id="golden", show_progress=False)
         return request_sequence([request.body for request in server.requests])

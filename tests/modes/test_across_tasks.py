@@ -10,7 +10,7 @@ import pytest
 from llm_aai.cli.run import main as run_main
 from llm_aai.llm.fake_server import FakeChatServer, ServerError
 from llm_aai.logs import RunStore, read_turns
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.across_tasks import conversation_order
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.replay import load_episode, resimulate
@@ -27,7 +27,7 @@ TASKS = "01-04-03,01-06-02"
 def across_run(testbed_dir, tmp_path, model="openai/fake", *, run_id="across", **changes):
     config = replace(RunConfig(model=model, tasks=TASKS, arenas_dir=testbed_dir,
                                resolution=64, modes=ACROSS,
-                               protocol=PaperProtocol(max_scripts=2),
+                               protocol=EpisodeProtocol(max_scripts=2),
                                model_options=ModelOptions(max_retries=0)), **changes)
     return start_run(config, out=tmp_path / "runs", run_id=run_id, show_progress=False).run_dir
 

@@ -13,7 +13,7 @@ from llm_aai.agents.human import HumanAgent
 from llm_aai.env import AnimalAIEnv
 from llm_aai.logs import RunStore, read_turns
 from llm_aai.prompts.modes import load_prompt_for_mode
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.frame_control import MAX_REPEAT, FrameControl
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.replay import load_episode, resimulate
@@ -21,7 +21,7 @@ from llm_aai.runner import RunConfig, start_run
 from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
 
 FRAME = ModeSettings(control="frame")
-GUARDED = PaperProtocol(max_scripts=None, max_replies=60)
+GUARDED = EpisodeProtocol(max_scripts=None, max_replies=60)
 
 
 def frame_run(tmp_path, arena, model, **changes):

@@ -8,7 +8,7 @@ import pytest
 
 from llm_aai.logs.schema import move_text
 from llm_aai.prompts import load_prompt
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.frame_control import ACTION_NAMES, MAX_REPEAT, FrameControl
 from llm_aai.protocol.modes import ModeSettings
 
@@ -17,8 +17,8 @@ from .helpers import images_of, text_of
 FRAME = ModeSettings(control="frame")
 
 
-def guarded(replies: int, **changes) -> PaperProtocol:
-    return replace(PaperProtocol(max_scripts=None, max_replies=replies), **changes)
+def guarded(replies: int, **changes) -> EpisodeProtocol:
+    return replace(EpisodeProtocol(max_scripts=None, max_replies=replies), **changes)
 
 
 @pytest.mark.parametrize(("reply", "actions"), [

@@ -9,13 +9,13 @@ import pytest
 from llm_aai.analysis import load_runs
 from llm_aai.cli.analyze import main as analyze
 from llm_aai.logs import read_manifest
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings, mode_label
 from llm_aai.runner import RunConfig, run_config_of, start_run
 from llm_aai.settings import read_settings
 
 FRAME = {"modes": ModeSettings(control="frame"),
-         "protocol": PaperProtocol(max_scripts=None, max_replies=3)}
+         "protocol": EpisodeProtocol(max_scripts=None, max_replies=3)}
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def runs(tmp_path, mode_arena):
 
     def run(run_id, **changes):
         config = replace(RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=arenas,
-                                   resolution=64, protocol=PaperProtocol(max_scripts=2)),
+                                   resolution=64, protocol=EpisodeProtocol(max_scripts=2)),
                          **changes)
         return start_run(config, out=tmp_path / "runs", run_id=run_id,
                          show_progress=False).run_dir
@@ -72,7 +72,7 @@ def test_analyze_notes_the_modes_and_compares_them_by_mode(runs, capsys, tmp_pat
 def test_a_run_across_tasks_is_its_own_mode(runs, tmp_path, capsys):
     arenas = read_manifest(runs["paper-a"]).arenas_dir
     across = start_run(RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=arenas,
-                                 resolution=64, protocol=PaperProtocol(max_scripts=2),
+                                 resolution=64, protocol=EpisodeProtocol(max_scripts=2),
                                  modes=ModeSettings(context="across-tasks", order="shuffled")),
                        out=tmp_path / "runs", run_id="across", show_progress=False).run_dir
     paths = [runs["paper-a"], across]

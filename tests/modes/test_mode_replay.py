@@ -7,17 +7,17 @@ from dataclasses import replace
 import pytest
 
 from llm_aai.cli.replay import main as replay
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.replay import caption, load_episode
 from llm_aai.runner import RunConfig, start_run
 
 MODES = {
     "frame": {"modes": ModeSettings(control="frame"),
-              "protocol": PaperProtocol(max_scripts=None, max_replies=6)},
+              "protocol": EpisodeProtocol(max_scripts=None, max_replies=6)},
     "observe-every": {"modes": ModeSettings(observe_every=4)},
     "filmstrip": {"modes": ModeSettings(observe_every=4, filmstrip=True)},
-    "no-cap": {"protocol": PaperProtocol(max_scripts=None, max_replies=4)},
+    "no-cap": {"protocol": EpisodeProtocol(max_scripts=None, max_replies=4)},
 }
 
 
@@ -27,7 +27,7 @@ def test_every_mode_animates_and_resimulates_as_a_match(mode, tmp_path, mode_are
     arenas.mkdir()
     (arenas / "01-04-03.yaml").write_text(mode_arena(t=60, goal=(24, 20)).read_text())
     config = replace(RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=arenas,
-                               resolution=64, protocol=PaperProtocol(max_scripts=3)),
+                               resolution=64, protocol=EpisodeProtocol(max_scripts=3)),
                      **MODES[mode])
     run_dir = start_run(config, out=tmp_path / "runs", run_id=mode, show_progress=False).run_dir
     episode_dir = run_dir / "episodes" / "01-04-03_t1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llm_aai.filmstrip import filmstrip
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import EveryNSteps
 from llm_aai.replay import load_episode, resimulate
@@ -13,7 +13,7 @@ from llm_aai.replay import load_episode, resimulate
 from .helpers import green_pixels, images_of, text_of
 
 EVERY_6 = ModeSettings(observe_every=6)
-TWO_SCRIPTS = PaperProtocol(max_scripts=2)
+TWO_SCRIPTS = EpisodeProtocol(max_scripts=2)
 GOAL_TO_THE_RIGHT = (26, 10)  # 6 m to the agent's right: outside its 100-degree view
 
 
@@ -75,7 +75,7 @@ def test_filmstrip_labels_need_one_step_per_frame():
 
 def test_no_script_cap_plays_past_30_scripts_to_the_guard(run_mode, mode_arena):
     run = run_mode(mode_arena(t=1000, goal=(30, 30)), [], default="Turn(6);",
-                   protocol=PaperProtocol(max_scripts=None, max_replies=33, run_out_clock=False))
+                   protocol=EpisodeProtocol(max_scripts=None, max_replies=33, run_out_clock=False))
     assert len(run.bodies) == 33 and run.result.scripts_used == 33
     assert run.result.end_reason == "reply_guard"
 
@@ -83,5 +83,5 @@ def test_no_script_cap_plays_past_30_scripts_to_the_guard(run_mode, mode_arena):
 def test_no_script_cap_ends_at_the_time_limit(run_mode, mode_arena):
     # t=60: 100 steps; 49 before the first script, then 10 a script: the 6th reaches it
     run = run_mode(mode_arena(t=60, goal=(30, 30)), [], default="Turn(60);",
-                   protocol=PaperProtocol(max_scripts=None, max_replies=500))
+                   protocol=EpisodeProtocol(max_scripts=None, max_replies=500))
     assert len(run.bodies) == 6 and run.result.end_reason == "time_limit"

@@ -22,7 +22,7 @@ import pytest
 
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore, read_turns
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import ModelOptions, RunConfig, RunInterrupted, resume_run, start_run
 
@@ -31,16 +31,16 @@ from .resume_helpers import by_user_count, by_user_count_frame, run_record
 
 MODES = {
     "frame control": ({"modes": ModeSettings(control="frame"),
-                       "protocol": PaperProtocol(max_scripts=None, max_replies=6)},
+                       "protocol": EpisodeProtocol(max_scripts=None, max_replies=6)},
                       by_user_count_frame, "01-04-03", 3),
     "observe every": ({"modes": ModeSettings(observe_every=4),
-                       "protocol": PaperProtocol(max_scripts=4)}, by_user_count, "01-04-03", 3),
+                       "protocol": EpisodeProtocol(max_scripts=4)}, by_user_count, "01-04-03", 3),
     "filmstrip": ({"modes": ModeSettings(observe_every=4, filmstrip=True),
-                   "protocol": PaperProtocol(max_scripts=4)}, by_user_count, "01-04-03", 3),
-    "no script cap": ({"protocol": PaperProtocol(max_scripts=None, max_replies=5)},
+                   "protocol": EpisodeProtocol(max_scripts=4)}, by_user_count, "01-04-03", 3),
+    "no script cap": ({"protocol": EpisodeProtocol(max_scripts=None, max_replies=5)},
                       by_user_count, "01-04-03", 3),
     "across tasks": ({"modes": ModeSettings(context="across-tasks"),
-                      "protocol": PaperProtocol(max_scripts=3)},
+                      "protocol": EpisodeProtocol(max_scripts=3)},
                      by_user_count, "01-04-03,01-06-02", 5),
 }
 """mode -> (its settings, the model's replies, the tasks, the request the signal comes with)."""

@@ -11,7 +11,7 @@ from llm_aai.protocol import (
     PAPER_PROTOCOL,
     Decision,
     Episode,
-    PaperProtocol,
+    EpisodeProtocol,
     StepOutcome,
     combine,
     execute_actions,
@@ -68,11 +68,11 @@ def test_the_cap_stops_replies_and_the_run_out_plays_no_ops_to_the_end():
 
 def test_the_run_out_is_bounded_and_optional():
     env = CounterEnv()  # never ends by itself, as an arena with t=0
-    bounded = Episode(env, PaperProtocol(max_scripts=1, run_out_max_steps=25))
+    bounded = Episode(env, EpisodeProtocol(max_scripts=1, run_out_max_steps=25))
     bounded.start(seed=0)
     bounded.play("Go(1);")
     assert bounded.run_out().steps == 25 and not bounded.totals.over
-    skipped = Episode(CounterEnv(), PaperProtocol(max_scripts=1, run_out_clock=False))
+    skipped = Episode(CounterEnv(), EpisodeProtocol(max_scripts=1, run_out_clock=False))
     skipped.start(seed=0)
     skipped.play("Go(1);")
     end = skipped.run_out()
@@ -90,7 +90,7 @@ def test_an_episode_that_ends_mid_script_takes_no_more_replies():
 
 
 def test_no_cap_plays_every_reply():
-    episode = Episode(CounterEnv(), PaperProtocol(max_scripts=None))
+    episode = Episode(CounterEnv(), EpisodeProtocol(max_scripts=None))
     episode.start(seed=0)
     for _ in range(PAPER_PROTOCOL.max_scripts + 5):
         episode.play('Think("on");')

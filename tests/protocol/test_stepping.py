@@ -7,7 +7,7 @@ import pytest
 
 from llm_aai.protocol import (
     PAPER_PROTOCOL,
-    PaperProtocol,
+    EpisodeProtocol,
     execute_actions,
     execute_script,
     run_initial_observations,
@@ -74,7 +74,7 @@ def test_initial_observations_stop_when_the_episode_ends():
 
 
 def test_protocol_numbers_are_data():
-    assert PAPER_PROTOCOL == PaperProtocol(
+    assert PAPER_PROTOCOL == EpisodeProtocol(
         steps_after_reset=1,
         initial_observations=3,
         noops_after_initial_observation=16,
@@ -84,7 +84,7 @@ def test_protocol_numbers_are_data():
     )
     env = CounterEnv()
     obs, _ = env.reset()
-    start = run_initial_observations(env, obs, PaperProtocol(0, 2, 3))
+    start = run_initial_observations(env, obs, EpisodeProtocol(0, 2, 3))
     assert start.observations[0] is obs and len(env.actions) == 6
 
 

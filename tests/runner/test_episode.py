@@ -11,7 +11,7 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.logs import RunStore, read_turns
 from llm_aai.prompts import load_prompt
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
 
 PROMPT = load_prompt("react")
@@ -24,7 +24,7 @@ def env():
     environment.close()
 
 
-def play(env, tmp_path, arena, scripts, *, pass_mark=0.0, protocol=PaperProtocol(), agent=None):
+def play(env, tmp_path, arena, scripts, *, pass_mark=0.0, protocol=EpisodeProtocol(), agent=None):
     store = RunStore(tmp_path / "run")
     spec = EpisodeSpec("ep_t1", "ep", 1, 1, seed=3, arena_path=arena, pass_mark=pass_mark)
     runner = EpisodeRunner(env, agent or ReplayAgent(scripts), PROMPT, protocol)
@@ -39,7 +39,7 @@ def play(env, tmp_path, arena, scripts, *, pass_mark=0.0, protocol=PaperProtocol
 def test_step_counts_follow_the_paper(env, tmp_path, make_arena):
     # t=1000: 0.06 health per step. 1 step after reset + 3 x 16 no-ops before the first script.
     result, turns = play(env, tmp_path, make_arena(t=1000), ["Turn(90);", "Turn(-30);"],
-                         protocol=PaperProtocol(max_scripts=2, run_out_clock=False))
+                         protocol=EpisodeProtocol(max_scripts=2, run_out_clock=False))
     assert turns[0].sent_text == "Your remaining health is 99.9."
     assert len(turns[0].sent_images) == 3
     assert [t.steps for t in turns] == [15, 5, 0]
@@ -58,7 +58,7 @@ def test_turn_0_logs_the_health_told_beside_the_health_after_its_steps(env, tmp_
     # t=100: 0.6 health per step. The first message states the health at the first initial
     # observation (after 1 step), as the paper's harness did; 48 more no-ops follow it.
     _, turns = play(env, tmp_path, make_arena(t=100), ["Turn(6);"],
-                    protocol=PaperProtocol(max_scripts=1, run_out_clock=False))
+                    protocol=EpisodeProtocol(max_scripts=1, run_out_clock=False))
     [start] = [t for t in read_turns(tmp_path / "run" / "episodes" / "ep_t1") if t.turn == 0]
     assert start.health_told == pytest.approx(100 - 0.6, abs=1e-3)
     assert start.health == pytest.approx(100 - 0.6 * 49, abs=1e-3)
@@ -88,7 +88,7 @@ def test_invalid_reply_gets_feedback_and_one_noop(env, tmp_path, make_arena):
 def test_script_cap_then_clock_runs_out(env, tmp_path, make_arena):
     # Turning on the spot never reaches the ball: after the cap, no-ops drain the health.
     result, turns = play(env, tmp_path, make_arena(t=250), ["Turn(180);"] * 3,
-                         protocol=PaperProtocol(max_scripts=3))
+                         protocol=EpisodeProtocol(max_scripts=3))
     assert result.scripts_used == 3
     assert result.final_health == 0.0
     assert result.end_reason in {"time_limit", "health_zero"}
@@ -100,7 +100,7 @@ def test_script_cap_then_clock_runs_out(env, tmp_path, make_arena):
 def test_pass_mark_compares_total_reward(env, tmp_path, make_arena, pass_mark, passed):
     # Never moving: total reward about -1 (time out), so only a pass mark below -1 passes.
     result, _ = play(env, tmp_path, make_arena(t=250, pass_mark=pass_mark), ["Turn(6);"],
-                     pass_mark=pass_mark, protocol=PaperProtocol(max_scripts=1))
+                     pass_mark=pass_mark, protocol=EpisodeProtocol(max_scripts=1))
     assert result.reward == pytest.approx(-1.0, abs=0.01)
     assert result.passed is passed
 
@@ -178,7 +178,7 @@ def test_setup_gate_spans_reset_and_the_initial_observations_only(
     gate = _RecordingGate(steps, agent)
     store = RunStore(tmp_path / "run")
     spec = EpisodeSpec("ep_t1", "ep", 1, 1, seed=3, arena_path=make_arena(), pass_mark=0.0)
-    runner = EpisodeRunner(env, agent, PROMPT, PaperProtocol(max_scripts=1, run_out_clock=False),
+    runner = EpisodeRunner(env, agent, PROMPT, EpisodeProtocol(max_scripts=1, run_out_clock=False),
                            setup_gate=gate)
     runner.run(spec, store.start_episode(spec.episode_id))
     assert gate.seen == [
@@ -198,7 +198,7 @@ def test_a_first_script_without_steps_shows_the_frame_after_the_initial_noops(
     store = RunStore(tmp_path / "run", FrameFormat("png"))
     spec = EpisodeSpec("ep_t1", "ep", 1, 1, seed=3, arena_path=arena, pass_mark=0.0)
     runner = EpisodeRunner(env, ReplayAgent(["Turn(5);", "Go(1);"]), PROMPT,
-                           PaperProtocol(max_scripts=2, run_out_clock=False))
+                           EpisodeProtocol(max_scripts=2, run_out_clock=False))
     runner.run(spec, store.start_episode(spec.episode_id))
     turns = read_turns(store.episodes_dir / spec.episode_id)[1:]  # after turn 0
     assert turns[0].steps == 0 and len(turns[1].sent_images) == 1

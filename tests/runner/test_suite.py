@@ -10,7 +10,7 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.logs import RunStore
 from llm_aai.perception.observer import IMAGE_ONLY
 from llm_aai.prompts import load_prompt
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.runner.suite import Suite
 from llm_aai.settings import ResolvedRun, RunConfig
 
@@ -63,7 +63,7 @@ def _run(tmp_path, make_arena, monitor: _SetupMonitor, *, in_process: bool) -> l
     arena = make_arena()
     config = ResolvedRun(RunConfig(
         model="replay", trials=EPISODES, concurrency=EPISODES,
-        protocol=PaperProtocol(max_scripts=2, run_out_clock=False),
+        protocol=EpisodeProtocol(max_scripts=2, run_out_clock=False),
     ), tasks=("01-01-01",))
     envs: list[AnimalAIEnv] = []
 

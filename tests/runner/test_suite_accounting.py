@@ -15,12 +15,12 @@ from llm_aai.logs import RunStore, read_result
 from llm_aai.logs.schema import SUMMARY_COLUMNS
 from llm_aai.perception.observer import IMAGE_ONLY
 from llm_aai.prompts import load_prompt
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.runner.episode import EpisodeCancelled
 from llm_aai.runner.suite import Suite
 from llm_aai.settings import ResolvedRun, RunConfig
 
-PROTOCOL = PaperProtocol(max_scripts=2, run_out_clock=False)
+PROTOCOL = EpisodeProtocol(max_scripts=2, run_out_clock=False)
 
 
 class Costly:

@@ -1,0 +1,25 @@
+"""The protocol's numbers: the paper's by default; the type's old name still imports."""
+
+import pytest
+
+import llm_aai.protocol
+from llm_aai.protocol import PAPER_PROTOCOL, EpisodeProtocol, settings
+
+
+def test_the_default_protocol_is_the_papers():
+    assert PAPER_PROTOCOL == EpisodeProtocol()
+    paper = PAPER_PROTOCOL
+    assert (paper.steps_after_reset, paper.initial_observations,
+            paper.noops_after_initial_observation, paper.max_scripts) == (1, 3, 16, 30)
+
+
+@pytest.mark.parametrize("module", [llm_aai.protocol, settings])
+def test_the_old_name_paper_protocol_imports_with_a_deprecation_warning(module):
+    with pytest.warns(DeprecationWarning, match="PaperProtocol is deprecated: use EpisodeProtocol"):
+        old = module.PaperProtocol
+    assert old is EpisodeProtocol
+
+
+def test_an_unknown_name_is_still_an_attribute_error():
+    with pytest.raises(AttributeError):
+        llm_aai.protocol.NoSuchThing  # noqa: B018
