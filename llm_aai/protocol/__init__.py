@@ -10,8 +10,8 @@ Public API:
 * ``EpisodeProtocol`` / ``PAPER_PROTOCOL`` (``settings``): the numbers, the paper's by default.
 * ``Episode`` (``episode``): the driver. ``start(seed=, arena=)`` resets the env and runs
   the initial observations; ``wants_reply`` says whether another reply is taken;
-  ``play(reply) -> Turn`` plays one; ``run_out()`` steps no-ops to the end; ``totals`` holds
-  the running reward, steps, health, replies and how the episode ended.
+  ``play(reply) -> PlayedTurn`` plays one; ``run_out()`` steps no-ops to the end; ``totals``
+  holds the running reward, steps, health, replies and how the episode ended.
 * ``Control`` / ``ScriptControl`` / ``Decision`` (``control``): how a reply becomes actions
   or is refused with feedback.
 * ``ObservationPolicy`` / ``LastFrame`` (``observation``): which frames go with the next
@@ -40,7 +40,7 @@ backend.
 """
 
 from llm_aai.protocol.control import Control, Decision, ScriptControl
-from llm_aai.protocol.episode import Episode, Totals, Turn
+from llm_aai.protocol.episode import Episode, PlayedTurn, Totals
 from llm_aai.protocol.observation import LAST_FRAME, LastFrame, ObservationPolicy
 from llm_aai.protocol.settings import PAPER_PROTOCOL, EpisodeProtocol
 from llm_aai.protocol.stepping import (
@@ -67,12 +67,12 @@ __all__ = [
     "LastFrame",
     "Observation",
     "ObservationPolicy",
+    "PlayedTurn",
     "EpisodeProtocol",
     "ScriptControl",
     "StepEnv",
     "StepOutcome",
     "Totals",
-    "Turn",
     "combine",
     "execute_actions",
     "execute_script",
@@ -83,8 +83,16 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """Old names of renamed types still import, with a ``DeprecationWarning`` (issue 34)."""
-    from llm_aai.protocol import settings
+_RENAMED = {"PaperProtocol": "EpisodeProtocol", "Turn": "PlayedTurn"}
+"""Old names that still import, with a warning: old name -> new name (issue 34)."""
 
-    return settings.__getattr__(name)
+
+def __getattr__(name: str):
+    """Resolve a renamed type by its old name, warning that the name is deprecated."""
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"llm_aai.protocol.{name} is deprecated: use {_RENAMED[name]}",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -79,7 +79,7 @@ class Totals:
 
 
 @dataclass(frozen=True)
-class Turn:
+class PlayedTurn:
     """One reply and what it did.
 
     Attributes:
@@ -147,7 +147,7 @@ class Episode:
             cap is None or replies < cap
             for cap in (self.protocol.max_scripts, self.protocol.max_replies))
 
-    def play(self, reply: str) -> Turn:
+    def play(self, reply: str) -> PlayedTurn:
         """Read ``reply`` with the control and take its actions (or the protocol's no-ops).
 
         Raises:
@@ -172,7 +172,7 @@ class Episode:
                 break
         outcome = runs[0] if len(runs) == 1 else combine(runs)
         self.totals.add(outcome)
-        return Turn(self.totals.replies, reply, decision, actions, outcome,
+        return PlayedTurn(self.totals.replies, reply, decision, actions, outcome,
                     tuple(run.observation for run in runs))
 
     def run_out(self) -> StepOutcome:

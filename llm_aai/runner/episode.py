@@ -27,8 +27,8 @@ from llm_aai.protocol import (
     PAPER_PROTOCOL,
     Episode,
     EpisodeProtocol,
+    PlayedTurn,
     StepOutcome,
-    Turn,
 )
 from llm_aai.protocol.modes import PAPER_MODE, ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetReached
@@ -221,8 +221,9 @@ class EpisodeRunner:
         self._finish(writer, episode)
 
     @staticmethod
-    def _turn_record(turn: Turn, text: str, preamble: str, sent: tuple[str, ...], usage: Usage,
-                     episode: Episode, reply_notes: tuple[str, ...] = ()) -> TurnRecord:
+    def _turn_record(turn: PlayedTurn, text: str, preamble: str, sent: tuple[str, ...],
+                     usage: Usage, episode: Episode,
+                     reply_notes: tuple[str, ...] = ()) -> TurnRecord:
         decision, outcome = turn.decision, turn.outcome
         return TurnRecord(
             turn=turn.number, sent_text=text, sent_preamble=preamble, sent_images=sent,

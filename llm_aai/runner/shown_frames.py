@@ -16,7 +16,7 @@ import numpy as np
 from llm_aai.filmstrip import filmstrip
 from llm_aai.prompts import TurnMessages
 from llm_aai.prompts.modes import frames_line
-from llm_aai.protocol import ObservationPolicy, Turn
+from llm_aai.protocol import ObservationPolicy, PlayedTurn
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import frame_steps
 
@@ -31,7 +31,7 @@ class ShownFrames:
     line: str | None = None
 
 
-def frames_shown(turn: Turn, policy: ObservationPolicy, modes: ModeSettings,
+def frames_shown(turn: PlayedTurn, policy: ObservationPolicy, modes: ModeSettings,
                  messages: TurnMessages) -> ShownFrames:
     """The images and line for the message after ``turn`` (see the module docstring)."""
     images = [observation["image"] for observation in turn.observations]

@@ -1,4 +1,4 @@
-"""The protocol's numbers: the paper's by default; the type's old name still imports."""
+"""The protocol's numbers: the paper's by default; renamed types' old names still import."""
 
 import pytest
 
@@ -23,3 +23,9 @@ def test_the_old_name_paper_protocol_imports_with_a_deprecation_warning(module):
 def test_an_unknown_name_is_still_an_attribute_error():
     with pytest.raises(AttributeError):
         llm_aai.protocol.NoSuchThing  # noqa: B018
+
+
+def test_the_old_name_of_a_played_turn_imports_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="Turn is deprecated: use PlayedTurn"):
+        old = llm_aai.protocol.Turn
+    assert old is llm_aai.protocol.PlayedTurn
