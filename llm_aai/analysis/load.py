@@ -159,8 +159,8 @@ def probe_of(config: RunConfig) -> str:
     """
     if config.prompt == "plan":
         return "plan"
-    if config.observation != "image" and config.frame != "egocentric":
-        return f"{config.observation} ({config.frame})"
+    if config.observation != "image" and config.perspective != "egocentric":
+        return f"{config.observation} ({config.perspective})"
     return config.observation
 
 

@@ -28,12 +28,13 @@ from llm_aai.arena import ArenaError
 from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select_tasks
 from llm_aai.cli import analyze
 from llm_aai.cli.hints import module_command
+from llm_aai.cli.renamed import OldFlagNoted
 from llm_aai.frames import FRAME_KINDS
 from llm_aai.llm.aliases import MODEL_ALIASES
 from llm_aai.llm.cache import default_cache_dir
 from llm_aai.logs import RunStore
 from llm_aai.logs.store import RERUN_END_REASONS
-from llm_aai.perception import FRAMES
+from llm_aai.perception import PERSPECTIVES
 from llm_aai.perception.observer import OBSERVATIONS
 from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS
 from llm_aai.runner import (
@@ -118,9 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="what each message shows: image (the paper's, default), text (a "
                              "description of what the eye sees: objects, distances, bearings) "
                              "or both; text needs the embedded backend")
-    parser.add_argument("--frame", dest="frame", choices=FRAMES,
+    parser.add_argument("--perspective", "--frame", dest="perspective", choices=PERSPECTIVES,
+                        action=OldFlagNoted, old=("--frame",),
                         help="the text's frame of reference: egocentric (distance and bearing, "
-                             "default) or allocentric (arena coordinates and your own pose)")
+                             "default) or allocentric (arena coordinates and your own pose); "
+                             "--frame is its old name")
     parser.add_argument("--script-mode", dest="script_mode",
                         choices=("strict", "lenient"),
                         help="strict: the paper's grammar (default); lenient: also repair code "

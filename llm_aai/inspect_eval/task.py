@@ -50,7 +50,7 @@ RESULT_KEY = "llm_aai"
 @task
 def testbed(tasks: str | None = None, level: str | None = None,
             arenas_dir: str | None = None, prompt: str = "react", control: str = "script",
-            observation: str = "image", frame: str = "egocentric",
+            observation: str = "image", perspective: str = "egocentric",
             max_scripts: int | None = EpisodeProtocol.max_scripts,
             physics_build: str = RunConfig.physics_build, resolution: int = 512,
             script_mode: str = "strict", frames: str = FrameFormat.kind,
@@ -65,7 +65,7 @@ def testbed(tasks: str | None = None, level: str | None = None,
         prompt: ``react`` (experiment 1), ``icl`` (experiment 2) or a prompt file.
         control: ``script`` (the paper's) or ``frame``.
         observation: ``image``, ``text`` or ``both``.
-        frame: a text observation's frame of reference.
+        perspective: a text observation's frame of reference (egocentric or allocentric).
         max_scripts: replies per episode (the paper's 30).
         physics_build: the Animal-AI build whose physics the simulator follows.
         resolution: square frame size in pixels.
@@ -86,7 +86,7 @@ def testbed(tasks: str | None = None, level: str | None = None,
         protocol=dataclasses.replace(EpisodeProtocol(), max_scripts=max_scripts),
         modes=ModeSettings(control=control, observe_every=observe_every),
         arenas_dir=Path(arenas_dir) if arenas_dir else None, observation=observation,
-        frame=frame)
+        perspective=perspective)
     selected = select_tasks(config.level, config.tasks, full=config.full_testbed)
     dataset = MemoryDataset([Sample(input=f"Animal-AI testbed task {t.task_id}", id=t.task_id,
                                     metadata={"task_id": t.task_id, "level": t.level})

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_aai.perception.arena_map import describe_arena
-from llm_aai.perception.text import FRAMES, Frame, describe
+from llm_aai.perception.text import PERSPECTIVES, Perspective, describe
 
 OBSERVATIONS: tuple[str, ...] = ("image", "text", "both")
 
@@ -21,9 +21,9 @@ class TextUnavailable(ValueError):
     """The env cannot say what its eye sees (only the embedded simulator can)."""
 
 
-def check_observation(observation: str, frame: str, backend: str, *,
+def check_observation(observation: str, perspective: str, backend: str, *,
                       arena_map: bool = False) -> None:
-    """Refuse an unknown mode or frame, or text from a backend that cannot provide it.
+    """Refuse an unknown mode or perspective, or text from a backend that cannot provide it.
 
     Raises:
         ValueError: the message names the setting and its allowed values.
@@ -31,8 +31,9 @@ def check_observation(observation: str, frame: str, backend: str, *,
     if observation not in OBSERVATIONS:
         raise ValueError(f"observation must be one of {', '.join(OBSERVATIONS)}; "
                          f"got {observation!r}")
-    if frame not in FRAMES:
-        raise ValueError(f"frame must be one of {', '.join(FRAMES)}; got {frame!r}")
+    if perspective not in PERSPECTIVES:
+        raise ValueError(f"perspective must be one of {', '.join(PERSPECTIVES)}; "
+                         f"got {perspective!r}")
     if observation != "image" and backend != "embedded":
         raise ValueError(f"--observation {observation} needs the embedded backend, which "
                          f"knows what the eye sees; the {backend} backend only gives pixels")
@@ -47,13 +48,13 @@ class ObservationMode:
 
     Attributes:
         observation: ``image`` (the paper's), ``text`` or ``both``.
-        frame: the text's frame of reference, ``egocentric`` or ``allocentric``.
+        perspective: the text's frame of reference, ``egocentric`` or ``allocentric``.
         arena_map: plan-then-act: the first message carries the arena's map instead of a
             description, and at most the first image.
     """
 
     observation: str = "image"
-    frame: Frame = "egocentric"
+    perspective: Perspective = "egocentric"
     arena_map: bool = False
 
     @property
@@ -78,7 +79,7 @@ class ObservationMode:
             raise TextUnavailable(f"{type(backend).__name__} cannot describe what the agent "
                                   "sees; text observations need the embedded backend")
         eye, sightings, dark = look()
-        return describe(sightings, eye, frame=self.frame, dark=dark)
+        return describe(sightings, eye, perspective=self.perspective, dark=dark)
 
     def first_images(self, images: list) -> list:
         """The frames of the first message: all of them, the first only with a map, or none."""

@@ -1,10 +1,11 @@
-"""The text observation: what the agent sees, in words, in one of two frames of reference.
+"""The text observation: what the agent sees, in words, from one of two perspectives.
 
 Input is the simulator's view of its state (``llm_aai.sim.sight``): the objects the eye's
 rays reach, nearest first. Egocentric text gives each one's distance and its bearing left or
 right of straight ahead; allocentric text gives arena coordinates and the agent's own pose
-and heading instead (the two frames of reference of text-only spatial benchmarks). The text
-is deterministic: the same state always reads the same.
+and heading instead (the two frames of reference of text-only spatial benchmarks, called
+perspectives here so that "frame" keeps its one meaning, a camera image). The text is
+deterministic: the same state always reads the same.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from llm_aai.arena.placement import PlacedObject
 from llm_aai.perception.words import degrees_side, heading, metres, object_noun
 from llm_aai.sim.sight import Eye, Sighting
 
-Frame = Literal["egocentric", "allocentric"]
-FRAMES: tuple[str, ...] = ("egocentric", "allocentric")
+Perspective = Literal["egocentric", "allocentric"]
+PERSPECTIVES: tuple[str, ...] = ("egocentric", "allocentric")
 NOTHING = "You see nothing: everything is dark."
 EMPTY = "You see no objects, only the floor and the fence."
 _WIDE = 10.0
@@ -95,35 +96,36 @@ def placed_line(obj: PlacedObject, centre: tuple[float, float, float], *,
 
 
 def pose_line(eye: Eye) -> str:
-    """The agent's own position and heading, for the allocentric frame."""
+    """The agent's own position and heading, for the allocentric perspective."""
     x, _, z = eye.position
     return (f"You are at x {metres(x)}, z {metres(z)}, facing {heading(eye.yaw)} "
             "(arena coordinates in metres, x from 0 to 40 left to right, z from 0 to 40 "
             "bottom to top; headings clockwise from +z).")
 
 
-def describe(sightings: Sequence[Sighting], eye: Eye, *, frame: Frame = "egocentric",
+def describe(sightings: Sequence[Sighting], eye: Eye, *, perspective: Perspective = "egocentric",
              dark: bool = False) -> str:
     """What the agent sees, as text (without the health line, which the prompt adds).
 
     Args:
         sightings: the objects in view, nearest first.
-        eye: where the agent stands and looks (used by the allocentric frame).
-        frame: ``"egocentric"`` (distance and bearing) or ``"allocentric"`` (coordinates).
+        eye: where the agent stands and looks (used by the allocentric perspective).
+        perspective: ``"egocentric"`` (distance and bearing) or ``"allocentric"``
+            (coordinates).
         dark: the lights are off (a blackout): nothing is seen, as the image is black.
 
     Raises:
-        ValueError: an unknown frame.
+        ValueError: an unknown perspective.
     """
-    if frame not in FRAMES:
-        raise ValueError(f"frame must be one of {FRAMES}, got {frame!r}")
+    if perspective not in PERSPECTIVES:
+        raise ValueError(f"perspective must be one of {PERSPECTIVES}, got {perspective!r}")
     if dark:
         return NOTHING
-    lines = [pose_line(eye)] if frame == "allocentric" else []
+    lines = [pose_line(eye)] if perspective == "allocentric" else []
     if not sightings:
         lines.append(EMPTY)
         return "\n".join(lines)
-    line = egocentric_line if frame == "egocentric" else allocentric_line
+    line = egocentric_line if perspective == "egocentric" else allocentric_line
     lines.append("You see:")
     lines += [line(s) for s in sightings]
     return "\n".join(lines)

@@ -47,7 +47,8 @@ def example_in_words(example: Example, mode: ObservationMode,
         return example
     if _worded(example):  # made from a text run's episode: its words are sent verbatim
         return dataclasses.replace(example, rendering={
-            "observation": mode.observation, "frame": mode.frame, "views": "as recorded"})
+            "observation": mode.observation, "perspective": mode.perspective,
+            "views": "as recorded"})
     if example.arena_path is None:
         raise ExampleError(f"worked example {example.name} has no arena copy, so it cannot be "
                            "shown in words; make it with --arena, or use --observation image")
@@ -58,7 +59,7 @@ def example_in_words(example: Example, mode: ObservationMode,
             example.turns, views, strict=True))
     words = hashlib.sha256("\n\n".join(views).encode("utf-8")).hexdigest()
     return dataclasses.replace(example, turns=turns, rendering={
-        "observation": mode.observation, "frame": mode.frame, "views_sha256": words})
+        "observation": mode.observation, "perspective": mode.perspective, "views_sha256": words})
 
 
 def _worded(example: Example) -> bool:

@@ -551,14 +551,14 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
 
 def _observation(config: RunConfig) -> ObservationMode:
     """What each message shows: the config's observation, and the map its prompt declares."""
-    return ObservationMode(config.observation, config.frame,
+    return ObservationMode(config.observation, config.perspective,
                            arena_map=prompt_spec(config.prompt).arena_map)
 
 
 def _check_observation(config: RunConfig) -> None:
     """Text observations and the arena's map need a backend that can describe the world."""
     try:
-        check_observation(config.observation, config.frame, config.backend,
+        check_observation(config.observation, config.perspective, config.backend,
                           arena_map=prompt_spec(config.prompt).arena_map)
     except ValueError as error:
         raise RunError(str(error)) from error
@@ -764,7 +764,7 @@ def _load_prompt(config: RunConfig) -> Prompt:
     _check_observation(config)
     try:
         return load_prompt_for_mode(config.prompt, config.modes, config.example,
-                                    ObservationMode(config.observation, config.frame))
+                                    ObservationMode(config.observation, config.perspective))
     except (KeyError, ValueError, ExampleError, FileNotFoundError) as error:
         raise RunError(_message(error)) from error
 

@@ -142,7 +142,8 @@ class RunConfig:
         model_options: how a model agent calls its provider.
         observation: what each message shows: ``image`` (the paper's), ``text`` (a
             description of what the eye sees, ``llm_aai.perception``) or ``both``.
-        frame: the text's frame of reference: ``egocentric`` or ``allocentric``.
+        perspective: the text's frame of reference: ``egocentric`` or ``allocentric``
+            (``frame`` in manifests written before issue 34; still read).
         variants: play the kept variants of this folder (``python -m llm_aai.variants make``)
             instead of testbed tasks; ``level`` and ``tasks`` then filter by parent task.
         variant_seed: with ``run --variants K``, the seed the variants were made with (the
@@ -177,7 +178,7 @@ class RunConfig:
     model_options: ModelOptions = field(default_factory=ModelOptions)
     cache_dir: Path | None = None
     observation: str = "image"
-    frame: str = "egocentric"
+    perspective: str = "egocentric"
     variants: Path | None = None
     variant_seed: int | None = None
 
@@ -278,13 +279,15 @@ class RunConfig:
         """Rebuild a config from ``to_record``'s data.
 
         Fields added to the config after the record was written take their defaults, as a
-        run started then would have had them.
+        run started then would have had them; fields renamed since are read by their old
+        names too (``RENAMED_FIELDS``).
 
         Raises:
             SchemaError: an unknown field, or a value of the wrong kind; the message names
                 the field as ``'<section>.<field>'``.
 
         """
+        record = with_current_names(record)
         _refuse_unknown_fields(cls, record, section)
         try:
             return _RECORD.validate_json(json.dumps(dict(record)), strict=True)
@@ -362,12 +365,35 @@ V1_CLI_ARGS = {
     "control": "modes.control", "observe_every": "modes.observe_every",
     "filmstrip": "modes.filmstrip", "max_replies": "protocol.max_replies",
     "context": "modes.context", "order": "modes.order",
-    "observation": "observation", "frame": "frame", "variants": "variants",
+    "observation": "observation", "frame": "perspective", "variants": "variants",
     "variant_seed": "variant_seed",
 }
 """A version 1 manifest's ``cli_args`` (the run command's arguments then) -> the config field
 each set. Frozen: it reads the manifests of that version, whatever the flags are called now."""
 _CLI_V1_NOT_SETTINGS = frozenset({"resume", "out", "run_id", "no_progress"})
+
+
+RENAMED_FIELDS = {"frame": "perspective"}
+"""Config fields renamed since a manifest may have been written: old name -> new name (issue
+34 gave each word one meaning: a frame is a camera image). Manifests keep reading."""
+
+
+def with_current_names(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A config record with its renamed fields under their current names.
+
+    Raises:
+        SchemaError: the record holds a field under both its old and its new name.
+
+    """
+    if not isinstance(record, Mapping) or not set(record) & set(RENAMED_FIELDS):
+        return record
+    current = dict(record)
+    for old, new in RENAMED_FIELDS.items():
+        if old in current:
+            if new in current:
+                raise SchemaError(f"field {old!r}: the old name of {new!r}, which is also given")
+            current[new] = current.pop(old)
+    return current
 
 
 def record_of_cli_args(cli_args: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from llm_aai.runner import RunConfig, start_run
 def test_probe_names_come_from_the_prompt_and_the_observation():
     assert probe_of(RunConfig(model="m")) == "image"  # runs from before the probes
     assert probe_of(RunConfig(model="m", observation="text")) == "text"
-    assert probe_of(RunConfig(model="m", observation="both", frame="allocentric")) == \
+    assert probe_of(RunConfig(model="m", observation="both", perspective="allocentric")) == \
         "both (allocentric)"
     assert probe_of(RunConfig(model="m", prompt="plan", observation="text")) == "plan"
 
@@ -66,7 +66,7 @@ def test_the_figures_bars_are_one_per_model_and_probe_in_probe_order():
 def test_analyze_by_observation_on_real_runs(testbed_dir, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the oracle's plans
     for name, changes in (("img", {}), ("txt", {"observation": "text"}),
-                          ("allo", {"observation": "text", "frame": "allocentric"}),
+                          ("allo", {"observation": "text", "perspective": "allocentric"}),
                           ("plan", {"prompt": "plan"})):
         start_run(RunConfig(model="heuristic", tasks="01-04-03", arenas_dir=testbed_dir,
                             resolution=64, **changes),

@@ -59,9 +59,9 @@ def test_egocentric_text_lists_objects_nearest_first_in_the_prompts_words(look):
 
 def test_allocentric_text_gives_the_agents_pose_and_arena_coordinates(look):
     eye, seen = look(arena(obj("GoodGoal", (23.0, 0.0, 28.0), (1.0, 1.0, 1.0)), yaw=90.0))
-    assert "green ball" not in describe(seen, eye, frame="allocentric")  # it is to the left
+    assert "green ball" not in describe(seen, eye, perspective="allocentric")  # it is to the left
     eye, seen = look(arena(obj("GoodGoal", (28.0, 0.0, 23.0), (1.0, 1.0, 1.0)), yaw=90.0))
-    text = describe(seen, eye, frame="allocentric")
+    text = describe(seen, eye, perspective="allocentric")
     assert text.splitlines()[0].startswith("You are at x 20, z 20, facing 90°")
     assert "- a green ball (1 m across), centre at x 28, z 23" in text
 
@@ -86,8 +86,8 @@ def test_darkness_and_an_empty_view_have_their_own_words(look):
     assert describe(seen, eye, dark=True) == NOTHING
     eye, seen = look(arena())
     assert describe(seen, eye) == "You see no objects, only the floor and the fence."
-    with pytest.raises(ValueError, match="frame must be one of"):
-        describe(seen, eye, frame="north-up")
+    with pytest.raises(ValueError, match="perspective must be one of"):
+        describe(seen, eye, perspective="north-up")
 
 
 @pytest.mark.parametrize("yaw", [0.0, 90.0, 200.0])
@@ -99,7 +99,7 @@ def test_an_allocentric_view_reads_back_as_the_egocentric_one(look, yaw):
                            obj("GoodGoal", (27.0, 0.0, 15.0), (1.0, 1.0, 1.0)), yaw=yaw))
     assert seen  # something in view at every heading
     ego = read_view(describe(seen, eye))
-    allo = read_view(describe(seen, eye, frame="allocentric"))
+    allo = read_view(describe(seen, eye, perspective="allocentric"))
     assert [o.noun for o in allo.objects] == [o.noun for o in ego.objects]
     for a, e in zip(allo.objects, ego.objects, strict=True):
         assert a.distance == pytest.approx(e.distance, rel=0.1, abs=0.3)

@@ -68,14 +68,14 @@ def test_in_text_mode_the_example_is_shown_in_words_without_pictures(testbed_dir
     # every shown turn of the example, and the episode's own first message, carry a view
     assert all("You see:" in _texts(m) for m in users)
     rendering = manifest["prompt"]["example"]["rendering"]
-    assert rendering["observation"] == "text" and rendering["frame"] == "egocentric"
+    assert rendering["observation"] == "text" and rendering["perspective"] == "egocentric"
     assert manifest["prompt"]["example"]["images"] == 0
 
 
 def test_in_both_mode_the_example_keeps_its_pictures_and_gains_words(testbed_dir, tmp_path,
                                                                      tutorial):
     messages, _ = _first_request(testbed_dir, tmp_path, observation="both",
-                                 frame="allocentric")
+                                 perspective="allocentric")
     users = [m for m in messages if m["role"] == "user"]
     shown = sum(len(t.frames) for t in tutorial.turns[:-1])
     assert sum(_images(m) for m in users[:-1]) == shown  # the example's, then the episode's

@@ -46,7 +46,9 @@ def test_a_version_3_manifest_stores_the_settings_once(tmp_path):
     assert set(data["run"]) == {"config", "tasks", "replay_seed", "price_per_mtok",
                                 "cost_known", "variants"}
     run = _read(tmp_path, 3)
-    assert run.to_record() == data["run"]  # the record round-trips exactly
+    written = data["run"]
+    written["config"]["perspective"] = written["config"].pop("frame")  # renamed since (#34)
+    assert run.to_record() == written  # the record round-trips exactly, under today's names
     seeds = {}
     for episode in data["seeds"]["episodes"]:
         task_id, trial = episode.rsplit("_t", 1)
@@ -75,3 +77,26 @@ def test_a_bad_run_record_names_the_field(tmp_path, change, message):
     with pytest.raises(SchemaError, match=message) as raised:
         read_settings(tmp_path)
     assert "manifest.json" in str(raised.value)
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_a_renamed_field_is_read_by_its_old_name_in_every_version(tmp_path, version):
+    """``frame`` (the text's frame of reference) is ``perspective`` since issue 34."""
+    data = json.loads(VERSIONS[version].read_text())
+    where = {1: ("cli_args",), 2: ("run_config",), 3: ("run", "config")}[version]
+    record = data
+    for key in where:
+        record = record[key]
+    if version > 1:  # the v1 fixture's run predates the flag (its command line had no frame)
+        assert record["frame"] == "egocentric"
+    record["frame"] = "allocentric"
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    assert read_settings(tmp_path).config.perspective == "allocentric"
+
+
+def test_a_field_under_its_old_and_its_new_name_is_refused(tmp_path):
+    data = json.loads(VERSIONS[3].read_text())
+    data["run"]["config"]["perspective"] = "allocentric"
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(SchemaError, match="'frame': the old name of 'perspective'"):
+        read_settings(tmp_path)
