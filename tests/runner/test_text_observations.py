@@ -64,7 +64,7 @@ def test_each_request_carries_what_the_observation_mode_says(testbed_dir, tmp_pa
 
 def test_allocentric_text_gives_the_pose(testbed_dir, tmp_path):
     with FakeChatServer(default="Go(1);") as server:
-        _run(testbed_dir, tmp_path, server.url, observation="text", frame="allocentric")
+        _run(testbed_dir, tmp_path, server.url, observation="text", perspective="allocentric")
         text, images = _user_content(server.requests[0])
     assert images == 0
     assert text.splitlines()[1].startswith("You are at x ")  # after the preamble
@@ -144,7 +144,7 @@ def test_a_blackout_says_you_see_nothing_when_the_picture_goes_black(tmp_path):
 def test_the_built_in_agents_play_every_probe_offline(testbed_dir, tmp_path, model, passes):
     """Text in either frame, and the plan: no model, no image needed."""
     for run_id, changes in (("text", {"observation": "text"}),
-                            ("allo", {"observation": "text", "frame": "allocentric"}),
+                            ("allo", {"observation": "text", "perspective": "allocentric"}),
                             ("plan", {"prompt": "plan", "observation": "text"})):
         outcome = start_run(RunConfig(model=model, tasks=TASK, arenas_dir=testbed_dir,
                                       resolution=64, oracle_budget=2000 if model == "oracle"
