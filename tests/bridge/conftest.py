@@ -7,7 +7,6 @@ them and fail at import without them rather than skip, so CI cannot pass without
 from __future__ import annotations
 
 import socket
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -34,29 +33,3 @@ def port() -> int:
     return free_port()
 
 
-def write_arena(folder: Path, text: str, name: str = "arena.yml") -> Path:
-    """Write an arena file (dedented) and return its path."""
-    path = folder / name
-    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return path
-
-
-GOAL_AHEAD = """
-    !ArenaConfig
-    arenas:
-      0: !Arena
-        timeLimit: 250
-        items:
-        - !Item
-          name: Agent
-          positions:
-          - !Vector3 {x: 20, y: 0, z: 10}
-          rotations: [0]
-        - !Item
-          name: GoodGoal
-          positions:
-          - !Vector3 {x: 20, y: 0, z: 16}
-          sizes:
-          - !Vector3 {x: 2, y: 2, z: 2}
-"""
-"""An agent facing a green ball 6 m ahead: a few forward steps reach it."""

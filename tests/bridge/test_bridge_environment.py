@@ -11,7 +11,7 @@ from animalai.raycastparser import RayCastObjects, RayCastParser
 from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.exception import UnityEnvironmentException
 
-from .conftest import GOAL_AHEAD, write_arena
+from tests.helpers.arenas import GOAL_AHEAD, write_arena
 
 BEHAVIOR = "AnimalAI?team=0"
 FORWARD = np.array([[1, 0]], dtype=np.int32)

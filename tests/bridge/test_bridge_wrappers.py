@@ -11,7 +11,7 @@ from animalai.environment import AnimalAIEnvironment
 from animalai.wrappers.animalai_gymnasium import AnimalAIGymnasiumWrapper
 from gymnasium.utils.env_checker import check_env
 
-from .conftest import GOAL_AHEAD, write_arena
+from tests.helpers.arenas import GOAL_AHEAD, write_arena
 
 
 class ComparableInfo(gymnasium.Wrapper):

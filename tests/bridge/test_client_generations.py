@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from llm_aai.bridge.dialects import CHANNELS_FIRST, CHANNELS_LAST, dialect_for
+from tests.helpers.arenas import write_arena
 
 from .client_venvs import client_python
-from .conftest import free_port, write_arena
+from .conftest import free_port
 
 DRIVER = Path(__file__).parent / "clients" / "drive_animalai.py"
 RESOLUTION = 48

@@ -14,8 +14,7 @@ import pytest
 
 from llm_aai.bridge.launcher import install
 from llm_aai.bridge.options import IDLE_TIMEOUT_ENV
-
-from .conftest import GOAL_AHEAD, write_arena
+from tests.helpers.arenas import GOAL_AHEAD, write_arena
 
 REPO = Path(__file__).resolve().parents[2]
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

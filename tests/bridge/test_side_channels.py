@@ -14,8 +14,7 @@ from llm_aai.bridge.side_channels import (
     parse_records,
     read_arena_payload,
 )
-
-from .conftest import GOAL_AHEAD, write_arena
+from tests.helpers.arenas import GOAL_AHEAD, write_arena
 
 
 def test_records_round_trip_in_mlagents_guid_layout():

@@ -10,7 +10,7 @@ from llm_aai.arena.placement import place_arena
 from llm_aai.env.headless import HeadlessEnv
 from llm_aai.protocol import PAPER_PROTOCOL, Episode
 from llm_aai.sim import Simulator
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 
 def _ball_ahead():

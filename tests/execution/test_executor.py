@@ -18,15 +18,7 @@ from llm_aai.execution import (
     make_executor,
 )
 from tests.execution import jobs
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as handle:
-        return handle.read().split(") ")[-1][:1] != "Z"
+from tests.helpers.signals import alive
 
 
 @pytest.mark.parametrize("executor", [InProcessExecutor(), ProcessExecutor(2)],
@@ -83,9 +75,9 @@ def test_a_signal_is_an_interrupt_that_ends_the_workers(signum, tmp_path):
     assert time.monotonic() - started < 30
     worker = int(pid_file.read_text())
     deadline = time.monotonic() + 5
-    while _alive(worker) and time.monotonic() < deadline:
+    while alive(worker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(worker)
+    assert not alive(worker)
     assert signal.getsignal(signal.SIGTERM) is before  # the previous handler is back
 
 

@@ -27,7 +27,8 @@ def test_official_inspect_wrapper_plays_on_the_bridge(tmp_path):
         total_reward_scorer,
     )
 
-    from tests.bridge.conftest import GOAL_AHEAD, free_port, write_arena
+    from tests.bridge.conftest import free_port
+    from tests.helpers.arenas import GOAL_AHEAD, write_arena
 
     launcher = install(tmp_path / "env")
     arena = write_arena(tmp_path, GOAL_AHEAD, "goal_ahead.yml")

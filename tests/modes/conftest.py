@@ -11,8 +11,9 @@ from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import read_turns
 from llm_aai.logs.store import read_result
 from llm_aai.runner import ModelOptions, RunConfig, start_run
+from tests.helpers.arenas import goal_ahead
 
-from .helpers import ARENA, ModeRun
+from .helpers import ModeRun
 
 
 @pytest.fixture
@@ -23,7 +24,7 @@ def mode_arena(tmp_path):
         directory = tmp_path / "arenas"
         directory.mkdir(exist_ok=True)
         path = directory / f"mode_t{t}_{goal[0]}_{goal[1]}.yaml"
-        path.write_text(ARENA.format(t=t, goal_x=goal[0], goal_z=goal[1]))
+        path.write_text(goal_ahead(t=t, pass_mark=0, goal=goal, goal_size=2))
         return path
 
     return make

@@ -18,22 +18,6 @@ from PIL import Image
 from llm_aai.agents.vision import classify_hsv, hsv
 from llm_aai.logs.schema import EpisodeResult, TurnRecord
 
-ARENA = """!ArenaConfig
-arenas:
-  0: !Arena
-    t: {t}
-    pass_mark: 0
-    items:
-    - !Item
-      name: Agent
-      positions: [!Vector3 {{x: 20, y: 0, z: 10}}]
-      rotations: [0]
-    - !Item
-      name: GoodGoal
-      positions: [!Vector3 {{x: {goal_x}, y: 0, z: {goal_z}}}]
-      sizes: [!Vector3 {{x: 2, y: 2, z: 2}}]
-"""
-
 
 @dataclass(frozen=True)
 class ModeRun:

@@ -13,9 +13,6 @@ from __future__ import annotations
 import itertools
 import os
 import signal
-import subprocess
-import sys
-import time
 from dataclasses import replace
 
 import pytest
@@ -25,6 +22,8 @@ from llm_aai.logs import RunStore, read_turns
 from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import ModelOptions, RunConfig, RunInterrupted, resume_run, start_run
+from tests.helpers.runs import keyless_env, run_module
+from tests.helpers.signals import has_lines, start_module, stop, wait_until
 
 from .helpers import request_sequence
 from .resume_helpers import by_user_count, by_user_count_frame, run_record
@@ -97,7 +96,7 @@ def test_a_run_interrupted_mid_episode_resumes_to_the_uninterrupted_run(
 @pytest.mark.slow
 def test_sigterm_mid_conversation_then_resume_sends_the_uninterrupted_requests(
         testbed_dir, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env = keyless_env()
     tasks = "01-04-03,01-06-02,02-02-01"
 
     def args(url, run_id):
@@ -107,8 +106,7 @@ def test_sigterm_mid_conversation_then_resume_sends_the_uninterrupted_requests(
                 "--max-retries", 0, "--no-progress"]
 
     def run(*flags):
-        return subprocess.run([sys.executable, "-m", "llm_aai.run", *map(str, flags)], env=env,
-                              capture_output=True, text=True, timeout=300)
+        return run_module("llm_aai.run", *flags, env=env, timeout=300)
 
     with FakeChatServer(responder=by_user_count) as server:
         finished = run(*args(server.url, "whole"))
@@ -116,16 +114,10 @@ def test_sigterm_mid_conversation_then_resume_sends_the_uninterrupted_requests(
         uninterrupted = request_sequence([r.body for r in server.requests])
     assert len(uninterrupted) == 9
     with FakeChatServer(responder=by_user_count, latency_s=0.3) as server:
-        process = subprocess.Popen([sys.executable, "-m", "llm_aai.run",
-                                    *map(str, args(server.url, "cut"))], env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = start_module("llm_aai.run", *args(server.url, "cut"), env=env)
         second = tmp_path / "cut" / "episodes" / "01-06-02_t1" / "turns.jsonl"
-        deadline = time.monotonic() + 180
-        while not (second.exists() and second.read_text().count("\n") >= 2):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
+        wait_until(has_lines(second, 2), process, timeout=180, poll=0.05)
+        _, stderr = stop(process, signal.SIGTERM, timeout=60)
         assert process.returncode == 143, stderr
         assert set(RunStore(tmp_path / "cut").finished_results()) == {"01-04-03_t1"}
         before = len(server.requests)

@@ -5,22 +5,20 @@ from __future__ import annotations
 import csv
 import shutil
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from llm_aai.audit.rows import COLUMNS
 from llm_aai.cli import audit as audit_cli
+from tests.helpers.runs import run_module
+from tests.helpers.signals import has_lines, start_module, stop, wait_until
 
 BUDGET = "1500"
 
 
 def audit(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "llm_aai.audit", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+    return run_module("llm_aai.audit", *args, timeout=timeout)
 
 
 def rows(out: Path) -> list[dict]:
@@ -34,18 +32,14 @@ def test_audit_writes_rows_and_a_report_and_resumes(testbed_dir, tmp_path):
     tasks = "01-01-01,01-04-03,02-02-01"
     args = ["--out", out, "--tasks", tasks, "--arenas-dir", testbed_dir, "--workers", "2",
             "--oracle-budget", BUDGET, "--no-progress"]
-    proc = subprocess.Popen([sys.executable, "-m", "llm_aai.audit", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:  # interrupt once the first row is written
-        if (out / "audit.csv").exists() and len(rows(out)) >= 1:
-            break
-        if proc.poll() is not None:
-            break
-        time.sleep(0.2)
+    proc = start_module("llm_aai.audit", *args)
+    # interrupt once the first row is written (2 lines: the header, a row), unless it is done
+    wait_until(lambda: proc.poll() is not None or has_lines(out / "audit.csv", 2)(),
+               poll=0.2)
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
+        _, err = stop(proc, signal.SIGINT, timeout=300)
+    else:
+        _, err = proc.communicate(timeout=300)
     kept = rows(out)
     assert kept, err
     if proc.returncode != 0:  # interrupted: says how to resume, keeps what was done

@@ -18,9 +18,9 @@ from llm_aai.oracle.knock import knocks
 from llm_aai.oracle.leaps import _run_up
 from llm_aai.oracle.navigation import NavMap, agent_pose, live_goals
 from llm_aai.sim import Simulator
+from tests.helpers.arenas import arena, obj
 from tests.oracle.test_block_sweeps import first_script_state
 from tests.oracle.test_search_reach import play
-from tests.sim.conftest import arena, obj
 
 
 def _settled(placed, steps=20):

@@ -18,7 +18,7 @@ from llm_aai.arena.yaml_io import load_config
 from llm_aai.oracle import SearchSettings, play_oracle_episode
 from llm_aai.oracle.navigation import CELL, NavMap, live_goals
 from llm_aai.sim import Simulator
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 
 def _settled(placed, steps=20):

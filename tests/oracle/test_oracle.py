@@ -11,7 +11,7 @@ from llm_aai.oracle.search import to_script
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.protocol.frame_control import MAX_REPEAT
 from llm_aai.script import parse_script
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 BUDGET = 4000
 

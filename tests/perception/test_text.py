@@ -7,7 +7,7 @@ from llm_aai.agents.text_reading import read_view
 from llm_aai.perception import NOTHING, describe
 from llm_aai.perception.words import colour_name, degrees_side, metres
 from llm_aai.sim import Simulator
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from llm_aai.plans.metrics import (
 from llm_aai.plans.trace import trace_actions
 from llm_aai.script import parse_script
 from llm_aai.sim import Simulator
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 REFERENCE = parse_script('Think("ahead");Turn(30);Go(10);Turn(-12);Go(4);')
 

@@ -6,7 +6,6 @@ tamper with a log work on a copy (``copy_run``).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -14,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from llm_aai.cli.run import main as run_main
 from llm_aai.llm.fake_server import FakeChatServer
+from tests.helpers.runs import keyless_env, make_run
 
 LLM_REPLIES = [
     'Think("The arena looks empty from here, so I will turn a little and walk forward to '
@@ -28,10 +27,7 @@ HUMAN_INPUT = "Turn(90);\nGo(5);\nnot a script at all\n"
 
 
 def _run(testbed_dir: Path, out: Path, run_id: str, *extra: str) -> Path:
-    argv = ["--tasks", "01-04-03", "--arenas-dir", str(testbed_dir), "--out", str(out),
-            "--run-id", run_id, "--resolution", "128", "--no-progress", *extra]
-    assert run_main(argv) == 0
-    return out / run_id
+    return make_run(testbed_dir, out, run_id, "--tasks", "01-04-03", *extra, resolution=128)
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +42,7 @@ def runs(testbed_dir, tmp_path_factory) -> dict[str, Path]:
         patch.setenv("OPENAI_API_KEY", "sk-test-replay")
         made["llm"] = _run(testbed_dir, out, "llm", "--model", "openai/fake", "--api-base",
                            server.url, "--max-scripts", str(len(LLM_REPLIES)))
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env = keyless_env()
     human = subprocess.run(
         [sys.executable, "-m", "llm_aai.run", "--model", "human", "--tasks", "04-16-01",
          "--arenas-dir", str(testbed_dir), "--out", str(out), "--run-id", "human",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -17,15 +16,16 @@ import pytest
 from llm_aai.llm.fake_server import FakeChatServer, HTTPError, ServerError
 from llm_aai.logs import RunStore, read_turns
 from llm_aai.settings import read_settings
+from tests.helpers.runs import keyless_env, run_module
+from tests.helpers.signals import has_lines, start_module, stop, wait_until
 
 SENTINEL_KEY = "sk-test-SENTINEL-0123456789abcdef"
 
 
 def run_cli(args, *, env_extra=None, timeout=240, **popen):
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env = keyless_env()
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "llm_aai.run", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=timeout, **popen)
+    return run_module("llm_aai.run", *args, env=env, timeout=timeout, **popen)
 
 
 def base_args(testbed_dir, out, url, tasks="01-04-03"):
@@ -248,18 +248,11 @@ def test_ctrl_c_stops_episodes_in_flight_and_resume_finishes_them(testbed_dir, t
     with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
         args = base_args(testbed_dir, tmp_path, server.url, tasks) + ["--max-scripts", 30,
                                                                       "--concurrency", 2]
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
-                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
-        turns = tmp_path / "r" / "episodes" / "01-06-02_t1" / "turns.jsonl"
-        deadline = time.monotonic() + 300
-        while not (turns.exists() and turns.read_text().count("\n") >= 2):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.1)
+        process = start_module("llm_aai.run", *args, env=keyless_env())
+        wait_until(has_lines(tmp_path / "r" / "episodes" / "01-06-02_t1" / "turns.jsonl", 2),
+                   process)
         asked_before = len(server.requests)
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=180)
+        _, stderr = stop(process, signal.SIGINT)
         # at most the reply each of the 2 episodes in flight was waiting for (and one racing
         # the signal), not the rest of two 30-script episodes: counted, not timed, so a busy
         # machine cannot fail it
@@ -307,9 +300,9 @@ def test_resume_after_kill_finishes_without_duplicates(testbed_dir, tmp_path):
     tasks = "01-04-03,01-06-02,02-02-01"
     with FakeChatServer(default="Turn(30);", latency_s=0.4) as server:
         args = base_args(testbed_dir, tmp_path, server.url, tasks) + ["--max-scripts", 4]
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
-                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   env=keyless_env(), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
         store = RunStore(tmp_path / "r")
         deadline = time.monotonic() + 120
         while not store.finished_results() and time.monotonic() < deadline:

@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore
+from tests.helpers.runs import keyless_env, run_module
+from tests.helpers.signals import has_lines, start_module, stop, wait_until
 
 
 def test_sigterm_stops_at_the_next_turn_and_prints_the_resume_command(testbed_dir, tmp_path):
     tasks = "01-04-03,01-06-02,02-02-01"
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     run_dir = tmp_path / "r"
     with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
-        args = ["--model", "openai/fake", "--api-base", server.url, "--tasks", tasks,
-                "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r",
-                "--resolution", 64, "--max-scripts", 30, "--concurrency", 2, "--no-progress"]
-        process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
-                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
-        turns = run_dir / "episodes" / "01-06-02_t1" / "turns.jsonl"
-        deadline = time.monotonic() + 300
-        while not (turns.exists() and turns.read_text().count("\n") >= 2):
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.1)
+        process = _start_and_wait_for_turns(server, testbed_dir, tmp_path, tasks)
         asked_before = len(server.requests)
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=180)
+        _, stderr = stop(process, signal.SIGTERM)
         # the next turn, not the rest of the episodes: at most the reply each of the 2
         # episodes in flight was waiting for (and one racing the signal); counted, not timed
         assert len(server.requests) - asked_before <= 4
@@ -44,25 +32,21 @@ def test_sigterm_stops_at_the_next_turn_and_prints_the_resume_command(testbed_di
         assert sorted(row.split(",")[0] for row in rows) == sorted(sealed)
         for turn_log in run_dir.glob("episodes/*/turns.jsonl"):  # every line whole
             assert turn_log.read_text().endswith("\n") or not turn_log.read_text()
-        resumed = subprocess.run([sys.executable, "-m", "llm_aai.run", "--resume", run_dir,
-                                  "--api-base", server.url, "--no-progress"],
-                                 env=env, capture_output=True, text=True, timeout=240)
+        resumed = run_module("llm_aai.run", "--resume", run_dir, "--api-base", server.url,
+                             "--no-progress", env=keyless_env(), timeout=240)
     assert resumed.returncode == 0, resumed.stderr
     assert set(store.finished_results()) == {"01-04-03_t1", "01-06-02_t1", "02-02-01_t1"}
 
 
-def _start_and_wait_for_turns(server, testbed_dir, tmp_path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    args = ["--model", "openai/fake", "--api-base", server.url, "--tasks", "01-04-03,01-06-02",
-            "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r",
-            "--resolution", 64, "--max-scripts", 30, "--concurrency", 2, "--no-progress"]
-    process = subprocess.Popen([sys.executable, "-m", "llm_aai.run", *map(str, args)],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    turns = tmp_path / "r" / "episodes" / "01-06-02_t1" / "turns.jsonl"
-    deadline = time.monotonic() + 300
-    while not (turns.exists() and turns.read_text().count("\n") >= 2):
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.1)
+def _start_and_wait_for_turns(server, testbed_dir, tmp_path,
+                              tasks: str = "01-04-03,01-06-02") -> subprocess.Popen:
+    """A 30-script run of ``tasks``, two at once, once the second task has played a turn."""
+    process = start_module(
+        "llm_aai.run", "--model", "openai/fake", "--api-base", server.url, "--tasks", tasks,
+        "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r", "--resolution", 64,
+        "--max-scripts", 30, "--concurrency", 2, "--no-progress", env=keyless_env())
+    wait_until(has_lines(tmp_path / "r" / "episodes" / "01-06-02_t1" / "turns.jsonl", 2),
+               process)
     return process
 
 
@@ -70,8 +54,7 @@ def test_sighup_stops_the_run_as_sigterm_does(testbed_dir, tmp_path):
     """A closed terminal or a dropped SSH session: stopped cleanly, said, resumable."""
     with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
         process = _start_and_wait_for_turns(server, testbed_dir, tmp_path)
-        process.send_signal(signal.SIGHUP)
-        _, stderr = process.communicate(timeout=180)
+        _, stderr = stop(process, signal.SIGHUP)
     assert process.returncode == 129, stderr  # 128 + SIGHUP, as a shell reports it
     assert "hung up (SIGHUP)" in stderr and "Traceback" not in stderr
     assert f"continue with --resume {tmp_path / 'r'}" in stderr

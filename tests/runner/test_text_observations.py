@@ -17,6 +17,7 @@ from llm_aai.perception import NOTHING
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 from llm_aai.settings import read_settings
+from tests.helpers.arenas import goal_ahead
 
 TASK = "01-04-03"  # a green ball in the open, in front of the agent
 
@@ -99,21 +100,7 @@ def test_the_heuristic_refuses_a_turn_with_neither_image_nor_view():
         agent.act(TurnInput(images=[], text="Your remaining health is 100.0."))
 
 
-BLACKOUT_ARENA = """!ArenaConfig
-arenas:
-  0: !Arena
-    t: 250
-    blackouts: [-3]
-    items:
-    - !Item
-      name: Agent
-      positions: [!Vector3 {x: 20, y: 0, z: 5}]
-      rotations: [0]
-    - !Item
-      name: GoodGoal
-      positions: [!Vector3 {x: 20, y: 0, z: 35}]
-      sizes: [!Vector3 {x: 1, y: 1, z: 1}]
-"""
+BLACKOUT_ARENA = goal_ahead(agent=(20, 5), goal=(20, 35), blackouts="[-3]")
 
 
 def test_a_blackout_says_you_see_nothing_when_the_picture_goes_black(tmp_path):

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 # docs/animal-ai-facts.md §1: distance while thrusting from rest, and the extra coast after.
 SPEED_TABLE = {1: (0.10, 0.16), 2: (0.34, 0.40), 3: (0.71, 0.64), 5: (1.77, 1.07),

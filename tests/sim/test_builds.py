@@ -14,7 +14,7 @@ from llm_aai.arena.geometry import Box
 from llm_aai.sim import Simulator
 from llm_aai.sim.builds import game_clock, zone_trigger
 from llm_aai.sim.rules import Blackouts, Rules
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 PLACED_ZONE = Box(center=(20.0, -0.15, 20.0), half=(19.98, 0.24975, 9.99), yaw=30.0)
 """A 40 x 0 x 20 death zone as the placer puts it (height clamped to 0.5, x 0.999)."""

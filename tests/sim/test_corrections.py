@@ -8,7 +8,7 @@ from llm_aai.sim.angular_limit import AngularSpeedLimit
 from llm_aai.sim.corrections import ContactRead
 from llm_aai.sim.floor_friction import FloorFriction
 from llm_aai.sim.pair_friction import PairFriction
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 
 class _Probe:

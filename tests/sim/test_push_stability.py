@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from llm_aai.sim.angular_limit import MAX_ANGULAR_SPEED
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 PLANK = [obj("Cardbox2", (20.0, 0.0, 20.0), (10, 0.5, 0.8)),  # 10-28's plank over a gap
          obj("WallTransparent", (20.0, 0.0, 22.0), (5, 2, 2))]

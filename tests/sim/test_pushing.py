@@ -13,7 +13,7 @@ import pytest
 
 from llm_aai.arena.objects import lookup
 from llm_aai.sim.scene import AGENT_MASS
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 G = 9.81
 BOX_FLOOR_MU = 0.425  # PhysX average of LowFriction (0.25) and the default material (0.6)

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from llm_aai.sim import Simulator
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 SCENES = (
     arena(obj("GoodGoal", (20, 0, 24), (1, 1, 1))),

@@ -14,7 +14,7 @@ from llm_aai.arena.placement import place_arena
 from llm_aai.arena.yaml_io import load_config
 from llm_aai.sim import Simulator
 from llm_aai.sim.simulator import PHYSICS_BUILDS
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 
 def _testbed(testbed_dir, task, *, physics_build="3.x"):

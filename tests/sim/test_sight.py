@@ -12,7 +12,7 @@ from llm_aai.arena.yaml_io import load_config
 from llm_aai.sim import Simulator
 from llm_aai.sim.render import shared_gl
 from llm_aai.sim.sight import SIGHT_RAYS
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 CHILDREN = Path(__file__).resolve().parents[2] / "llm_aai" / "data" / "children_subset.csv"
 

@@ -5,7 +5,7 @@ import pytest
 from llm_aai.arena.objects import OBJECTS, Kind
 from llm_aai.sim import SimulationUnstable, Simulator, StepResult
 from llm_aai.sim.scene import build_scene
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 EVERY_KIND = (
     obj("Wall", (5, 0, 5), (2, 2, 1), color=(1, 0, 1)),

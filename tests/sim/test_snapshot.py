@@ -13,7 +13,7 @@ import pytest
 
 from llm_aai.sim import Simulator
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS
-from tests.sim.conftest import arena, obj
+from tests.helpers.arenas import arena, obj
 
 
 def _busy_arena():

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +12,7 @@ import pytest
 from llm_aai.cli.variants import main as make
 from llm_aai.variants.generate import PROGRESS_FILE
 from llm_aai.variants.index import INDEX_FILE, read_rows
+from tests.helpers.signals import alive, children_of, start_module, stop
 
 TASKS = ["01-04-03", "01-05-01", "01-06-02", "02-03-01", "01-03-02"]
 FLAGS = ["--count", "1", "--seed", "5", "--workers", "2"]
@@ -23,24 +21,6 @@ FLAGS = ["--count", "1", "--seed", "5", "--workers", "2"]
 def files_of(folder: Path) -> dict[str, bytes]:
     """Every file of a folder (hidden ones too) and its bytes."""
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
-
-
-def children_of(pid: int) -> set[int]:
-    """The processes ``pid`` started (Linux's /proc)."""
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        text = (task / "children").read_text() if (task / "children").exists() else ""
-        found |= {int(child) for child in text.split()}
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(") ")[-1][:1] != "Z"
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +36,12 @@ def uninterrupted(testbed_dir, tmp_path_factory) -> Path:
 def test_a_killed_make_resumes_to_what_one_run_makes(signum, uninterrupted, testbed_dir,
                                                      tmp_path, capsys):
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "llm_aai.variants", "make", *TASKS, *FLAGS, "--out",
-               str(out), "--arenas-dir", str(testbed_dir)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = start_module("llm_aai.variants", "make", *TASKS, *FLAGS, "--out", out,
+                           "--arenas-dir", testbed_dir)
     first = process.stdout.readline()  # the first task finished: its rows are in the index
     assert "kept" in first
     workers = children_of(process.pid)
-    process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=60)
+    stdout, stderr = stop(process, signum, timeout=60)
     assert process.returncode == 130, stderr
     assert "Run the same command again" in stderr
     finished = {row["parent"] for row in read_rows(out)}

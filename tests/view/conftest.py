@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from llm_aai.cli.run import main as run_main
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.view import build_site
 from llm_aai.view.browser import CHROMIUM_ENV, CHROMIUM_FLAGS, find_chromium
+from tests.helpers.runs import make_run
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "view"
@@ -29,22 +29,15 @@ LLM_REPLIES = [
 ]
 
 
-def _run(testbed_dir: Path, out: Path, run_id: str, *extra: str) -> Path:
-    argv = ["--arenas-dir", str(testbed_dir), "--out", str(out), "--run-id", run_id,
-            "--resolution", "64", "--no-progress", *extra]
-    assert run_main(argv) == 0
-    return out / run_id
-
-
 @pytest.fixture(scope="session")
 def small_runs(testbed_dir, tmp_path_factory) -> dict[str, Path]:
     """Run directories on 01-04-03: ``heuristic`` (2 trials) and ``llm`` (3 scripts)."""
     out = tmp_path_factory.mktemp("view-runs")
-    made = {"heuristic": _run(testbed_dir, out, "heuristic", "--model", "heuristic",
+    made = {"heuristic": make_run(testbed_dir, out, "heuristic", "--model", "heuristic",
                               "--tasks", "01-04-03", "--trials", "2", "--max-scripts", "6")}
     with pytest.MonkeyPatch.context() as patch, FakeChatServer(LLM_REPLIES) as server:
         patch.setenv("OPENAI_API_KEY", "sk-test-view")
-        made["llm"] = _run(testbed_dir, out, "llm", "--model", "openai/fake", "--api-base",
+        made["llm"] = make_run(testbed_dir, out, "llm", "--model", "openai/fake", "--api-base",
                            server.url, "--tasks", "01-04-03", "--max-scripts",
                            str(len(LLM_REPLIES)))
     return made

@@ -1,0 +1,36 @@
+"""Real runs made through the run command, for tests that read, replay or view them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from llm_aai.cli.run import main as run_main
+
+__all__ = ["keyless_env", "make_run", "run_module"]
+
+
+def make_run(testbed_dir: Path, out: Path, run_id: str, *flags: str,
+             resolution: int = 64) -> Path:
+    """Run ``python -m llm_aai.run`` in this process with ``flags``; the run's folder.
+
+    The testbed, the output folder, the run id, the frame size and no progress bar are
+    given here; ``flags`` add the model, the tasks and the rest.
+    """
+    argv = ["--arenas-dir", str(testbed_dir), "--out", str(out), "--run-id", run_id,
+            "--resolution", str(resolution), "--no-progress", *flags]
+    assert run_main(argv) == 0
+    return Path(out) / run_id
+
+
+def keyless_env() -> dict[str, str]:
+    """This process's environment without any provider's API key (a subprocess sees none)."""
+    return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+
+
+def run_module(module: str, *args, timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``python -m module args`` to its end, its output captured as text."""
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, **kwargs)
