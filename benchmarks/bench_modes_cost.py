@@ -49,7 +49,7 @@ CONVERSATION = "01-04-03,01-06-02,01-21-01,01-23-01"
 
 MODES = {
     "paper (30 scripts)": ({}, SCRIPT_REPLY),
-    "frame control": ({"modes": ModeSettings(control="frame"),
+    "action control": ({"modes": ModeSettings(control="action"),
                        "protocol": EpisodeProtocol(max_scripts=None, max_replies=GUARD)},
                       FRAME_REPLY),
     "observe every 6": ({"modes": ModeSettings(observe_every=6)}, SCRIPT_REPLY),

@@ -7,7 +7,7 @@ writes Think/Go/Turn script text like a model does, so its replies go through th
 parser and logs. Everything it does is a function of the current frame (or text) and a
 ``random.Random(seed)``, so a run is reproducible.
 
-With frame-by-frame control (``control="frame"``) it acts per frame: each reply is the first
+With per-action control (``control="action"``) it acts per step: each reply is the first
 action of its plan, repeated as long as the plan repeats it (up to the control's bound). A
 ball in view is planned for afresh on every frame; while it searches, it carries on with the
 search plan it made, so a full turn is still a full turn before it moves elsewhere.
@@ -32,7 +32,7 @@ from llm_aai.agents.vision import (
     go_steps_for_distance,
     hsv,
 )
-from llm_aai.protocol.frame_control import MAX_REPEAT, frame_reply
+from llm_aai.protocol.action_control import MAX_REPEAT, action_reply
 from llm_aai.script import (
     DEGREES_PER_STEP,
     NOOP,
@@ -111,14 +111,14 @@ class HeuristicAgent:
     Args:
         settings: thresholds and step sizes.
         name: agent name in logs.
-        control: ``"script"`` (a script per reply) or ``"frame"`` (one action per reply).
+        control: ``"script"`` (a script per reply) or ``"action"`` (one action per reply).
 
     """
 
     def __init__(self, settings: HeuristicSettings | None = None, name: str = "heuristic",
                  control: str = "script"):
-        if control not in ("script", "frame"):
-            raise ValueError(f"control must be script or frame, got {control!r}")
+        if control not in ("script", "action"):
+            raise ValueError(f"control must be script or action, got {control!r}")
         self.settings = settings or HeuristicSettings()
         self.name = name
         self.control = control
@@ -146,11 +146,11 @@ class HeuristicAgent:
         Raises:
             ValueError: the turn has neither an image nor a text observation.
         """
-        if self.control == "frame":
+        if self.control == "action":
             if not turn.images:
-                raise ValueError("the heuristic agent plays frame control from images; "
+                raise ValueError("the heuristic agent plays action control from images; "
                                  "use --control script with --observation text")
-            return AgentReply(text=self._next_frame_reply(np.asarray(turn.images[-1])),
+            return AgentReply(text=self._next_action_reply(np.asarray(turn.images[-1])),
                               model=self.name)
         if turn.images:
             commands = self.plan(np.asarray(turn.images[-1]))
@@ -158,7 +158,7 @@ class HeuristicAgent:
             commands = self.plan_from_text(read_view(turn.text))
         return AgentReply(text=format_script(Script(tuple(commands))), model=self.name)
 
-    def _next_frame_reply(self, frame: np.ndarray) -> str:
+    def _next_action_reply(self, frame: np.ndarray) -> str:
         """The next action of the current plan, replanning unless a search is under way."""
         if not self._queued or self._sees_food(frame):
             script = Script(tuple(self.plan(frame)))
@@ -169,7 +169,7 @@ class HeuristicAgent:
         while repeat < min(MAX_REPEAT, len(self._queued)) and self._queued[repeat] == action:
             repeat += 1
         del self._queued[:repeat]
-        return frame_reply(action, repeat, self._queued_thought or None)
+        return action_reply(action, repeat, self._queued_thought or None)
 
     def _sees_food(self, frame: np.ndarray) -> bool:
         if float(frame[..., :3].mean()) < 8.0:

@@ -9,7 +9,7 @@ Its privilege is the world itself: the runner hands it the env with ``bind_world
 optional agent hook), from which it takes the embedded simulator. A real model sees only the
 frames. It needs the embedded backend; with another one it says so.
 
-In frame control (``control="frame"``) it answers each turn with one AAI action of its plan,
+In action control (``control="action"``) it answers each turn with one AAI action of its plan,
 repeated while the plan repeats it (up to ``MAX_REPEAT``): the plan was simulated from the
 episode's exact state and the world is deterministic, so playing it reply by reply takes the
 states the search saw; when the plan runs out it searches again. ``per_frame=True`` is the
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
 from llm_aai.oracle.replies import repeat_of, script_reply
 from llm_aai.oracle.search import DEFAULT_BUDGET, WAIT, SearchSettings, describe, plan_script
-from llm_aai.protocol.frame_control import MAX_REPEAT, frame_reply
+from llm_aai.protocol.action_control import MAX_REPEAT, action_reply
 
 __all__ = ["OracleAgent"]
 
@@ -44,10 +44,10 @@ class OracleAgent:
 
     Args:
         budget: simulated AAI steps its search may take over the whole episode.
-        control: ``"script"`` (a Think/Go/Turn script per reply, the paper's) or ``"frame"``
-            (one action per reply, ``llm_aai.protocol.frame_control``).
+        control: ``"script"`` (a Think/Go/Turn script per reply, the paper's) or ``"action"``
+            (one action per reply, ``llm_aai.protocol.action_control``).
         per_frame: search over every AAI action, the ``oracle-frames`` ceiling (needs
-            ``control="frame"``: a script cannot express those actions).
+            ``control="action"``: a script cannot express those actions).
     """
 
     name = "oracle"
@@ -56,10 +56,10 @@ class OracleAgent:
                  per_frame: bool = False) -> None:
         if budget < 0:
             raise ValueError(f"the oracle's budget must be >= 0 steps, got {budget}")
-        if control not in ("script", "frame"):
-            raise ValueError(f"control must be script or frame, got {control!r}")
-        if per_frame and control != "frame":
-            raise ValueError("oracle-frames acts per frame: it plays --control frame only "
+        if control not in ("script", "action"):
+            raise ValueError(f"control must be script or action, got {control!r}")
+        if per_frame and control != "action":
+            raise ValueError("oracle-frames acts per step: it plays --control action only "
                              "(a script cannot turn while it moves, or wait)")
         self.budget = int(budget)
         self.control = control
@@ -94,8 +94,8 @@ class OracleAgent:
         if self._sim is None:
             raise RuntimeError("the oracle was not given its world (the runner calls "
                                "bind_world after reset)")
-        if self.control == "frame":
-            return AgentReply(self._next_frame_reply(), model=self.name)
+        if self.control == "action":
+            return AgentReply(self._next_action_reply(), model=self.name)
         text, self._hint = script_reply(self._plan(self._hint))
         return AgentReply(text, model=self.name)
 
@@ -107,7 +107,7 @@ class OracleAgent:
         self._turn += 1
         return plan
 
-    def _next_frame_reply(self) -> str:
+    def _next_action_reply(self) -> str:
         """One action of the plan, repeated while the plan repeats it; a new plan when empty."""
         thought = None
         if not self._queue:
@@ -120,4 +120,4 @@ class OracleAgent:
         action = self._queue[0]
         repeat = repeat_of(self._queue)
         del self._queue[:repeat]
-        return frame_reply(action, repeat, thought)
+        return action_reply(action, repeat, thought)

@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 
 from llm_aai.agents.base import AgentReply, PriorTurn, TurnInput
-from llm_aai.protocol.frame_control import ACTION_NAMES, MAX_REPEAT, frame_reply
+from llm_aai.protocol.action_control import ACTION_NAMES, MAX_REPEAT, action_reply
 from llm_aai.script import DEGREES_PER_STEP, Command, Go, Script, Turn, format_script
 
 __all__ = ["RandomAgent"]
@@ -19,7 +19,7 @@ class RandomAgent:
         max_go: largest |n| in Go(n).
         max_commands: most commands per script.
         name: agent name in logs.
-        control: ``"script"`` (random scripts) or ``"frame"`` (a random action, repeated 1 to
+        control: ``"script"`` (random scripts) or ``"action"`` (a random action, repeated 1 to
             ``MAX_REPEAT`` steps, per reply).
 
     """
@@ -28,8 +28,8 @@ class RandomAgent:
                  control: str = "script") -> None:
         if max_go < 1 or max_commands < 1:
             raise ValueError("max_go and max_commands must be >= 1")
-        if control not in ("script", "frame"):
-            raise ValueError(f"control must be script or frame, got {control!r}")
+        if control not in ("script", "action"):
+            raise ValueError(f"control must be script or action, got {control!r}")
         self.control = control
         self.max_go = max_go
         self.max_commands = max_commands
@@ -46,9 +46,9 @@ class RandomAgent:
 
     def act(self, turn: TurnInput) -> AgentReply:
         """Return a random script (or action); the observation is ignored."""
-        if self.control == "frame":
+        if self.control == "action":
             action = self._rng.choice(list(ACTION_NAMES.values()))
-            return AgentReply(text=frame_reply(action, self._rng.randint(1, MAX_REPEAT)),
+            return AgentReply(text=action_reply(action, self._rng.randint(1, MAX_REPEAT)),
                               model=self.name)
         commands: list[Command] = []
         for _ in range(self._rng.randint(1, self.max_commands)):

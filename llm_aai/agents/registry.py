@@ -47,7 +47,7 @@ class AgentEntry:
         factory: builds one agent from its options.
         options: the options it takes.
         description: one line for listings.
-        preset: the settings it plays with (the per-frame oracle's frame control) and those
+        preset: the settings it plays with (the per-frame oracle's action control) and those
             it needs (the replay agent's episode); None: any.
 
     """
@@ -66,7 +66,7 @@ def _oracle(**options: Any) -> Agent:
     return OracleAgent(**options)
 
 
-def _oracle_frames(control: str = "frame", **options: Any) -> Agent:
+def _oracle_frames(control: str = "action", **options: Any) -> Agent:
     return OracleAgent(per_frame=True, control=control, **options)
 
 
@@ -114,16 +114,16 @@ AGENTS: dict[str, AgentEntry] = {
                          "from exact snapshots"),
     "oracle-frames": AgentEntry(_oracle_frames, frozenset({"budget", "control"}),
                                 "the oracle acting per frame with no script cap (the ceiling "
-                                "of what the physics allows); plays --control frame",
+                                "of what the physics allows); plays --control action",
                                 Preset("model", "oracle-frames",
-                                       defaults={"modes.control": "frame",
+                                       defaults={"modes.control": "action",
                                                  "protocol.max_scripts": None,
                                                  "protocol.max_replies":
                                                      ORACLE_FRAMES_MAX_REPLIES},
-                                       requires={"modes.control": "frame",
+                                       requires={"modes.control": "action",
                                                  "protocol.max_scripts": None},
                                        why="acts per frame, with no script cap: give "
-                                           "{modes.control} frame and bound it with "
+                                           "{modes.control} action and bound it with "
                                            "{protocol.max_replies}")),
     "random": AgentEntry(_random, frozenset({"max_go", "max_commands", "control"}),
                          "seeded random Go/Turn scripts"),

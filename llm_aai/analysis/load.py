@@ -77,7 +77,7 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
 
     Runs with the same model, prompt and mode are pooled under one label (e.g. a run split in
     two); when one model appears with several prompts, the label names the prompt too, and a
-    run in a mode other than the paper's (``--control frame``, ``--observe-every``...) names
+    run in a mode other than the paper's (``--control action``, ``--observe-every``...) names
     its mode, so runs of different modes are never pooled.
 
     Args:
@@ -326,7 +326,7 @@ def _labels(runs: pd.DataFrame) -> dict[tuple[str, str, str], str]:
     """``(model, prompt, mode) -> label``.
 
     The model, plus the prompt where the model has several, plus the mode where it is not the
-    paper's (``claude (frame control)``).
+    paper's (``claude (action control)``).
     """
     prompts = runs.groupby("model")["prompt"].nunique()
     labels = {}

@@ -28,7 +28,7 @@ from llm_aai.arena import ArenaError
 from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select_tasks
 from llm_aai.cli import analyze
 from llm_aai.cli.hints import module_command
-from llm_aai.cli.renamed import OldFlagNoted
+from llm_aai.cli.renamed import OldFlagNoted, old_choices_noted
 from llm_aai.frames import FRAME_KINDS
 from llm_aai.llm.aliases import MODEL_ALIASES
 from llm_aai.llm.cache import default_cache_dir
@@ -37,6 +37,7 @@ from llm_aai.logs.store import RERUN_END_REASONS
 from llm_aai.perception import PERSPECTIVES
 from llm_aai.perception.observer import OBSERVATIONS
 from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS
+from llm_aai.protocol.modes import CONTROLS, RENAMED_CONTROLS
 from llm_aai.runner import (
     RESULTS_DIR,
     ResumeOverrides,
@@ -132,13 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="scripts per episode (the paper: %(default)s); 0: no cap, play "
                              "to the arena's time limit (needs --max-replies)")
     modes = parser.add_argument_group("control and sensing modes (beyond the paper)")
-    modes.add_argument("--control", dest="modes.control",
-                       choices=("script", "frame"),
+    modes.add_argument("--control", dest="modes.control", choices=CONTROLS,
+                       type=old_choices_noted("--control", RENAMED_CONTROLS),
                        help="script: a Think/Go/Turn script per reply (the paper, default); "
                             "frame: one of AAI's 9 actions per reply, repeated up to x4, "
                             "then a new observation (needs --max-replies)")
     modes.add_argument("--max-replies", dest="protocol.max_replies", type=_at_least(1), metavar="N",
-                       help="cost guard: replies per episode, for --control frame and "
+                       help="cost guard: replies per episode, for --control action and "
                             "--max-scripts 0")
     modes.add_argument("--observe-every", dest="modes.observe_every", type=_at_least(1),
                        metavar="N",
@@ -220,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --model replay: the episode directory whose scripts to re-issue")
     parser.add_argument("--oracle-budget", dest="oracle_budget", type=_at_least(0),
                         help="with --model oracle or oracle-frames (the oracle per frame, no "
-                             "script cap: --control frame --max-scripts 0 --max-replies 2000 "
+                             "script cap: --control action --max-scripts 0 --max-replies 2000 "
                              "unless given): search budget per episode in simulated "
                              "steps (default 20000)")
     parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
@@ -330,7 +331,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     """The run config the parsed flags describe, with the presets of what they chose.
 
     A setting left at its default takes the chosen agent's, control's or prompt's preset
-    (``--model oracle-frames`` plays ``--control frame`` with no script cap).
+    (``--model oracle-frames`` plays ``--control action`` with no script cap).
 
     Raises:
         ConfigError: a value, a combination or a choice's requirement the run cannot use, on

@@ -404,7 +404,7 @@ def _check_table(data: Mapping[str, Any], dotted: str, kind: type) -> None:
 
 def move_text(command: Mapping[str, Any]) -> str:
     """A logged move as the reply wrote it: ``Go(3)``, or ``forward x4`` for a frame action."""
-    if command.get("op") == "Act":  # --control frame
+    if command.get("op") == "Act":  # --control action
         return f"{command.get('arg')} x{command.get('repeat', 1)}"
     return f"{command.get('op')}({command.get('arg')})"
 

@@ -8,8 +8,8 @@ oracle through ``llm_aai.agents.oracle`` with frames and logs; both make their r
 ``llm_aai.oracle.replies`` and give the same scripts for the same seed and budget.
 
 ``per_frame=True`` measures the ``oracle-frames`` ceiling: the oracle searches over any of the
-3 x 3 actions and plays its plan through the protocol's frame control
-(``llm_aai.protocol.frame_control``), with no script cap, replanning whenever its plan runs
+3 x 3 actions and plays its plan through the protocol's action control
+(``llm_aai.protocol.action_control``), with no script cap, replanning whenever its plan runs
 out; when a search finds nothing (its budget spent) it stops replying and the protocol runs
 out the clock.
 """
@@ -25,7 +25,7 @@ from llm_aai.env.headless import HeadlessEnv
 from llm_aai.oracle.replies import frame_replies, script_reply
 from llm_aai.oracle.search import SearchSettings, plan_script
 from llm_aai.protocol import PAPER_PROTOCOL, Episode, EpisodeProtocol
-from llm_aai.protocol.frame_control import FrameControl
+from llm_aai.protocol.action_control import ActionControl
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 
@@ -74,7 +74,7 @@ def play_oracle_episode(placed: PlacedArena, settings: SearchSettings,
     env = HeadlessEnv(placed, physics_build=physics_build)
     if settings.per_frame:  # no script cap; each reply is one action, repeated
         episode = Episode(env, dataclasses.replace(protocol, max_scripts=None),
-                          control=FrameControl())
+                          control=ActionControl())
     else:
         episode = Episode(env, protocol)
     try:

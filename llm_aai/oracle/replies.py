@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from llm_aai.oracle.search import MAX_SCRIPT_STEPS, Plan, describe, to_script
-from llm_aai.protocol.frame_control import MAX_REPEAT, frame_reply
+from llm_aai.protocol.action_control import MAX_REPEAT, action_reply
 from llm_aai.script import format_script
 
 __all__ = ["frame_replies", "repeat_of", "script_reply"]
@@ -39,9 +39,9 @@ def repeat_of(actions: Sequence[Action]) -> int:
 
 
 def frame_replies(actions: Sequence[Action]) -> Iterator[str]:
-    """Frame-control replies that take exactly ``actions``, each repeat as long as it may."""
+    """Action-control replies that take exactly ``actions``, each repeat as long as it may."""
     k = 0
     while k < len(actions):
         repeat = repeat_of(actions[k:k + MAX_REPEAT])
-        yield frame_reply(actions[k], repeat)
+        yield action_reply(actions[k], repeat)
         k += repeat

@@ -339,7 +339,7 @@ class _Controller:
         error = _wrap(bearing - yaw)
         turn = 0 if abs(error) <= AIM_TOLERANCE else (1 if error > 0 else 2)
         if stop and math.dist((x, z), aim) < COAST * self._speed + STOP_SLACK:
-            # coast to the point: turning in place brakes (a no-op under frame control)
+            # coast to the point: turning in place brakes (a no-op under action control)
             return WAIT if self.per_frame else (0, turn or 1)
         if self.per_frame:
             move = 1 if abs(error) < 45.0 else 0

@@ -84,7 +84,7 @@ PROMPTS: dict[str, PromptSpec] = {
                       "episode (supervised in-context learning)",
                       intro="icl_intro.md", example=DEFAULT_EXAMPLE),
     "react-frame": PromptSpec("frame_system.md", "frame_turns.yaml",
-                              "frame-by-frame control (--control frame): the same background, "
+                              "per-action control (--control action): the same background, "
                               "one named action per reply"),
     "plan": PromptSpec("react_system.md", "react_turns.yaml",
                        "plan-then-act probe: a map of the arena and one picture, one complete "

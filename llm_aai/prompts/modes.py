@@ -1,6 +1,6 @@
 """The prompt a run's mode is played with: the control's wording, and the frames' line.
 
-``--control frame`` plays ``react`` as ``react-frame`` (the same background, with the nine
+``--control action`` plays ``react`` as ``react-frame`` (the same background, with the nine
 actions instead of the script language); the worked example of ``icl`` is a scripted
 demonstration, so it has no frame version and is refused rather than shown as scripts.
 Under ``--observation text`` or ``both`` the worked example is shown in words too.
@@ -43,14 +43,14 @@ def prompt_name_for_mode(name: str, modes: ModeSettings) -> str:
         ValueError: the prompt has no version for the mode's control.
 
     """
-    if modes.control == "frame":
+    if modes.control == "action":
         if name in _SCRIPT_ONLY:
-            raise ValueError(f"--prompt {name} cannot be played with --control frame: "
+            raise ValueError(f"--prompt {name} cannot be played with --control action: "
                              f"{_SCRIPT_ONLY[name]}; use --prompt react or a prompt file")
         return FRAME_PROMPTS.get(name, name)
     if name in FRAME_PROMPTS.values():
-        raise ValueError(f"--prompt {name} describes frame-by-frame control; add "
-                         "--control frame")
+        raise ValueError(f"--prompt {name} describes per-action control; add "
+                         "--control action")
     return name
 
 

@@ -21,7 +21,7 @@ Public API:
 
 Where a mode plugs in (one piece each):
 
-* frame-by-frame control (``frame_control.FrameControl``): a reply picks one of AAI's 9
+* per-action control (``action_control.ActionControl``): a reply picks one of AAI's 9
   actions, repeated up to ``MAX_REPEAT`` steps;
 * frames during a script (``observe_every.EveryNSteps``): an ``ObservationPolicy`` cutting
   every N actions;

@@ -1,8 +1,8 @@
 """The control and sensing modes of a run: which ``Control`` and ``ObservationPolicy`` play.
 
 The paper's mode is the default (``ModeSettings()``): scripts, one frame per script. The
-others answer the questions the paper leaves open: frame-by-frame control (``control=
-"frame"``), frames during a script (``observe_every``, optionally joined into one
+others answer the questions the paper leaves open: per-action control (``control=
+"action"``), frames during a script (``observe_every``, optionally joined into one
 ``filmstrip`` image), one conversation across the tasks of a trial (``context=
 "across-tasks"``, in ``order``; see ``across_tasks``). The script cap and the reply guard are
 protocol numbers (``EpisodeProtocol.max_scripts`` / ``max_replies``). A run's manifest records
@@ -12,22 +12,27 @@ modes.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 from llm_aai.protocol.across_tasks import CONTEXTS, ORDERS, PER_TASK, TESTBED_ORDER
+from llm_aai.protocol.action_control import ActionControl
 from llm_aai.protocol.control import Control, ScriptControl
-from llm_aai.protocol.frame_control import FrameControl
 from llm_aai.protocol.observation import LAST_FRAME, ObservationPolicy
 from llm_aai.protocol.observe_every import EveryNSteps
 from llm_aai.protocol.presets import ConfigError, Preset
 
-__all__ = ["CONTROLS", "CONTROL_PRESETS", "ModeSettings", "PAPER_MODE", "mode_label"]
+__all__ = ["CONTROLS", "CONTROL_PRESETS", "RENAMED_CONTROLS", "ModeSettings", "PAPER_MODE",
+           "mode_label"]
 
-CONTROLS = ("script", "frame")
+CONTROLS = ("script", "action")
+RENAMED_CONTROLS = {"frame": "action"}
+"""Old spellings of a control -> its name now ("frame" means a camera image, issue 34); read
+from older manifests and accepted, with a note, from older commands."""
 CONTROL_PRESETS = {
-    "frame": Preset("modes.control", "frame", defaults={"protocol.max_scripts": None}),
+    "action": Preset("modes.control", "action", defaults={"protocol.max_scripts": None}),
 }
-"""Control -> what it brings: frame control's replies are not scripts, so it has no script cap
+"""Control -> what it brings: action control's replies are not scripts, so it has no script cap
 (the episode is bounded by ``protocol.max_replies``)."""
 
 
@@ -36,8 +41,8 @@ class ModeSettings:
     """How replies become actions and which frames the model sees.
 
     Attributes:
-        control: ``"script"`` (the paper's Think/Go/Turn scripts) or ``"frame"`` (one of
-            AAI's 9 actions per reply, repeated up to ``frame_control.MAX_REPEAT`` steps).
+        control: ``"script"`` (the paper's Think/Go/Turn scripts) or ``"action"`` (one of
+            AAI's 9 actions per reply, repeated up to ``action_control.MAX_REPEAT`` steps).
         observe_every: show a frame every N steps of a reply as well as the last one; None
             shows only the last (the paper).
         filmstrip: with ``observe_every``, join the frames taken during a reply into one
@@ -56,6 +61,10 @@ class ModeSettings:
     order: str = TESTBED_ORDER
 
     def __post_init__(self) -> None:
+        if self.control in RENAMED_CONTROLS:  # an older caller's spelling: the same control
+            warnings.warn(f"control={self.control!r} is deprecated: use "
+                          f"{RENAMED_CONTROLS[self.control]!r}", DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "control", RENAMED_CONTROLS[self.control])
         if self.control not in CONTROLS:
             raise ValueError(f"control must be one of {', '.join(CONTROLS)}, "
                              f"got {self.control!r}")
@@ -80,8 +89,8 @@ class ModeSettings:
 
     def make_control(self, script_mode: str = "strict") -> Control:
         """The ``Control`` of this mode (``script_mode`` is strict or lenient reading)."""
-        if self.control == "frame":
-            return FrameControl(script_mode)
+        if self.control == "action":
+            return ActionControl(script_mode)
         return ScriptControl(script_mode)
 
     def make_observations(self) -> ObservationPolicy:

@@ -3,7 +3,7 @@
 A run's settings (``llm_aai.settings.RunConfig``) are one tree of fields, named by their dotted
 path (``"protocol.max_scripts"``). An error in them names the path, so each front end can say
 it in its own words (the command line names the flag). Some choices bring settings with them:
-the plan-then-act prompt plays one script, frame control has no script cap, the per-frame
+the plan-then-act prompt plays one script, action control has no script cap, the per-frame
 oracle acts per frame. Each declares that as a ``Preset`` next to itself (the prompt table,
 ``ModeSettings``, the agent table), and the runner and the command line apply the presets of
 whatever was chosen, with no branch on a name.
@@ -69,7 +69,7 @@ SET: Any = _Set()
 
 @dataclass(frozen=True)
 class Preset:
-    """Settings that come with one choice (``prompt="plan"``, ``control="frame"``...).
+    """Settings that come with one choice (``prompt="plan"``, ``control="action"``...).
 
     Attributes:
         chosen_by: the dotted field whose value declares the preset (``"model"``).

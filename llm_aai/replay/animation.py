@@ -97,7 +97,7 @@ def _reply(record: TurnRecord) -> list[Line]:
     thoughts = [str(c["arg"]) for c in record.commands if c.get("op") == "Think"]
     lines: list[Line] = [("thought", f"Think: {text}") for text in thoughts]
     moves = [move_text(c) for c in record.commands if c.get("op") != "Think"]
-    if any(c.get("op") == "Act" for c in record.commands):  # --control frame
+    if any(c.get("op") == "Act" for c in record.commands):  # --control action
         lines.append(("text", "Action: " + "; ".join(moves)))
     else:
         lines.append(("text", "Script: " + ("; ".join(moves) + ";" if moves else "(no moves)")))

@@ -340,8 +340,8 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
             f"prompt: {prompt.name}; observation: {config.observation}; frames "
             f"{config.resolution} px ({image_tokens} tokens an image assumed)",
             f"mode: {mode_label(config.modes, protocol.max_scripts)}"]
-    if config.modes.control == "frame":
-        plan.append("frame control: no more replies than steps before each arena's time limit")
+    if config.modes.control == "action":
+        plan.append("action control: no more replies than steps before each arena's time limit")
     elif config.modes.observe_every is not None:
         plan.append(f"a script assumed to take {script_steps} steps (the frames sent a turn)")
     if observation.text or observation.arena_map:

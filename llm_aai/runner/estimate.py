@@ -145,7 +145,7 @@ def episode_shape(protocol: EpisodeProtocol, modes: ModeSettings, observation: O
         modes: frame or script control, frames during a reply, the filmstrip.
         observation: images, text or both; the arena's map for plan-then-act.
         messages: the prompt's turn messages (for the line naming the frames' steps).
-        time_limit: the arena's ``t``; bounds the replies of frame control, each of which
+        time_limit: the arena's ``t``; bounds the replies of action control, each of which
             takes a step at least (a script may take none, so it bounds nothing there).
         steps_per_unit: physics steps in one unit of ``t`` in the run's build.
         texts: the task's map and description (``measure_observation_texts``).
@@ -153,7 +153,7 @@ def episode_shape(protocol: EpisodeProtocol, modes: ModeSettings, observation: O
             carries with ``--observe-every``.
 
     """
-    frame = modes.control == "frame"
+    frame = modes.control == "action"
     steps = FRAME_ACTION_STEPS if frame else script_steps
     replies = protocol.max_scripts if protocol.max_scripts is not None else protocol.max_replies
     if replies is None:

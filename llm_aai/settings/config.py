@@ -33,7 +33,7 @@ from llm_aai.llm.client import (
 )
 from llm_aai.logs.schema import SchemaError
 from llm_aai.protocol import EpisodeProtocol
-from llm_aai.protocol.modes import ModeSettings
+from llm_aai.protocol.modes import RENAMED_CONTROLS, ModeSettings
 from llm_aai.protocol.presets import ConfigError
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
@@ -215,8 +215,8 @@ class RunConfig:
         if self.backend != "embedded" and self.physics_build != PHYSICS_BUILDS[0]:
             raise ConfigError("physics_build", f"{self.physics_build} chooses the embedded "
                               "simulator's physics; a Unity player has its own build's")
-        if self.modes.control == "frame" and self.protocol.max_scripts is not None:
-            raise ConfigError("protocol.max_scripts", "caps scripts; {modes.control} frame "
+        if self.modes.control == "action" and self.protocol.max_scripts is not None:
+            raise ConfigError("protocol.max_scripts", "caps scripts; {modes.control} action "
                               "counts replies: use {protocol.max_replies}")
         if self.protocol.max_scripts is None and self.protocol.max_replies is None:
             raise ConfigError("protocol.max_replies", "is needed without the script cap, or an "
@@ -376,16 +376,19 @@ _CLI_V1_NOT_SETTINGS = frozenset({"resume", "out", "run_id", "no_progress"})
 RENAMED_FIELDS = {"frame": "perspective"}
 """Config fields renamed since a manifest may have been written: old name -> new name (issue
 34 gave each word one meaning: a frame is a camera image). Manifests keep reading."""
+RENAMED_VALUES = {("modes", "control"): RENAMED_CONTROLS}
+"""Values renamed since: (record, field) -> {old value: new value} (``--control frame`` is
+``action``)."""
 
 
 def with_current_names(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A config record with its renamed fields under their current names.
+    """A config record with its renamed fields and values under their current names.
 
     Raises:
         SchemaError: the record holds a field under both its old and its new name.
 
     """
-    if not isinstance(record, Mapping) or not set(record) & set(RENAMED_FIELDS):
+    if not isinstance(record, Mapping):
         return record
     current = dict(record)
     for old, new in RENAMED_FIELDS.items():
@@ -393,6 +396,11 @@ def with_current_names(record: Mapping[str, Any]) -> Mapping[str, Any]:
             if new in current:
                 raise SchemaError(f"field {old!r}: the old name of {new!r}, which is also given")
             current[new] = current.pop(old)
+    for (parent, name), renamed in RENAMED_VALUES.items():
+        nested = current.get(parent)
+        if isinstance(nested, Mapping) and isinstance(nested.get(name), str) \
+                and nested[name] in renamed:
+            current[parent] = {**nested, name: renamed[nested[name]]}
     return current
 
 

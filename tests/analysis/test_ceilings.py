@@ -25,8 +25,8 @@ def test_oracle_and_oracle_frames_are_drawn_as_ceilings(testbed_dir, tmp_path, c
                     str(figure)]) == 0
     text = figure.read_text()
     assert "oracle: ceiling (privileged search in the simulator)" in text
-    assert "oracle-frames (frame control): ceiling (privileged search in the simulator)" in text
+    assert "oracle-frames (action control): ceiling (privileged search in the simulator)" in text
     assert text.count("stroke-dasharray") >= 2  # two line styles, one per ceiling
     assert "Children 6-10" in text and "Olympics 2019 top 10" in text
     table = capsys.readouterr().out
-    assert "oracle-frames (frame control)" in table
+    assert "oracle-frames (action control)" in table

@@ -28,3 +28,10 @@ def test_the_old_flag_still_checks_its_choices(capsys):
     with pytest.raises(SystemExit):
         _config("--frame", "north-up")
     assert "invalid choice: 'north-up'" in capsys.readouterr().err
+
+
+def test_the_old_frame_control_is_action_control_with_a_note(capsys):
+    config = _config("--control", "frame", "--max-replies", "9")
+    assert config.modes.control == "action" and config.protocol.max_scripts is None
+    assert capsys.readouterr().err.splitlines() == [
+        "note: --control frame is deprecated; use --control action"]

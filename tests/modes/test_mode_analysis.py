@@ -14,7 +14,7 @@ from llm_aai.protocol.modes import ModeSettings, mode_label
 from llm_aai.runner import RunConfig, run_config_of, start_run
 from llm_aai.settings import read_settings
 
-FRAME = {"modes": ModeSettings(control="frame"),
+ACTION = {"modes": ModeSettings(control="action"),
          "protocol": EpisodeProtocol(max_scripts=None, max_replies=3)}
 
 
@@ -32,16 +32,16 @@ def runs(tmp_path, mode_arena):
                          show_progress=False).run_dir
 
     return {"paper-a": run("paper-a"), "paper-b": run("paper-b", seed=1),
-            "frame": run("frame", **FRAME)}
+            "action": run("action", **ACTION)}
 
 
 def test_the_manifest_records_the_mode_and_resume_restores_it(runs):
-    manifest, settings = read_manifest(runs["frame"]), read_settings(runs["frame"])
-    assert settings.config.modes == ModeSettings(control="frame")
+    manifest, settings = read_manifest(runs["action"]), read_settings(runs["action"])
+    assert settings.config.modes == ModeSettings(control="action")
     assert settings.config.protocol.max_replies == 3
-    assert manifest.agent["options"] == {"control": "frame"}
+    assert manifest.agent["options"] == {"control": "action"}
     assert manifest.prompt["name"] == "react-frame"
-    assert run_config_of(runs["frame"]).modes == FRAME["modes"]
+    assert run_config_of(runs["action"]).modes == ACTION["modes"]
     assert "control" not in read_manifest(runs["paper-a"]).agent["options"]
 
 
@@ -49,22 +49,22 @@ def test_runs_of_different_modes_are_never_pooled(runs):
     loaded = load_runs(runs.values(), with_turns=False)
     labels = dict(zip(loaded.runs["run_id"], loaded.runs["label"], strict=True))
     assert labels == {"paper-a": "heuristic", "paper-b": "heuristic",
-                      "frame": "heuristic (frame control)"}
+                      "action": "heuristic (action control)"}
     assert loaded.episodes.groupby("label").size().to_dict() == {
-        "heuristic": 2, "heuristic (frame control)": 1}
+        "heuristic": 2, "heuristic (action control)": 1}
 
 
 def test_analyze_notes_the_modes_and_compares_them_by_mode(runs, capsys, tmp_path):
     assert analyze([str(path) for path in runs.values()]) == 0
     out = capsys.readouterr().out
-    assert "heuristic (frame control)" in out
-    assert "note: heuristic was run in 2 modes (paper, frame control)" in out
+    assert "heuristic (action control)" in out
+    assert "note: heuristic was run in 2 modes (paper, action control)" in out
     csv = tmp_path / "by-mode.csv"
     assert analyze([*map(str, runs.values()), "--by", "mode", "--csv", str(csv)]) == 0
     out = capsys.readouterr().out
-    assert "heuristic [react] by mode (paper, frame control):" in out
+    assert "heuristic [react] by mode (paper, action control):" in out
     header = next(line for line in out.splitlines() if line.startswith("level"))
-    assert header.split()[2:4] == ["paper", "frame"]
+    assert header.split()[2:4] == ["paper", "action"]
     table = csv.read_text().splitlines()
     assert table[0].startswith("mode,level") and len(table) == 3
 
@@ -90,5 +90,5 @@ def test_mode_labels_name_what_differs_from_the_paper():
     assert mode_label(ModeSettings(), 30) == "paper"
     assert mode_label(ModeSettings(observe_every=6, filmstrip=True),
                       None) == "observe every 6 filmstrip + no script cap"
-    assert mode_label(ModeSettings(control="frame"), None) == "frame control"
+    assert mode_label(ModeSettings(control="action"), None) == "action control"
     assert mode_label(ModeSettings(context="across-tasks"), 30) == "context across-tasks"

@@ -20,8 +20,8 @@ def test_the_default_is_the_papers_mode():
 
 
 def test_the_mode_flags_set_the_config():
-    config = config_of("--control", "frame", "--max-replies", "200")
-    assert config.modes.control == "frame"
+    config = config_of("--control", "action", "--max-replies", "200")
+    assert config.modes.control == "action"
     assert config.protocol.max_scripts is None and config.protocol.max_replies == 200
     config = config_of("--observe-every", "6", "--filmstrip", "--max-scripts", "0",
                        "--max-replies", "90")
@@ -42,13 +42,13 @@ def test_bad_mode_flags_are_refused_by_the_parser(flags, says, capsys, tmp_path)
 
 @pytest.mark.parametrize(("flags", "says"), [
     (["--filmstrip"], "error: --filmstrip joins the frames of --observe-every"),
-    (["--control", "frame", "--max-scripts", "10", "--max-replies", "5"],
-     "error: --max-scripts caps scripts; --control frame counts replies: use --max-replies"),
-    (["--control", "frame"], "give --max-replies N as a cost guard"),
+    (["--control", "action", "--max-scripts", "10", "--max-replies", "5"],
+     "error: --max-scripts caps scripts; --control action counts replies: use --max-replies"),
+    (["--control", "action"], "give --max-replies N as a cost guard"),
     (["--max-scripts", "0"], "give --max-replies N as a cost guard"),
-    (["--control", "frame", "--prompt", "icl", "--max-replies", "5"],
-     "--prompt icl cannot be played with --control frame"),
-    (["--prompt", "react-frame"], "add --control frame"),
+    (["--control", "action", "--prompt", "icl", "--max-replies", "5"],
+     "--prompt icl cannot be played with --control action"),
+    (["--prompt", "react-frame"], "add --control action"),
 ])
 def test_modes_that_cannot_run_stop_before_anything_is_written(flags, says, capsys, tmp_path,
                                                                testbed_dir):

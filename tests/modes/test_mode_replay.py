@@ -13,8 +13,8 @@ from llm_aai.replay import caption, load_episode
 from llm_aai.runner import RunConfig, start_run
 
 MODES = {
-    "frame": {"modes": ModeSettings(control="frame"),
-              "protocol": EpisodeProtocol(max_scripts=None, max_replies=6)},
+    "action": {"modes": ModeSettings(control="action"),
+               "protocol": EpisodeProtocol(max_scripts=None, max_replies=6)},
     "observe-every": {"modes": ModeSettings(observe_every=4)},
     "filmstrip": {"modes": ModeSettings(observe_every=4, filmstrip=True)},
     "no-cap": {"protocol": EpisodeProtocol(max_scripts=None, max_replies=4)},
@@ -39,7 +39,7 @@ def test_every_mode_animates_and_resimulates_as_a_match(mode, tmp_path, mode_are
     shown = episode.shown_frames()
     assert len(shown) == sum(len(turn.sent_images) for turn in episode.turns)
     texts = [" ".join(text for _, text in caption(episode, frame)) for frame in shown]
-    if mode == "frame":
+    if mode == "action":
         assert any("Action: forward x" in text or "Action: left x" in text
                    or "Action: right x" in text for text in texts), texts
     if mode in ("observe-every", "filmstrip"):

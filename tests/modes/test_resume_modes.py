@@ -29,7 +29,7 @@ from .helpers import request_sequence
 from .resume_helpers import by_user_count, by_user_count_frame, run_record
 
 MODES = {
-    "frame control": ({"modes": ModeSettings(control="frame"),
+    "action control": ({"modes": ModeSettings(control="action"),
                        "protocol": EpisodeProtocol(max_scripts=None, max_replies=6)},
                       by_user_count_frame, "01-04-03", 3),
     "observe every": ({"modes": ModeSettings(observe_every=4),

@@ -9,7 +9,7 @@ import pytest
 from llm_aai.oracle import SearchSettings, play_oracle_episode
 from llm_aai.oracle.search import to_script
 from llm_aai.protocol import PAPER_PROTOCOL
-from llm_aai.protocol.frame_control import MAX_REPEAT
+from llm_aai.protocol.action_control import MAX_REPEAT
 from llm_aai.script import parse_script
 from tests.helpers.arenas import arena, obj
 

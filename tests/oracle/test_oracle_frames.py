@@ -1,4 +1,4 @@
-"""The oracle in frame control, ``--model oracle-frames`` and ``--physics-build`` through the
+"""The oracle in action control, ``--model oracle-frames`` and ``--physics-build`` through the
 real runner, logs and re-simulation."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from llm_aai.agents import resolve_agent
 from llm_aai.logs import read_turns
-from llm_aai.protocol.frame_control import FrameControl
+from llm_aai.protocol.action_control import ActionControl
 from llm_aai.runner import RunConfig, start_run
 from llm_aai.settings import ConfigError, read_settings
 
@@ -28,8 +28,8 @@ def resimulate(episode):
 
 def test_oracle_frames_is_registered_and_refuses_script_control():
     agent = resolve_agent("oracle-frames", budget=50).create()
-    assert agent.name == "oracle-frames" and agent.per_frame and agent.control == "frame"
-    with pytest.raises(ValueError, match="plays --control frame only"):
+    assert agent.name == "oracle-frames" and agent.per_frame and agent.control == "action"
+    with pytest.raises(ValueError, match="plays --control action only"):
         resolve_agent("oracle-frames", budget=50, control="script").create()
 
 
@@ -40,14 +40,14 @@ def test_oracle_frames_passes_a_task_reply_by_reply_and_replays_exactly(testbed_
                "--no-progress")
     assert done.returncode == 0, done.stderr
     config = read_settings(out / "r").config
-    assert config.modes.control == "frame"
+    assert config.modes.control == "action"
     assert config.protocol.max_scripts is None  # no script cap
     assert config.protocol.max_replies == 2000  # the preset's guard
     episode = out / "r" / "episodes" / "01-04-03_t1"
     result = json.loads((episode / "result.json").read_text())
     assert result["passed"] and result["agent"] == "oracle-frames"
     replies = [t.reply for t in read_turns(episode) if t.reply]
-    control = FrameControl()
+    control = ActionControl()
     decisions = [control.decide(reply) for reply in replies]
     assert all(not d.refused and 1 <= len(d.actions) <= 4 for d in decisions)
     assert replies[0].startswith('Think("Oracle plan: head for the GoodGoal')

@@ -29,3 +29,15 @@ def test_the_old_name_of_a_played_turn_imports_with_a_deprecation_warning():
     with pytest.warns(DeprecationWarning, match="Turn is deprecated: use PlayedTurn"):
         old = llm_aai.protocol.Turn
     assert old is llm_aai.protocol.PlayedTurn
+
+
+def test_the_old_frame_control_module_imports_with_a_deprecation_warning():
+    import importlib
+    import sys
+
+    sys.modules.pop("llm_aai.protocol.frame_control", None)
+    with pytest.warns(DeprecationWarning, match="frame_control is deprecated"):
+        old = importlib.import_module("llm_aai.protocol.frame_control")
+    from llm_aai.protocol.action_control import ActionControl, action_reply
+
+    assert old.FrameControl is ActionControl and old.frame_reply is action_reply

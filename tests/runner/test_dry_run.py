@@ -15,7 +15,7 @@ from llm_aai.runner.estimate import RunEstimate
 TURN = 'Think("I turn to look for the goal.");Turn(6);'
 TURN_20_STEPS = 'Think("I turn round twice.");Turn(60);Turn(60);'  # the assumed script
 MODES = {  # the mode's flags and the reply the fake model gives in it
-    "frame control": (["--control", "frame", "--max-replies", "6"],
+    "action control": (["--control", "action", "--max-replies", "6"],
                       'Think("I look to the left.");left'),
     "observe every 6": (["--observe-every", "6", "--max-scripts", "4"], TURN_20_STEPS),
     "filmstrip": (["--observe-every", "6", "--filmstrip", "--max-scripts", "4"],
@@ -120,7 +120,7 @@ def test_frame_control_is_estimated_to_the_arena_time_limit(build, replies, make
         argv = ["--model", "openai/fake", "--api-base", server.url, "--tasks", "01-04-03",
                 "--arenas-dir", str(arenas), "--out", str(tmp_path / "runs"), "--run-id", "r",
                 "--resolution", "64", "--no-progress", "--price-per-mtok", "3,15",
-                "--control", "frame", "--max-replies", "300", "--physics-build", build]
+                "--control", "action", "--max-replies", "300", "--physics-build", build]
         assert run_cli.main([*argv, "--dry-run"]) == 0
         requests, _, _ = _estimate(capsys.readouterr().out)
         assert run_cli.main(argv) == 0

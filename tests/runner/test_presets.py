@@ -25,13 +25,13 @@ def config_of(*flags: str) -> RunConfig:
 
 def test_the_per_frame_oracle_brings_frame_control_and_no_script_cap():
     config = config_of("oracle-frames")
-    assert config.modes.control == "frame" and config.protocol.max_scripts is None
+    assert config.modes.control == "action" and config.protocol.max_scripts is None
     assert config.protocol.max_replies == ORACLE_FRAMES_MAX_REPLIES
     assert config_of("oracle-frames", "--max-replies", "50").protocol.max_replies == 50
 
 
 def test_frame_control_brings_no_script_cap():
-    config = config_of("heuristic", "--control", "frame", "--max-replies", "9")
+    config = config_of("heuristic", "--control", "action", "--max-replies", "9")
     assert config.protocol.max_scripts is None and config.protocol.max_replies == 9
 
 
@@ -40,7 +40,7 @@ def test_a_choices_requirement_is_refused_on_the_choice_naming_the_flags():
         config_of("oracle-frames", "--max-scripts", "5")
     assert raised.value.setting == "model"
     assert raised.value.says(flag_of) == (
-        "--model oracle-frames acts per frame, with no script cap: give --control frame and "
+        "--model oracle-frames acts per frame, with no script cap: give --control action and "
         "bound it with --max-replies")
     assert str(raised.value).startswith("model oracle-frames acts per frame")  # the library's
     with pytest.raises(ConfigError, match="model replay needs replay_from EPISODE_DIR"):
@@ -54,14 +54,14 @@ def test_the_plan_prompt_plays_one_script_however_it_is_started():
 
 
 def test_a_new_agent_declares_its_preset_and_no_flag_or_branch_changes(monkeypatch):
-    steady = Preset("model", "steady", defaults={"modes.control": "frame",
+    steady = Preset("model", "steady", defaults={"modes.control": "action",
                                                  "protocol.max_scripts": None,
                                                  "protocol.max_replies": 7},
                     requires={"oracle_budget": SET}, why="needs {oracle_budget}")
     entry = dataclasses.replace(AGENTS["heuristic"], preset=steady)
     monkeypatch.setitem(AGENTS, "steady", entry)
     config = config_of("steady", "--oracle-budget", "5")
-    assert (config.modes.control, config.protocol.max_replies) == ("frame", 7)
+    assert (config.modes.control, config.protocol.max_replies) == ("action", 7)
     with pytest.raises(ConfigError) as raised:
         config_of("steady")
     assert raised.value.says(flag_of) == "--model steady needs --oracle-budget"
@@ -72,8 +72,8 @@ def test_a_new_agent_declares_its_preset_and_no_flag_or_branch_changes(monkeypat
     ({"unity_build": "x"}, "unity_build", "--unity-build needs --backend unity"),
     ({"backend": "unity", "physics_build": "2019"}, "physics_build",
      "--physics-build 2019 chooses the embedded simulator's physics"),
-    ({"modes.control": "frame", "protocol.max_replies": 5}, "protocol.max_scripts",
-     "--max-scripts caps scripts; --control frame counts replies: use --max-replies"),
+    ({"modes.control": "action", "protocol.max_replies": 5}, "protocol.max_scripts",
+     "--max-scripts caps scripts; --control action counts replies: use --max-replies"),
     ({"protocol.max_scripts": None}, "protocol.max_replies",
      "--max-replies is needed without the script cap"),
     ({"modes.filmstrip": True}, "modes.filmstrip",

@@ -100,3 +100,19 @@ def test_a_field_under_its_old_and_its_new_name_is_refused(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(data))
     with pytest.raises(SchemaError, match="'frame': the old name of 'perspective'"):
         read_settings(tmp_path)
+
+
+def test_a_run_recorded_with_frame_control_reads_as_action_control(tmp_path):
+    """``--control frame`` is ``--control action`` since issue 34: older runs read so."""
+    data = json.loads(VERSIONS[3].read_text())
+    data["run"]["config"]["modes"]["control"] = "frame"
+    data["run"]["config"]["protocol"].update(max_scripts=None, max_replies=9)
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    config = read_settings(tmp_path).config
+    assert config.modes == ModeSettings(control="action")
+    assert mode_label(config.modes, config.protocol.max_scripts) == "action control"
+
+
+def test_a_library_caller_of_frame_control_gets_action_control_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="control='frame' is deprecated: use 'action'"):
+        assert ModeSettings(control="frame") == ModeSettings(control="action")

@@ -181,7 +181,7 @@ def test_run_refuses_a_folder_without_an_index(tmp_path, capsys):
 @pytest.mark.parametrize("flags", [
     ["--model", "oracle"],  # a privileged agent reads the variant's placed world
     ["--model", "heuristic", "--observation", "text"],
-    ["--model", "heuristic", "--control", "frame", "--max-replies", "20"],
+    ["--model", "heuristic", "--control", "action", "--max-replies", "20"],
 ])
 def test_variants_play_in_every_mode(made, tmp_path, flags):
     runs = tmp_path / "runs"
