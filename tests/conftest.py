@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.modes import mode_arena, run_mode  # noqa: F401 (fixtures for every test)
+
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # No test downloads from the internet: a testbed cache found empty (the first use) fetches from

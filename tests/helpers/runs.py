@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from llm_aai.cli.run import main as run_main
 
-__all__ = ["keyless_env", "make_run", "run_module"]
+__all__ = ["audit_rows", "keyless_env", "make_run", "run_module"]
 
 
 def make_run(testbed_dir: Path, out: Path, run_id: str, *flags: str,
@@ -34,3 +35,9 @@ def run_module(module: str, *args, timeout: float = 600, **kwargs) -> subprocess
     """Run ``python -m module args`` to its end, its output captured as text."""
     return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, **kwargs)
+
+
+def audit_rows(out: Path) -> list[dict[str, str]]:
+    """The rows of an audit folder's ``audit.csv``, as its CSV reader gives them."""
+    with (Path(out) / "audit.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))

@@ -8,7 +8,12 @@ import json
 import pytest
 
 from llm_aai.audit import AuditSettings
-from tests.oracle.test_audit_cli import audit, rows
+from tests.helpers.runs import audit_rows as rows
+from tests.helpers.runs import run_module
+
+
+def audit(*args):
+    return run_module("llm_aai.audit", *args)
 
 
 def test_a_bounce_task_solved_only_in_2019_is_reported_build_dependent(testbed_dir, tmp_path):

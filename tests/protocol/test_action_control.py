@@ -11,8 +11,7 @@ from llm_aai.prompts import load_prompt
 from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.action_control import ACTION_NAMES, MAX_REPEAT, ActionControl
 from llm_aai.protocol.modes import ModeSettings
-
-from .helpers import images_of, text_of
+from tests.helpers.modes import images_of, text_of
 
 ACTION = ModeSettings(control="action")
 

@@ -22,16 +22,14 @@ from llm_aai.logs import RunStore, read_turns
 from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import ModelOptions, RunConfig, RunInterrupted, resume_run, start_run
+from tests.helpers.modes import by_user_count, by_user_count_action, request_sequence, run_record
 from tests.helpers.runs import keyless_env, run_module
 from tests.helpers.signals import has_lines, start_module, stop, wait_until
-
-from .helpers import request_sequence
-from .resume_helpers import by_user_count, by_user_count_frame, run_record
 
 MODES = {
     "action control": ({"modes": ModeSettings(control="action"),
                        "protocol": EpisodeProtocol(max_scripts=None, max_replies=6)},
-                      by_user_count_frame, "01-04-03", 3),
+                      by_user_count_action, "01-04-03", 3),
     "observe every": ({"modes": ModeSettings(observe_every=4),
                        "protocol": EpisodeProtocol(max_scripts=4)}, by_user_count, "01-04-03", 3),
     "filmstrip": ({"modes": ModeSettings(observe_every=4, filmstrip=True),

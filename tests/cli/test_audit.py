@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import shutil
 import signal
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 
 from llm_aai.audit.rows import COLUMNS
 from llm_aai.cli import audit as audit_cli
-from tests.helpers.runs import run_module
+from tests.helpers.runs import audit_rows, run_module
 from tests.helpers.signals import has_lines, start_module, stop, wait_until
 
 BUDGET = "1500"
@@ -22,8 +21,7 @@ def audit(*args, timeout=600):
 
 
 def rows(out: Path) -> list[dict]:
-    with (out / "audit.csv").open(newline="") as handle:
-        return list(csv.DictReader(handle))
+    return audit_rows(out)
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .helpers import golden_requests
+from tests.helpers.modes import golden_requests
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden_requests" / "paper-01-04-03.json"
 

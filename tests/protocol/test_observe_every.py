@@ -9,8 +9,7 @@ from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import EveryNSteps
 from llm_aai.replay import load_episode, resimulate
-
-from .helpers import green_pixels, images_of, text_of
+from tests.helpers.modes import green_pixels, images_of, text_of
 
 EVERY_6 = ModeSettings(observe_every=6)
 TWO_SCRIPTS = EpisodeProtocol(max_scripts=2)

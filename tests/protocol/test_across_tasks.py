@@ -16,9 +16,7 @@ from llm_aai.protocol.modes import ModeSettings
 from llm_aai.replay import load_episode, resimulate
 from llm_aai.runner import ModelOptions, RunConfig, estimate_run, resume_run, start_run
 from llm_aai.settings import read_settings
-
-from .helpers import images_of, text_of
-from .resume_helpers import by_user_count
+from tests.helpers.modes import by_user_count, images_of, text_of
 
 ACROSS = ModeSettings(context="across-tasks")
 TASKS = "01-04-03,01-06-02"

@@ -1,6 +1,6 @@
 """Record the golden request sequence of the paper's mode (run it on main, before a change).
 
-    PYTHONPATH=<main checkout>:tests/modes python tests/modes/make_golden_requests.py \
+    PYTHONPATH=<main checkout> python -m tests.helpers.make_golden_requests \
         ARENAS_DIR tests/data/golden_requests/paper-01-04-03.json
 
 ``test_golden_requests.py`` checks that a default run still sends exactly what it wrote.
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from helpers import golden_requests
+from tests.helpers.modes import golden_requests
 
 if __name__ == "__main__":
     arenas, target = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
