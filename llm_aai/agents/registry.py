@@ -47,7 +47,7 @@ class AgentEntry:
         factory: builds one agent from its options.
         options: the options it takes.
         description: one line for listings.
-        preset: the settings it plays with (the per-frame oracle's action control) and those
+        preset: the settings it plays with (the per-action oracle's action control) and those
             it needs (the replay agent's episode); None: any.
 
     """
@@ -113,7 +113,7 @@ AGENTS: dict[str, AgentEntry] = {
                          "privileged search in the simulator (a ceiling): plans by simulating "
                          "from exact snapshots"),
     "oracle-frames": AgentEntry(_oracle_frames, frozenset({"budget", "control"}),
-                                "the oracle acting per frame with no script cap (the ceiling "
+                                "the oracle acting per step with no script cap (the ceiling "
                                 "of what the physics allows); plays --control action",
                                 Preset("model", "oracle-frames",
                                        defaults={"modes.control": "action",
@@ -122,7 +122,7 @@ AGENTS: dict[str, AgentEntry] = {
                                                      ORACLE_FRAMES_MAX_REPLIES},
                                        requires={"modes.control": "action",
                                                  "protocol.max_scripts": None},
-                                       why="acts per frame, with no script cap: give "
+                                       why="acts per step, with no script cap: give "
                                            "{modes.control} action and bound it with "
                                            "{protocol.max_replies}")),
     "random": AgentEntry(_random, frozenset({"max_go", "max_commands", "control"}),

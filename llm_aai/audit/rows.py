@@ -38,7 +38,7 @@ class AuditRow:
         pass_mark: the competition's pass mark it was held to; None if it crashed first.
         file_pass_mark: the pass mark in the arena file.
         steps: AAI steps the episode took.
-        scripts: scripts sent (per-frame mode: plans made).
+        scripts: scripts sent (per-action mode: plans made).
         searched: simulated AAI steps of the search.
         search_seconds: CPU seconds of the episode.
         end_reason: how the episode ended ("" for a crash).

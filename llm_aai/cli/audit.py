@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--oracle-budget", type=int, default=DEFAULT_BUDGET,
                         help=f"search budget per episode in simulated steps ({DEFAULT_BUDGET})")
     parser.add_argument("--frames", action="store_true",
-                        help="the oracle-frames ceiling: per-frame actions, no script cap")
+                        help="the oracle-frames ceiling: per-action control, no script cap")
     parser.add_argument("--physics-build", choices=PHYSICS_BUILDS, default=PHYSICS_BUILDS[0],
                         help="the Animal-AI build whose physics to play: 3.x (default, the "
                              "build the LLM-AAI paper used) or 2019 (the Olympics build: "

@@ -136,8 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     modes.add_argument("--control", dest="modes.control", choices=CONTROLS,
                        type=old_choices_noted("--control", RENAMED_CONTROLS),
                        help="script: a Think/Go/Turn script per reply (the paper, default); "
-                            "frame: one of AAI's 9 actions per reply, repeated up to x4, "
-                            "then a new observation (needs --max-replies)")
+                            "action: one of AAI's 9 actions per reply, repeated up to x4, "
+                            "then a new observation (needs --max-replies; 'frame' is its old "
+                            "name)")
     modes.add_argument("--max-replies", dest="protocol.max_replies", type=_at_least(1), metavar="N",
                        help="cost guard: replies per episode, for --control action and "
                             "--max-scripts 0")
@@ -220,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--replay-from", dest="replay_from", type=Path,
                      help="with --model replay: the episode directory whose scripts to re-issue")
     parser.add_argument("--oracle-budget", dest="oracle_budget", type=_at_least(0),
-                        help="with --model oracle or oracle-frames (the oracle per frame, no "
+                        help="with --model oracle or oracle-frames (the oracle per step, no "
                              "script cap: --control action --max-scripts 0 --max-replies 2000 "
                              "unless given): search budget per episode in simulated "
                              "steps (default 20000)")

@@ -38,12 +38,12 @@ class OracleEpisode:
         passed: ``reward >= pass_mark`` (the runner's rule).
         pass_mark: the mark it was held to.
         steps: AAI steps the episode took (initial no-ops and run-out included).
-        scripts: scripts sent (per-frame mode: plans made).
+        scripts: scripts sent (per-action mode: plans made).
         searched: simulated AAI steps the search took.
         search_seconds: wall time of the search and play (this process).
         end_reason: the simulator's end reason, or ``"time_not_up"`` if the clock never ran
             out (an arena with no time limit).
-        texts: the scripts sent, in order (empty in per-frame mode).
+        texts: the scripts sent, in order (empty in per-action mode).
     """
 
     reward: float
@@ -96,7 +96,7 @@ def _play_plans(episode: Episode, env: HeadlessEnv,
     """Search and reply while the episode wants replies.
 
     Returns:
-        (plans made, budget left, the scripts sent: none in per-frame mode).
+        (plans made, budget left, the scripts sent: none in per-action mode).
     """
     left = settings.budget
     texts: list[str] = []

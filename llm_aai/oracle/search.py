@@ -500,7 +500,7 @@ def plan_script(sim, settings: SearchSettings, budget: int,
 
     Args:
         sim: a loaded simulator mid-episode (render or not; only physics is used).
-        settings: the search settings (per-frame or script actions, seed, pass mark).
+        settings: the search settings (per-action or script actions, seed, pass mark).
         budget: simulated AAI steps this search may take.
         hint: a plan to try first (the rest of the previous script's plan).
 

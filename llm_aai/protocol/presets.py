@@ -3,8 +3,8 @@
 A run's settings (``llm_aai.settings.RunConfig``) are one tree of fields, named by their dotted
 path (``"protocol.max_scripts"``). An error in them names the path, so each front end can say
 it in its own words (the command line names the flag). Some choices bring settings with them:
-the plan-then-act prompt plays one script, action control has no script cap, the per-frame
-oracle acts per frame. Each declares that as a ``Preset`` next to itself (the prompt table,
+the plan-then-act prompt plays one script, action control has no script cap, the per-action
+oracle acts per step. Each declares that as a ``Preset`` next to itself (the prompt table,
 ``ModeSettings``, the agent table), and the runner and the command line apply the presets of
 whatever was chosen, with no branch on a name.
 

@@ -1,4 +1,4 @@
-"""Built-in agents in frame mode: the heuristic acts per frame; random, replay, human play."""
+"""Built-in agents under action control: the heuristic acts per step; random, replay, human play."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_oracle_frames_refuses_a_script_cap_or_script_control(tmp_path, capsys):
 
 
 def test_a_library_run_of_oracle_frames_needs_frame_control(testbed_dir, tmp_path):
-    with pytest.raises(ConfigError, match="model oracle-frames acts per frame"):
+    with pytest.raises(ConfigError, match="model oracle-frames acts per step"):
         start_run(RunConfig(model="oracle-frames", tasks="01-04-03", arenas_dir=testbed_dir),
                   out=tmp_path, show_progress=False)
     assert not any(tmp_path.iterdir())

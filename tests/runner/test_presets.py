@@ -40,9 +40,9 @@ def test_a_choices_requirement_is_refused_on_the_choice_naming_the_flags():
         config_of("oracle-frames", "--max-scripts", "5")
     assert raised.value.setting == "model"
     assert raised.value.says(flag_of) == (
-        "--model oracle-frames acts per frame, with no script cap: give --control action and "
+        "--model oracle-frames acts per step, with no script cap: give --control action and "
         "bound it with --max-replies")
-    assert str(raised.value).startswith("model oracle-frames acts per frame")  # the library's
+    assert str(raised.value).startswith("model oracle-frames acts per step")  # the library's
     with pytest.raises(ConfigError, match="model replay needs replay_from EPISODE_DIR"):
         config_of("replay")
 
