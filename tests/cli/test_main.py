@@ -8,7 +8,7 @@ import pytest
 
 
 def installed_main():
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     module, function = project["project"]["scripts"]["llm-aai"].split(":")
     return getattr(importlib.import_module(module), function)
 
