@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from llm_aai.protocol.frame_control import frame_reply
+from llm_aai.protocol.action_control import action_reply
 
 __all__ = ["KEYS", "MIN_GAP_S", "TICK_S", "KeyboardClock", "action_of"]
 
@@ -135,4 +135,4 @@ class KeyboardClock:
             self._pressed = False
             self._tapped = frozenset()
             self._applied = self._sequence
-            return frame_reply(action)
+            return action_reply(action)

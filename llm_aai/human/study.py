@@ -18,7 +18,7 @@ from typing import Any
 
 from llm_aai.agents.registry import AgentSpec
 from llm_aai.arena import ArenaError, load_config, resolve_arena_path, select_tasks
-from llm_aai.protocol import PaperProtocol
+from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import RunConfig, RunError
 from llm_aai.runner.app import OpenRun, open_run
@@ -29,7 +29,7 @@ __all__ = ["INTERFACES", "KEYS_MAX_REPLIES", "ORDERS", "Study", "StudyError",
 
 INTERFACES = ("script", "keys")
 """``script``: the LLMs' Think/Go/Turn scripts, 30 an episode; ``keys``: the children's arrow
-keys, one AAI step at a time in real time (the run's ``--control frame``)."""
+keys, one AAI step at a time in real time (the run's ``--control action``)."""
 
 ORDERS = ("fixed", "shuffled")
 """``fixed``: every participant plays the tasks in id order; ``shuffled``: in an order drawn
@@ -151,8 +151,8 @@ class Study:
         if interface == "script":
             return self.base
         return dataclasses.replace(
-            self.base, modes=ModeSettings(control="frame"),
-            protocol=dataclasses.replace(PaperProtocol(), max_scripts=None,
+            self.base, modes=ModeSettings(control="action"),
+            protocol=dataclasses.replace(EpisodeProtocol(), max_scripts=None,
                                          max_replies=KEYS_MAX_REPLIES))
 
     def open(self, participant: str, interface: str) -> OpenRun:

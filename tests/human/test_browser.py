@@ -95,7 +95,7 @@ def test_a_participant_passes_01_04_03_with_the_arrow_keys(page, study, artifact
     assert result.scripts_used > LEFT_TAPS_0403  # one reply per step
     assert page.problems == []
     runs = load_runs([run_dir])
-    assert list(runs.episodes["label"]) == ["human (frame control)"]  # never pooled with scripts
+    assert list(runs.episodes["label"]) == ["human (action control)"]  # never pooled with scripts
     replayed = resimulate(load_episode(run_dir / "episodes" / "01-04-03_t1"),
                           arenas_dir=study.study.base.arenas_dir)
     assert replayed.ok, replayed.render()

@@ -32,7 +32,7 @@ def test_a_shuffled_order_is_the_participants_own_and_repeatable(tmp_path, testb
 def test_keys_play_frame_control_without_a_script_cap(tmp_path, testbed_dir):
     study = _study(tmp_path, testbed_dir)
     keys = study.config("keys")
-    assert keys.modes.control == "frame" and keys.protocol.max_scripts is None
+    assert keys.modes.control == "action" and keys.protocol.max_scripts is None
     assert keys.protocol.max_replies == KEYS_MAX_REPLIES
     assert study.config("script").protocol.max_scripts == 30
     with pytest.raises(StudyError, match="interface must be one of script, keys"):
