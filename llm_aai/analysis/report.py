@@ -95,6 +95,22 @@ def summary_report(overall: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def compare_report(table: pd.DataFrame) -> pd.DataFrame:
+    """``paired.compare_runs``'s table as text: rates, ``A - B [interval]`` and ``p``."""
+    return pd.DataFrame({
+        "measure": table["measure"],
+        "level": [str(v) if v else "all" for v in table["level"]],
+        "name": table["level_name"],
+        "tasks": table["tasks"].astype(str),
+        "A": [f"{v:.2f} (n={n})" for v, n in zip(table["a"], table["a_n"], strict=True)],
+        "B": [f"{v:.2f} (n={n})" for v, n in zip(table["b"], table["b_n"], strict=True)],
+        "A - B": [f"{d:+.2f} {format_interval(low, high)}" for d, low, high in
+                  zip(table["difference"], table["low"], table["high"], strict=True)],
+        "p": [f"{p:.3g}" + ("" if exact else "*") for p, exact in
+              zip(table["p_value"], table["exact"], strict=True)],
+    })
+
+
 def render(table: pd.DataFrame) -> str:
     """Left-aligned plain text with a header rule, for terminals without extra packages."""
     columns = list(table.columns)

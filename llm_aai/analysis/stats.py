@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -82,3 +83,139 @@ def bootstrap_mean_interval(values: Sequence[float], *, draws: int = 2000, seed:
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How a cluster-bootstrap interval is drawn; the same settings give the same interval.
+
+    Attributes:
+        draws: resamples of the tasks.
+        seed: the resampling's seed (``analyze --seed``).
+        level: the interval's coverage.
+    """
+
+    draws: int = 2000
+    seed: int = 0
+    level: float = 0.95
+
+    def describe(self) -> str:
+        """What a table's footnote says about the interval."""
+        return (f"cluster bootstrap {self.level:.0%} over tasks ({self.draws} resamples of the "
+                f"tasks, seed {self.seed})")
+
+
+def cluster_bootstrap_interval(totals: Sequence[float], counts: Sequence[int],
+                               settings: Bootstrap = Bootstrap()) -> tuple[float, float]:
+    """Percentile interval of ``sum(totals) / sum(counts)`` with tasks resampled, not trials.
+
+    Trials of one task share its difficulty, so they are not independent draws: resampling
+    whole tasks (clusters) keeps that dependence, and the interval widens when tasks differ.
+
+    Args:
+        totals: per task, the sum of the episodes' values (passes, or progress).
+        counts: per task, its episodes; tasks without any are left out.
+        settings: draws, seed and coverage.
+
+    Returns:
+        ``(low, high)``; NaN with fewer than two tasks (one task says nothing about others).
+    """
+    total, count = _clusters(totals, counts)
+    if len(count) < 2:
+        return math.nan, math.nan
+    picks = np.random.default_rng(settings.seed).integers(0, len(count),
+                                                          size=(settings.draws, len(count)))
+    ratios = total[picks].sum(axis=1) / count[picks].sum(axis=1)
+    tail = (1 - settings.level) / 2
+    low, high = np.quantile(ratios, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Run A minus run B over the tasks both played.
+
+    Attributes:
+        tasks: tasks in both runs.
+        rate_a: A's pooled rate over those tasks.
+        rate_b: B's.
+        difference: ``rate_a - rate_b``.
+        low: the cluster-bootstrap interval's lower bound (tasks resampled in pairs).
+        high: its upper bound.
+        p_value: two-sided, from the paired sign-flip test over tasks.
+        exact: whether the p-value enumerated every flip (up to ``EXACT_TASKS`` tasks).
+    """
+
+    tasks: int
+    rate_a: float
+    rate_b: float
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    exact: bool
+
+
+EXACT_TASKS = 16
+"""Up to this many tasks the sign-flip test enumerates all 2^tasks flips (65536)."""
+
+
+def paired_difference(a_totals: Sequence[float], a_counts: Sequence[int],
+                      b_totals: Sequence[float], b_counts: Sequence[int],
+                      settings: Bootstrap = Bootstrap()) -> PairedDifference:
+    """Difference of two runs' rates on the same tasks, its interval and a paired p-value.
+
+    The test is a sign-flip (paired permutation) test over tasks: under the null hypothesis
+    that A and B do equally well on every task, which run a task's episodes came from is
+    exchangeable, so swapping A's and B's episodes of any subset of tasks gives a statistic
+    as likely as the one observed. It keeps each task's trials together (tasks, not trials,
+    are the independent units), needs no normal approximation, and takes unequal numbers of
+    trials and several variants of one task. McNemar's test would need episodes paired one to
+    one and would count every trial as independent.
+
+    Args:
+        a_totals: per task (in the same order for A and B), the sum of A's episode values.
+        a_counts: A's episodes per task.
+        b_totals: B's sums.
+        b_counts: B's episodes per task.
+        settings: bootstrap draws, seed and coverage; the seed also drives the sampled flips
+            beyond ``EXACT_TASKS`` tasks.
+
+    Raises:
+        ValueError: the sequences differ in length, or no task has episodes on both sides.
+    """
+    arrays = [np.asarray(v, dtype=float) for v in (a_totals, a_counts, b_totals, b_counts)]
+    if len({len(v) for v in arrays}) != 1:
+        raise ValueError("A's and B's per-task sequences must have the same length")
+    both = (arrays[1] > 0) & (arrays[3] > 0)
+    ka, na, kb, nb = (v[both] for v in arrays)
+    if not len(na):
+        raise ValueError("no task has episodes in both runs")
+    difference = ka.sum() / na.sum() - kb.sum() / nb.sum()
+    rng = np.random.default_rng(settings.seed)
+    low = high = math.nan
+    if len(na) >= 2:
+        picks = rng.integers(0, len(na), size=(settings.draws, len(na)))
+        diffs = (ka[picks].sum(axis=1) / na[picks].sum(axis=1)
+                 - kb[picks].sum(axis=1) / nb[picks].sum(axis=1))
+        tail = (1 - settings.level) / 2
+        low, high = (float(v) for v in np.quantile(diffs, [tail, 1 - tail]))
+    exact = len(na) <= EXACT_TASKS
+    if exact:
+        flips = ((np.arange(2 ** len(na))[:, None] >> np.arange(len(na))) & 1).astype(bool)
+    else:
+        flips = rng.integers(0, 2, size=(settings.draws * 5, len(na))).astype(bool)
+    flipped = (np.where(flips, kb, ka).sum(axis=1) / np.where(flips, nb, na).sum(axis=1)
+               - np.where(flips, ka, kb).sum(axis=1) / np.where(flips, na, nb).sum(axis=1))
+    extreme = int((np.abs(flipped) >= abs(difference) - 1e-12).sum())
+    p_value = extreme / len(flips) if exact else (extreme + 1) / (len(flips) + 1)
+    return PairedDifference(int(len(na)), float(ka.sum() / na.sum()), float(kb.sum() / nb.sum()),
+                            float(difference), low, high, float(min(p_value, 1.0)), exact)
+
+
+def _clusters(totals: Sequence[float], counts: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    total, count = np.asarray(totals, dtype=float), np.asarray(counts, dtype=float)
+    if total.shape != count.shape:
+        raise ValueError("totals and counts must have one entry per task")
+    keep = count > 0
+    return total[keep], count[keep]

@@ -30,7 +30,15 @@ from llm_aai.analysis.plots import (
     settings_caption,
 )
 from llm_aai.analysis.probes import plan_metrics_table, probe_levels, probe_table
-from llm_aai.analysis.report import level_report, render, summary_report, task_report
+from llm_aai.analysis.paired import compare_runs
+from llm_aai.analysis.report import (
+    compare_report,
+    level_report,
+    render,
+    summary_report,
+    task_report,
+)
+from llm_aai.analysis.stats import Bootstrap
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.arena.catalog import children_subset
 from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
@@ -79,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--oracle-budget", type=int, default=DEFAULT_BUDGET, metavar="STEPS",
                         help="with --by observation: the search budget of the oracle's "
                              f"reference plans, in simulated steps (default {DEFAULT_BUDGET})")
+    parser.add_argument("--compare", action="store_true",
+                        help="with exactly two runs RUN_A RUN_B: pair them by task (a variant "
+                             "under its testbed task) and print A - B per level for the pass "
+                             "rate and the partial credit (progress), with a cluster-bootstrap "
+                             "95%% interval over tasks and a paired sign-flip test's p-value")
+    parser.add_argument("--seed", type=int, default=Bootstrap().seed,
+                        help="seed of the cluster bootstrap over tasks (and of sampled flips); "
+                             "the same seed gives the same intervals (default: %(default)s)")
     parser.add_argument("--children", choices=sorted(CHILDREN), default="complete",
                         help="children population: 'complete' = the 59 with all 40 tasks "
                              "(default), 'all' = every child who played the level")
@@ -101,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                      "plans: use them with --by observation")
     if args.oracle_budget < 0:
         return _fail(f"--oracle-budget must be >= 0 steps, got {args.oracle_budget}")
+    if args.compare:
+        return _compare(args)
     try:
         runs = load_runs(args.runs, with_turns=False)
     except RunDirectoryError as error:
@@ -236,6 +254,34 @@ def _report_variants(runs, args) -> int:
         where = "over all levels" if row.level == 0 else f"on level {row.level}"
         print(f"note: {row.label} passes the originals more often than their variants "
               f"{where} ({row.original} against {row.variant}): {MEMORISATION_FLAG}")
+    if args.csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.csv, index=False)
+        print(f"\ntable written to {args.csv}")
+    return 0
+
+
+def _compare(args) -> int:
+    """Print (and with --csv write) run A against run B, paired by task."""
+    if len(args.runs) != 2:
+        return _fail(f"--compare takes exactly two run directories (RUN_A RUN_B), got "
+                     f"{len(args.runs)}")
+    if args.plot or args.by != "level":
+        return _fail("--compare prints its own table: leave out --plot and --by")
+    try:
+        a, b = (load_runs([path], with_turns=False).episodes for path in args.runs)
+        table = compare_runs(a, b, name_a=str(args.runs[0]), name_b=str(args.runs[1]),
+                             bootstrap=Bootstrap(seed=args.seed))
+    except (RunDirectoryError, ValueError) as error:
+        return _fail(str(error))
+    labels = [", ".join(pd.unique(side["label"])) for side in (a, b)]
+    print(f"A = {args.runs[0]} ({labels[0]}); B = {args.runs[1]} ({labels[1]})")
+    print(render(compare_report(table)))
+    print(f"\nA, B: each run's rate over the tasks both played (infrastructure failures left "
+          f"out); passed = proportion of trials passed, progress = mean share of the pass "
+          f"mark's reward obtained (1 for a pass). A - B [{Bootstrap(seed=args.seed).describe()}, "
+          "tasks resampled in pairs]; p: two-sided paired sign-flip test over tasks "
+          "(exact, or * sampled flips beyond 16 tasks).")
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.csv, index=False)
