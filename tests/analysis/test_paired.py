@@ -1,0 +1,55 @@
+import pandas as pd
+import pytest
+
+from llm_aai.analysis import load_runs
+from llm_aai.analysis.paired import compare_runs, progress
+from llm_aai.cli.analyze import main
+
+
+def _all(table, measure="passed"):
+    return table[(table["measure"] == measure) & (table["level"] == 0)].iloc[0]
+
+
+def test_progress_is_the_share_of_the_pass_mark():
+    episodes = pd.DataFrame({"reward": [1.0, -0.5, 4.0, 0.3], "pass_mark": [2.0, 2.0, 2.0, 0.0],
+                             "passed": [False, False, True, False]})
+    assert list(progress(episodes)) == [0.5, 0.0, 1.0, 0.0]
+
+
+def test_identical_runs_compare_to_zero_with_p_one(two_models):
+    alpha = load_runs([two_models[0]], with_turns=False).episodes
+    table = compare_runs(alpha, alpha)
+    row = _all(table)
+    assert row["difference"] == 0 and row["p_value"] == 1.0 and row["tasks"] == 40
+
+
+def test_alpha_against_beta(two_models, tmp_path, capsys):
+    out_csv = tmp_path / "compare.csv"
+    assert main([*map(str, two_models), "--compare", "--csv", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert "A - B" in out and "sign-flip" in out and "cluster bootstrap 95% over tasks" in out
+    table = pd.read_csv(out_csv)
+    row = _all(table)
+    # alpha passes levels 1-2 (8 tasks) and a third of level 3; beta one task of level 1
+    assert row["a"] == pytest.approx(28 / 117) and row["b"] == pytest.approx(3 / 120)
+    assert row["low"] > 0 and row["p_value"] < 0.001 and not row["exact"]
+    level1 = table[(table["measure"] == "passed") & (table["level"] == 1)].iloc[0]
+    # 3 of its 4 tasks differ, all one way: the exact sign test of 3 discordant pairs, 2/8
+    assert level1["exact"] and level1["p_value"] == pytest.approx(0.25)
+    # the same seed gives the same table
+    assert main([*map(str, two_models), "--compare", "--csv", str(tmp_path / "again.csv")]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "again.csv"), table)
+
+
+def test_runs_sharing_no_task_are_a_clear_error(make_run, tmp_path, capsys):
+    low = make_run(tmp_path, model="low", levels=range(1, 3))
+    high = make_run(tmp_path, model="high", levels=range(5, 7))
+    assert main([str(low), str(high), "--compare"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(low) in err and str(high) in err
+    assert "share no task" in err
+
+
+def test_compare_takes_two_runs(two_models, capsys):
+    assert main([str(two_models[0]), "--compare"]) == 2
+    assert "exactly two run directories" in capsys.readouterr().err
