@@ -10,22 +10,30 @@ import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.reference import reference_levels, reference_tasks
-from llm_aai.analysis.stats import wilson_interval
+from llm_aai.analysis.stats import (
+    DEFAULT_BOOTSTRAP,
+    Bootstrap,
+    cluster_bootstrap_interval,
+    wilson_interval,
+)
 
 GROUPINGS = {"level": ["level"], "task": ["task_id", "level"]}
 
 
-def pass_rates(episodes: pd.DataFrame, by: str = "level") -> pd.DataFrame:
+def pass_rates(episodes: pd.DataFrame, by: str = "level",
+               bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
     """Proportion of trials passed per model label and level (or task), with Wilson 95% CIs.
 
     Args:
         episodes: ``Runs.episodes``.
         by: ``"level"`` or ``"task"``.
+        bootstrap: draws and seed of the cluster-bootstrap interval over tasks
+            (``boot_low``, ``boot_high``; NaN with fewer than two tasks).
 
     Returns:
         One row per label x group: ``label, level[, task_id, pass_mark], level_name, tasks,
-        episodes, infra_failures, k, n, proportion, ci_low, ci_high, mean_reward,
-        mean_final_health``, where ``n`` excludes infrastructure failures.
+        episodes, infra_failures, k, n, proportion, ci_low, ci_high, boot_low, boot_high,
+        mean_reward, mean_final_health``, where ``n`` excludes infrastructure failures.
 
     """
     if by not in GROUPINGS:
@@ -38,12 +46,13 @@ def pass_rates(episodes: pd.DataFrame, by: str = "level") -> pd.DataFrame:
             row["pass_mark"] = group["pass_mark"].iloc[0]
         row["level_name"] = LEVEL_NAMES.get(int(row["level"]))
         row["tasks"] = group["task_id"].nunique()
-        row.update(_outcome(group))
+        row.update(_outcome(group, bootstrap))
         rows.append(row)
     return pd.DataFrame(rows, columns=_columns(keys, by))
 
 
-def model_summary(episodes: pd.DataFrame) -> pd.DataFrame:
+def model_summary(episodes: pd.DataFrame,
+                  bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
     """One row per model label over all its episodes.
 
     Columns: ``label, model, prompt, runs, tasks, episodes, infra_failures, k, n, proportion,
@@ -62,7 +71,7 @@ def model_summary(episodes: pd.DataFrame) -> pd.DataFrame:
             "prompt": group["prompt"].iloc[0],
             "runs": group["run_id"].nunique(),
             "tasks": group["task_id"].nunique(),
-            **_outcome(group),
+            **_outcome(group, bootstrap),
             "mean_scripts_used": agent["scripts_used"].mean() if len(agent) else float("nan"),
             "invalid_replies": invalid,
             "scripts": scripts,
@@ -113,11 +122,17 @@ def _groups(episodes: pd.DataFrame, keys: list[str]):
     return ordered.groupby(keys, sort=False)
 
 
-def _outcome(group: pd.DataFrame) -> dict[str, float | int]:
-    """Count passes; add the proportion, its Wilson interval, mean reward and health."""
+def _outcome(group: pd.DataFrame, bootstrap: Bootstrap) -> dict[str, float | int]:
+    """Count passes; add the proportion, its Wilson and task-bootstrap intervals, means."""
     agent = group[~group["infra_failure"]]
     k, n = int(agent["passed"].sum()), len(agent)
     low, high = wilson_interval(k, n)
+    # a variant is clustered with its testbed task: they share the task's logic
+    task = agent["parent_task"].where(agent["parent_task"].notna(), agent["task_id"]) \
+        if "parent_task" in agent else agent["task_id"]
+    per_task = agent["passed"].astype(float).groupby(task).agg(["sum", "count"])
+    boot_low, boot_high = cluster_bootstrap_interval(per_task["sum"], per_task["count"],
+                                                     bootstrap)
     return {
         "episodes": len(group),
         "infra_failures": int(group["infra_failure"].sum()),
@@ -126,6 +141,8 @@ def _outcome(group: pd.DataFrame) -> dict[str, float | int]:
         "proportion": k / n if n else float("nan"),
         "ci_low": low,
         "ci_high": high,
+        "boot_low": boot_low,
+        "boot_high": boot_high,
         "mean_reward": agent["reward"].mean() if n else float("nan"),
         "mean_final_health": agent["final_health"].mean() if n else float("nan"),
     }
@@ -134,4 +151,5 @@ def _outcome(group: pd.DataFrame) -> dict[str, float | int]:
 def _columns(keys: list[str], by: str) -> list[str]:
     extra = ["pass_mark"] if by == "task" else []
     return [*keys, *extra, "level_name", "tasks", "episodes", "infra_failures", "k", "n",
-            "proportion", "ci_low", "ci_high", "mean_reward", "mean_final_health"]
+            "proportion", "ci_low", "ci_high", "boot_low", "boot_high", "mean_reward",
+            "mean_final_health"]

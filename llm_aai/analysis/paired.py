@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
-from llm_aai.analysis.stats import Bootstrap, paired_difference
+from llm_aai.analysis.stats import DEFAULT_BOOTSTRAP, Bootstrap, paired_difference
 
 MEASURES = ("passed", "progress")
 COLUMNS = ["measure", "level", "level_name", "tasks", "a_n", "b_n", "a", "b", "difference",
@@ -39,7 +39,7 @@ def task_of(episodes: pd.DataFrame) -> pd.Series:
 
 
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, name_a: str = "A", name_b: str = "B",
-                 bootstrap: Bootstrap = Bootstrap()) -> pd.DataFrame:
+                 bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
     """Per measure and level (level 0 = all levels): A's and B's rates, A - B, interval, p.
 
     Args:

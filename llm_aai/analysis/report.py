@@ -139,8 +139,11 @@ def _overall_row(overall, labels, reference, populations, levels) -> dict[str, s
 def _rate(row) -> str:
     if row["n"] == 0:
         return f"0/0 ({int(row['infra_failures'])} infra)"
-    return (f"{_counts(row)} {_p(row['proportion'])} "
-            f"{format_interval(row['ci_low'], row['ci_high'])}")
+    wilson = (f"{_counts(row)} {_p(row['proportion'])} "
+              f"{format_interval(row['ci_low'], row['ci_high'])}")
+    if "boot_low" not in row:
+        return wilson
+    return f"{wilson} tasks{format_interval(row['boot_low'], row['boot_high'])}"
 
 
 def _counts(row) -> str:

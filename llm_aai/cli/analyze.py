@@ -21,6 +21,7 @@ from llm_aai.analysis import (
     repeated_seeds,
     with_reference,
 )
+from llm_aai.analysis.paired import compare_runs
 from llm_aai.analysis.plan_reference import OracleReferences, RunReferences
 from llm_aai.analysis.plots import (
     FORMATS,
@@ -30,7 +31,6 @@ from llm_aai.analysis.plots import (
     settings_caption,
 )
 from llm_aai.analysis.probes import plan_metrics_table, probe_levels, probe_table
-from llm_aai.analysis.paired import compare_runs
 from llm_aai.analysis.report import (
     compare_report,
     level_report,
@@ -169,16 +169,20 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     if args.by == "grounding":
         return _report_grounding(args)
     reference = reference_populations()
-    levels = pass_rates(runs.episodes, by="level")
-    overall = model_summary(runs.episodes)
-    table = pass_rates(runs.episodes, by="level" if args.by == "mode" else args.by)
+    boot = Bootstrap(seed=args.seed)
+    levels = pass_rates(runs.episodes, by="level", bootstrap=boot)
+    overall = model_summary(runs.episodes, bootstrap=boot)
+    table = pass_rates(runs.episodes, by="level" if args.by == "mode" else args.by,
+                       bootstrap=boot)
     if args.by == "mode":
         table = _mode_tables(runs.episodes, reference, populations)
     elif args.by == "level":
         print(render(level_report(levels, overall, reference, populations)))
     else:
         print(render(task_report(table, reference, populations)))
-    print("\nk/n proportion [Wilson 95% CI]; +Ni = N infrastructure failures, excluded.")
+    print("\nk/n proportion [Wilson 95% CI over pooled trials, as if independent] "
+          f"tasks[{boot.describe()}: the one that respects tasks]; +Ni = N "
+          "infrastructure failures, excluded.")
     print("\n" + render(summary_report(overall)))
     _notes(runs, infra_failures(runs.episodes))
     if has_variants(runs.episodes):

@@ -153,3 +153,14 @@ def test_an_episode_without_a_known_cost_makes_the_model_s_cost_unknown(tmp_path
     out = capsys.readouterr().out
     summary = [line for line in out.splitlines() if line.startswith("alpha ")][-1]
     assert "unknown (no price)" in summary and "0.00" not in summary.split()[-1]
+
+
+def test_level_table_shows_both_intervals_and_says_which(two_models, capsys):
+    assert main([*map(str, two_models), "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    level3 = next(line for line in out.splitlines() if line.startswith("3 "))
+    # alpha passes trial 1 of each level-3 task: every task alike, so the bootstrap over
+    # tasks is a point while Wilson (trials as if independent) is not
+    assert "4/12 0.33 [0.14, 0.61] tasks[0.33, 0.33]" in level3
+    assert "Wilson 95% CI over pooled trials" in out
+    assert "cluster bootstrap 95% over tasks (2000 resamples of the tasks, seed 3)" in out
