@@ -296,10 +296,21 @@ def _draw_model(ax, rows: pd.DataFrame, label: str, x_of, offset, width, colour)
     n_text = f"n={trials[0]}" if len(trials) == 1 else f"n={trials[0]}-{trials[-1]}"
     # The edge keeps a 0% bar visible as a coloured line on the axis.
     bars = ax.bar(x, p, width * 0.92, color=colour, edgecolor=colour, linewidth=1.5, zorder=2)
+    tasks = ""
+    if "boot_low" in rows and rows["boot_low"].notna().any():
+        # the interval over tasks: a broad translucent band behind the Wilson whiskers
+        boot = rows[rows["boot_low"].notna()]
+        bx = [x_of[int(level)] + offset for level in boot["level"]]
+        bp = boot["proportion"].to_numpy()
+        ax.errorbar(bx, bp, yerr=[bp - boot["boot_low"].to_numpy(),
+                                  boot["boot_high"].to_numpy() - bp],
+                    fmt="none", ecolor="#555555", alpha=0.35, elinewidth=width * 40,
+                    capsize=0, zorder=2.5)
+        tasks = ", 95% cluster bootstrap over tasks (grey band)"
     ax.errorbar(x, p, yerr=error, fmt="none", ecolor="black", elinewidth=1, capsize=2.5,
                 zorder=3)
-    return bars, (f"{label}: pass rate (bar), 95% Wilson confidence interval (whiskers); "
-                  f"{n_text} per level")
+    return bars, (f"{label}: pass rate (bar), 95% Wilson confidence interval (whiskers)"
+                  f"{tasks}; {n_text} per level")
 
 
 def _draw_population(ax, rows: pd.DataFrame, population: str, x_of, offset, width) -> None:
@@ -376,7 +387,8 @@ def settings_caption(runs: pd.DataFrame) -> str:
             if value is not None:
                 shown.append(f"temperature {value}" if key == "temperature" else f"{value}{unit}")
         parts.append(f"{row.run_id}: " + ", ".join(str(v) for v in shown))
-    return "Runs: " + "; ".join(parts) + ". Model intervals: Wilson 95%; populations: IQR."
+    return ("Runs: " + "; ".join(parts) + ". Model intervals: Wilson 95% (whiskers), cluster "
+            "bootstrap 95% over tasks (grey band); populations: IQR.")
 
 
 def _tick(level: int) -> str:

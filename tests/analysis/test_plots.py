@@ -114,6 +114,8 @@ def test_all_levels_panel_and_a_legend_naming_both_kinds_of_interval(levels, tmp
     text = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg").read_text()
     assert "All levels" in text and "10 levels" in text
     assert text.count("95% Wilson confidence interval (whiskers)") == 2  # alpha and beta
+    # the legend wraps its entries: count the phrase's last words, which stay together
+    assert text.count("over tasks (grey band)") == 2
     assert text.count("interquartile range (bar), pooled rate (point)") == 2
 
 
