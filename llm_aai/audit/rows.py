@@ -48,6 +48,9 @@ class AuditRow:
         unity_top10: of the top ten entrants, those who passed it.
         children_rate: the children's pass rate (None outside the 40 tasks).
         physics_build: the Animal-AI build it was played in.
+        node_id: the node it ran on (Ray's node id, ``local`` off a cluster; empty in rows
+            of audits written before it was recorded, and for a crash).
+        host: the machine it ran on (empty likewise).
     """
 
     task_id: str
@@ -68,6 +71,8 @@ class AuditRow:
     unity_top10: int | None = None
     children_rate: float | None = None
     physics_build: str = ""
+    node_id: str = ""
+    host: str = ""
 
     @property
     def ok(self) -> bool:
@@ -106,7 +111,7 @@ _READERS: dict[str, Callable[[str], Any]] = {
     "pass_mark": float, "file_pass_mark": float, "steps": int, "scripts": int,
     "searched": int, "search_seconds": float, "end_reason": str, "status": str,
     "unity_passed": int, "unity_entrants": int, "unity_top10": int, "children_rate": float,
-    "physics_build": str,
+    "physics_build": str, "node_id": str, "host": str,
 }
 _EMPTY: dict[str, Any] = {name: "" if reader is str else None
                           for name, reader in _READERS.items()}

@@ -35,7 +35,7 @@ from llm_aai.arena.catalog import Task, pass_mark_of, resolve_arena_path, unity_
 from llm_aai.arena.placement import place_arena
 from llm_aai.audit.rows import COLUMNS, AuditRow
 from llm_aai.env.animalai_env import world_seed
-from llm_aai.execution import Executor, Job, Outcome, ProcessExecutor
+from llm_aai.execution import Executor, Job, Outcome, make_executor
 from llm_aai.oracle import SearchSettings, play_oracle_episode
 from llm_aai.runner.suite import episode_seed
 from llm_aai.sim.simulator import PHYSICS_BUILDS
@@ -220,7 +220,8 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
               arenas_dir: str | Path | None = None, workers: int = 1,
               progress: Callable[[int, int], None] | None = None,
               on_row: Callable[[AuditRow], None] | None = None, command: str = "",
-              revision: str = "", other_build: bool = False) -> list[AuditRow]:
+              revision: str = "", other_build: bool = False, executor: str = "local",
+              address: str | None = None) -> list[AuditRow]:
     """Audit ``tasks`` x seeds 1..``seeds`` into ``out`` (resuming what is there).
 
     Args:
@@ -229,13 +230,16 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
         out: the audit directory (created).
         settings: budget, mode and build; must match the directory's if it holds an audit.
         arenas_dir: where the arena files are (as ``run --arenas-dir``).
-        workers: worker processes (``llm_aai.execution.ProcessExecutor``).
+        workers: jobs at once (worker processes, or the CPUs of a Ray started here).
         progress: called with (done, total) after each episode, for a progress bar.
         on_row: called with each new row.
         command: the command line, recorded with the settings for the report.
         revision: the source revision playing it, recorded likewise.
         other_build: then play every Unity-passed task left unsolved in the other build
             (``AuditSettings.other_build``), same seeds (see the module doc).
+        executor: ``local`` (worker processes here) or ``ray`` (Ray tasks on a cluster,
+            ``llm_aai.execution.EXECUTORS``); rows are written here, by this process alone.
+        address: the Ray cluster to join (``ray`` only; None starts Ray on this machine).
 
     Returns:
         Every row of the audit directory (earlier and new).
@@ -278,8 +282,8 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
             if progress:
                 progress(finished, total)
 
-        with ProcessExecutor(workers) as executor:
-            _play_all(executor, todo, paths, settings, record)
+        with make_executor(executor, workers, address) as pool:
+            _play_all(pool, todo, paths, settings, record)
             if other_build:
                 wanted = set(unsolved_in_unity_passed(read_rows(out), settings.physics_build))
                 again = [task for task in tasks if task.task_id in wanted]
@@ -289,7 +293,7 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
                 finished += len(again) * seeds - len(todo)
                 if progress:
                     progress(finished, total)
-                _play_all(executor, todo, paths, other, record)
+                _play_all(pool, todo, paths, other, record)
     return read_rows(out)
 
 
@@ -306,7 +310,7 @@ def _play_all(executor: Executor, queue: Iterable[tuple[Task, int]], paths: dict
 def _row_of(outcome: Outcome, settings: AuditSettings) -> AuditRow:
     """The job's row; a job with no row (its worker died) becomes a crash row."""
     if not outcome.crashed:
-        return outcome.result
+        return dataclasses.replace(outcome.result, node_id=outcome.node_id, host=outcome.host)
     task, seed = outcome.job.key
     return dataclasses.replace(_task_row(task.task_id, task.level, seed, settings),
                                status=_crash_status(outcome.crash))

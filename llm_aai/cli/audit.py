@@ -32,7 +32,7 @@ from llm_aai.arena.catalog import (
 from llm_aai.audit import AuditSettings, AuditSettingsMismatch, run_audit, write_report
 from llm_aai.audit.rows import AuditRowError
 from llm_aai.audit.run import read_rows, recorded_audit
-from llm_aai.execution import interrupt_on_sigterm
+from llm_aai.execution import CHOICES, RayUnavailable, interrupt_on_sigterm
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
@@ -49,7 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, default=1, help="episodes per task (default 1)")
     parser.add_argument("--arenas-dir", type=Path, default=None,
                         help="folder of LL-TT-VV.yaml testbed files (as run has it)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="episodes at once (worker processes; the CPUs of a Ray started "
+                             "here)")
+    parser.add_argument("--executor", choices=CHOICES, default="local",
+                        help="where episodes run: local worker processes (default) or Ray "
+                             "tasks (docs/ray.md)")
+    parser.add_argument("--ray-address", default=None,
+                        help="the Ray cluster to join (--executor ray; default: start Ray here)")
     parser.add_argument("--oracle-budget", type=int, default=DEFAULT_BUDGET,
                         help=f"search budget per episode in simulated steps ({DEFAULT_BUDGET})")
     parser.add_argument("--frames", action="store_true",
@@ -79,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         print("audit: --seeds and --workers must be >= 1 and --oracle-budget >= 0",
               file=sys.stderr)
         return 2
+    if args.ray_address is not None and args.executor != "ray":
+        print("audit: --ray-address needs --executor ray", file=sys.stderr)
+        return 2
     settings = AuditSettings(budget=args.oracle_budget, per_frame=args.frames,
                              physics_build=args.physics_build)
     command = "python -m llm_aai.audit " + shlex.join(
@@ -103,13 +113,14 @@ def _audit(args: argparse.Namespace, settings: AuditSettings, command: str) -> i
             bar = _progress_bar(not args.no_progress)
             rows = run_audit(tasks, args.seeds, args.out, settings, arenas_dir=args.arenas_dir,
                              workers=args.workers, progress=bar, command=command,
-                             revision=_revision(), other_build=args.other_build)
+                             revision=_revision(), other_build=args.other_build,
+                             executor=args.executor, address=args.ray_address)
             if bar is not None:
                 bar.close()
             _, first, revision = recorded_audit(args.out)
             command = first or command  # the audit's first command
         except (TaskSelectionError, ArenaNotFoundError, AuditSettingsMismatch,
-                AuditRowError) as error:
+                AuditRowError, RayUnavailable) as error:
             print(f"audit: {error}", file=sys.stderr)
             return 2
     else:

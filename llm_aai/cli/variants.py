@@ -29,7 +29,7 @@ from llm_aai.arena.catalog import (
     select_tasks,
     unity_passed_tasks,
 )
-from llm_aai.execution import interrupt_on_sigterm
+from llm_aai.execution import CHOICES, RayUnavailable, interrupt_on_sigterm
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.builds import PHYSICS_BUILDS
 from llm_aai.variants import (
@@ -61,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     make.add_argument("--arenas-dir", type=Path, default=None,
                       help="folder of LL-TT-VV.yaml testbed files (as run has it)")
     make.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    make.add_argument("--executor", choices=CHOICES, default="local",
+                      help="where tasks run: local worker processes (default) or Ray tasks "
+                           "(docs/ray.md; the workers write into --out, so a multi-machine "
+                           "cluster needs --out on a shared filesystem)")
+    make.add_argument("--ray-address", default=None,
+                      help="the Ray cluster to join (--executor ray; default: start Ray here)")
     make.add_argument("--seeds", type=int, default=1,
                       help="placements and oracle episodes per arena (default 1)")
     make.add_argument("--heuristic-seeds", type=int, default=ValidationSettings.heuristic_seeds,
@@ -144,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         print("variants: --workers and --seeds must be >= 1 and --oracle-budget >= 0",
               file=sys.stderr)
         return 2
+    if args.ray_address is not None and args.executor != "ray":
+        print("variants: --ray-address needs --executor ray", file=sys.stderr)
+        return 2
     if args.heuristic_seeds <= ValidationSettings.heuristic_tolerance:
         print(f"variants: --heuristic-seeds must be above the tolerance "
               f"{ValidationSettings.heuristic_tolerance}", file=sys.stderr)
@@ -168,9 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             settings = MakeSettings(count=args.count, seed=args.seed,
                                     candidates=args.candidates, validation=checks)
             outcomes = make_variants(tasks, args.out, settings, arenas_dir=args.arenas_dir,
-                                     workers=args.workers, on_task=progress)
+                                     workers=args.workers, on_task=progress,
+                                     executor=args.executor, address=args.ray_address)
     except (TaskSelectionError, ArenaNotFoundError, VariantRequestError, VariantIndexError,
-            ArenaError) as error:
+            ArenaError, RayUnavailable) as error:
         print(f"variants: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

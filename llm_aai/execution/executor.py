@@ -12,7 +12,8 @@ The contract every executor keeps (the audit and the variants' ``make`` rely on 
   so a rerun that skips the recorded jobs resumes the work.
 * A job is a module-level function and picklable arguments, so any executor can ship it to
   another process or machine: ``ProcessExecutor`` spawns local workers; a cluster executor
-  (Ray) is one more class with ``run`` and ``close`` and one more entry in ``EXECUTORS``.
+  (``llm_aai.execution.ray_executor``) is one more class with ``run`` and ``close`` and one
+  more entry in ``llm_aai.execution.registry.EXECUTORS``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Generator, Hashable, Iterable, Iterator
@@ -28,8 +30,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["EXECUTORS", "WORKER_DIED", "Executor", "InProcessExecutor", "Job", "Outcome",
-           "ProcessExecutor", "make_executor"]
+__all__ = ["LOCAL_NODE", "WORKER_DIED", "Executor", "InProcessExecutor", "Job", "Outcome",
+           "ProcessExecutor", "describe_error"]
 
 WORKER_DIED = "the worker process died"
 """The crash of a job that killed its worker process, even when it ran alone."""
@@ -58,11 +60,15 @@ class Outcome:
         job: the job.
         result: what its function returned (None if it crashed).
         crash: why it has no result (its exception, or ``WORKER_DIED``); None if it finished.
+        node_id: the cluster node it ran on (``LOCAL_NODE`` off a cluster); empty if crashed.
+        host: the machine it ran on; empty if it crashed.
     """
 
     job: Job
     result: Any = None
     crash: str | None = None
+    node_id: str = ""
+    host: str = ""
 
     @property
     def crashed(self) -> bool:
@@ -86,7 +92,17 @@ class Executor(Protocol):
     def __exit__(self, *exc_info: object) -> None: ...
 
 
-def _describe(error: BaseException) -> str:
+LOCAL_NODE = "local"
+"""The node id of a job run by a local executor (no cluster, so no node id of Ray's)."""
+
+
+def _here(job: Job, result: Any) -> Outcome:
+    """A finished job's outcome, placed on this machine."""
+    return Outcome(job, result, node_id=LOCAL_NODE, host=socket.gethostname())
+
+
+def describe_error(error: BaseException) -> str:
+    """An exception in one line: its type and message."""
     return f"{type(error).__name__}: {error}".replace("\n", " ")
 
 
@@ -107,9 +123,9 @@ class InProcessExecutor:
             try:
                 result = job.function(*job.args)
             except Exception as error:  # a job's failure is its outcome, as in a worker
-                yield Outcome(job, crash=_describe(error))
+                yield Outcome(job, crash=describe_error(error))
             else:
-                yield Outcome(job, result)
+                yield _here(job, result)
 
     def close(self) -> None:
         """Nothing to release."""
@@ -177,13 +193,13 @@ class ProcessExecutor:
             for future in finished:
                 job = pending.pop(future)
                 try:
-                    outcome = Outcome(job, future.result())
+                    outcome = _here(job, future.result())
                 except BrokenProcessPool:
                     # a worker died: any job in flight may be the one that killed it
                     self._discard()
                     return list(waiting), [job, *pending.values()]
                 except Exception as error:
-                    outcome = Outcome(job, crash=_describe(error))
+                    outcome = Outcome(job, crash=describe_error(error))
                 yield outcome
                 submit()
         return [], []
@@ -242,24 +258,3 @@ def _worker_start(parent_pid: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
-
-
-EXECUTORS: dict[str, Callable[[int], Executor]] = {
-    "local": ProcessExecutor,
-    "in-process": InProcessExecutor,
-}
-"""Executors by name: ``factory(workers) -> Executor``."""
-
-
-def make_executor(name: str, workers: int = 1) -> Executor:
-    """The executor registered as ``name``, with ``workers`` workers.
-
-    Raises:
-        ValueError: no executor of that name.
-    """
-    try:
-        factory = EXECUTORS[name]
-    except KeyError:
-        raise ValueError(f"unknown executor {name!r}; the executors are "
-                         f"{', '.join(EXECUTORS)}") from None
-    return factory(workers)

@@ -366,7 +366,8 @@ def _clear_unfinished(out: Path, task_ids: Iterable[str]) -> None:
 
 def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
                   arenas_dir: str | Path | None = None, workers: int = 1,
-                  on_task: Callable[[TaskOutcome], None] | None = None) -> list[TaskOutcome]:
+                  on_task: Callable[[TaskOutcome], None] | None = None,
+                  executor: str = "local", address: str | None = None) -> list[TaskOutcome]:
     """Make variants of ``tasks`` into ``out`` and write ``out/variants.csv``.
 
     Args:
@@ -377,6 +378,8 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
         arenas_dir: where the testbed files are (as ``run --arenas-dir``).
         workers: worker processes (one task at a time each).
         on_task: called with each task's outcome as it finishes (progress lines).
+        executor: ``local`` (this machine) or ``ray`` (``llm_aai.execution.EXECUTORS``).
+        address: the Ray cluster to join (``ray`` only; None starts Ray here).
 
     Returns:
         Each task's outcome: those resumed first (``resumed`` set), then the rest in the
@@ -435,11 +438,11 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
     todo = [task for task in tasks if task.task_id not in done]
     jobs = [Job(task, _task_job, (task, paths[task.task_id], str(out), settings))
             for task in todo]
-    # one task in this process needs no worker; more go to spawned workers
-    executor = make_executor("in-process" if workers <= 1 or len(todo) <= 1 else "local",
-                             min(workers, len(todo)))
-    with executor:
-        for outcome in executor.run(jobs):
+    # locally, one task in this process needs no worker; more go to spawned workers
+    if executor == "local" and (workers <= 1 or len(todo) <= 1):
+        executor = "in-process"
+    with make_executor(executor, max(1, min(workers, len(todo))), address) as pool:
+        for outcome in pool.run(jobs):
             finish(_task_outcome(outcome))
     return outcomes
 

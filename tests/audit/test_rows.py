@@ -40,7 +40,14 @@ def test_rows_read_typed_and_write_back_byte_for_byte(tmp_path):
     assert crashed.search_seconds == 0.012 and crashed.unity_passed is None
     assert crashed.physics_build == "2019" and crashed.status.startswith("crash: ArenaError")
     assert died.search_seconds is None and died.unity_top10 == 2
-    assert _write(rows) == WRITTEN
+    # written back under today's header: where each ran was not recorded then (empty)
+    assert _write(rows) == "".join(line + (",node_id,host" if n == 0 else ",,") + "\n"
+                                   for n, line in enumerate(WRITTEN.splitlines()))
+
+
+def test_where_a_row_ran_round_trips():
+    row = AuditRow("02-03-01", 2, 3, True, 1.5, physics_build="3.x", node_id="ab12", host="w1")
+    assert AuditRow.from_csv(row.to_csv()) == row
 
 
 def test_a_row_round_trips():

@@ -30,3 +30,9 @@ def sleep_then(seconds: float, pid_file: str) -> float:
     Path(pid_file).write_text(str(os.getpid()))
     time.sleep(seconds)
     return seconds
+
+
+def nap(seconds: float) -> float:
+    """A job that takes a while and touches nothing (many of them spread over the nodes)."""
+    time.sleep(seconds)
+    return seconds

@@ -1,0 +1,144 @@
+"""The Ray executor: the same jobs as ``ProcessExecutor``, as Ray tasks across a cluster.
+
+Ray (an optional extra, ``pip install 'llm-aai[ray]'``) is imported only when this executor
+is built, so the package works without it and ``--executor ray`` says how to install it.
+
+The contract is the one in ``llm_aai.execution.executor``, held across machines:
+
+* The driver alone records results: a worker returns its job's result and where it ran
+  (Ray's node id and the host), the caller writes it; no worker touches the run directory.
+* A worker lost with its node (its raylet killed, the machine gone) is a system failure to
+  Ray, which resubmits the task elsewhere; the driver sees one result per job, so a lost
+  node costs no job and duplicates none. A job that kills its worker itself (a crash inside
+  MuJoCo) is retried the same way, ``RETRIES`` times at most, and then recorded as
+  ``WORKER_DIED``: never retried for ever. A job that raises is not retried (Ray does not
+  retry application errors unless told to): its exception is its outcome, as locally.
+* An interrupt cancels the tasks in flight (their workers are ended) and propagates; what the
+  caller recorded is what a rerun skips.
+
+Tasks, not an actor pool of warm simulators: an audit episode or a variant check builds its
+world from the arena file in well under its playing time (docs/ray.md has the figures), so a
+stateless task, which Ray can place and retry anywhere, costs no more than a warm actor and
+keeps the fault story simple.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from llm_aai.execution.executor import WORKER_DIED, Job, Outcome, describe_error
+
+__all__ = ["INSTALL_HINT", "RETRIES", "RayExecutor", "RayUnavailable", "import_ray"]
+
+INSTALL_HINT = "--executor ray needs Ray: pip install 'llm-aai[ray]' (or pip install ray)"
+"""What to do when Ray is not installed."""
+
+RETRIES = 2
+"""How often Ray replays a task whose worker died (a node lost, or the job's own crash)."""
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed (the message says how to install it)."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module.
+
+    Raises:
+        RayUnavailable: it is not installed.
+    """
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable(INSTALL_HINT) from None
+    return ray
+
+
+def _placed(function: Callable[..., Any], args: tuple) -> tuple[Any, str, str]:
+    """Run one job on a Ray worker: its result, the node id and the host it ran on."""
+    import ray
+
+    result = function(*args)
+    return result, ray.get_runtime_context().get_node_id(), socket.gethostname()
+
+
+class RayExecutor:
+    """Jobs as Ray tasks on a cluster (``address``) or on a Ray started here (no address).
+
+    Args:
+        workers: jobs in flight at once on a Ray started here (its CPUs); on a cluster the
+            jobs in flight are ``workers`` times ``in_flight`` too, so the driver's memory
+            for pending results stays bounded.
+        address: a running cluster (``ray://host:10001``, ``host:6379`` or ``auto``); None
+            starts a local Ray with ``workers`` CPUs, shut down again by ``close``.
+        in_flight: tasks submitted per worker at a time.
+
+    Raises:
+        RayUnavailable: Ray is not installed.
+    """
+
+    def __init__(self, workers: int = 1, address: str | None = None, *,
+                 in_flight: int = 2) -> None:
+        self._ray = import_ray()
+        self.workers = max(1, int(workers))
+        self.in_flight = max(1, int(in_flight))
+        self._started_here = False
+        if not self._ray.is_initialized():
+            if address is None:
+                self._ray.init(num_cpus=self.workers, include_dashboard=False,
+                               log_to_driver=False, configure_logging=False)
+            else:
+                self._ray.init(address=address, log_to_driver=False, configure_logging=False)
+            self._started_here = True
+        self._remote = self._ray.remote(num_cpus=1, max_retries=RETRIES)(_placed)
+
+    def run(self, jobs: Iterable[Job]) -> Iterator[Outcome]:
+        """Each job's outcome as it finishes (see the module doc)."""
+        ray = self._ray
+        waiting = iter(jobs)
+        pending: dict[Any, Job] = {}
+
+        def submit() -> None:
+            job = next(waiting, None)
+            if job is not None:
+                pending[self._remote.remote(job.function, job.args)] = job
+
+        try:
+            for _ in range(self.workers * self.in_flight):
+                submit()
+            while pending:
+                finished, _ = ray.wait(list(pending), num_returns=1)
+                for ref in finished:
+                    job = pending.pop(ref)
+                    yield self._outcome(job, ref)
+                    submit()
+        except BaseException:  # an interrupt: stop the tasks before they do any more
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise
+
+    def _outcome(self, job: Job, ref: Any) -> Outcome:
+        exceptions = self._ray.exceptions
+        try:
+            result, node_id, host = self._ray.get(ref)
+        except (exceptions.WorkerCrashedError, exceptions.NodeDiedError,
+                exceptions.ObjectLostError):
+            return Outcome(job, crash=WORKER_DIED)
+        except exceptions.RayTaskError as error:
+            cause = error.as_instanceof_cause()
+            return Outcome(job, crash=describe_error(getattr(cause, "cause", None) or cause))
+        return Outcome(job, result, node_id=node_id, host=host)
+
+    def close(self) -> None:
+        """Shut down the Ray this executor started (a cluster it joined stays up)."""
+        if self._started_here and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._started_here = False
+
+    def __enter__(self) -> RayExecutor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,118 @@
+"""The Ray executor on a real multi-node Ray cluster on this machine (a head and worker nodes
+on loopback, ``ray.cluster_utils.Cluster``), and its message when Ray is not installed."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import pytest
+
+from llm_aai.arena.catalog import select_tasks
+from llm_aai.audit import AuditSettings, run_audit
+from llm_aai.cli import audit as audit_cli
+from llm_aai.execution import LOCAL_NODE, WORKER_DIED, Job, RayUnavailable, make_executor
+from llm_aai.execution.ray_executor import RETRIES, RayExecutor
+from tests.execution import jobs
+
+MB = 1024 * 1024
+
+
+def test_without_ray_the_executor_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # an import of ray now fails
+    with pytest.raises(RayUnavailable, match=r"pip install 'llm-aai\[ray\]'"):
+        make_executor("ray", 2)
+
+
+def test_without_ray_the_audit_command_says_how_to_install(monkeypatch, tmp_path, capsys,
+                                                           testbed_dir):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    code = audit_cli.main(["--out", str(tmp_path / "a"), "--tasks", "01-01-01", "--arenas-dir",
+                           str(testbed_dir), "--executor", "ray", "--no-progress"])
+    assert code == 2
+    assert "pip install 'llm-aai[ray]'" in capsys.readouterr().err
+
+
+def test_a_cluster_address_needs_the_ray_executor():
+    with pytest.raises(ValueError, match="--ray-address\\) needs --executor ray"):
+        make_executor("local", 1, "127.0.0.1:6379")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head and one worker node, one CPU each, small object stores; shared by the module."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    node = {"num_cpus": 1, "object_store_memory": 100 * MB}
+    made = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
+    made.add_node(**node)
+    made.wait_for_nodes()
+    ray.init(address=made.address, log_to_driver=False)
+    yield made
+    ray.shutdown()
+    made.shutdown()
+
+
+def _without_placement(row):
+    return dataclasses.replace(row, search_seconds=None, node_id="", host="")
+
+
+@pytest.mark.slow
+def test_the_audit_gives_the_same_rows_on_the_cluster_as_locally(cluster, testbed_dir, tmp_path):
+    tasks = list(select_tasks(tasks="01-01-01,01-04-03", full=True))
+    settings = AuditSettings(budget=1500)
+    common = {"arenas_dir": testbed_dir, "workers": 2}
+    local = run_audit(tasks, 2, tmp_path / "local", settings, **common)
+    on_ray = run_audit(tasks, 2, tmp_path / "ray", settings, executor="ray",
+                       address=cluster.address, **common)
+    key = lambda row: (row.task_id, row.seed)  # noqa: E731
+    assert ([_without_placement(r) for r in sorted(local, key=key)]
+            == [_without_placement(r) for r in sorted(on_ray, key=key)])
+    assert {row.node_id for row in local} == {LOCAL_NODE}
+    cluster_nodes = {node["NodeID"] for node in __import__("ray").nodes() if node["Alive"]}
+    assert {row.node_id for row in on_ray} <= cluster_nodes
+    assert all(row.host for row in on_ray)
+    # the CSV round trip keeps where each row ran
+    written = (tmp_path / "ray" / "audit.csv").read_text()
+    assert all(row.node_id in written for row in on_ray)
+
+
+@pytest.mark.slow
+def test_jobs_spread_over_both_nodes(cluster):
+    with RayExecutor(2, cluster.address) as executor:
+        outcomes = list(executor.run(Job(n, jobs.nap, (0.5,)) for n in range(4)))
+    assert sorted(o.job.key for o in outcomes) == [0, 1, 2, 3]
+    assert not any(o.crashed for o in outcomes)
+    assert len({o.node_id for o in outcomes}) == 2  # one CPU per node: both had to work
+
+
+@pytest.mark.slow
+def test_a_crashing_job_is_recorded_after_a_bounded_number_of_tries(cluster, tmp_path):
+    tally = tmp_path / "tally"
+    with RayExecutor(2, cluster.address) as executor:
+        outcomes = {o.job.key: o for o in executor.run(
+            [Job("dies", jobs.die, (str(tally),)), Job("fine", jobs.square, (3,)),
+             Job("raises", jobs.fail, ("bad arena",))])}
+    assert outcomes["dies"].crash == WORKER_DIED
+    assert len(tally.read_text().splitlines()) == 1 + RETRIES  # never retried for ever
+    assert outcomes["fine"].result == 9
+    assert outcomes["raises"].crash == "RuntimeError: bad arena"  # an error is not retried
+
+
+@pytest.mark.slow
+def test_a_node_lost_mid_run_costs_no_job_and_duplicates_none(cluster):
+    doomed = cluster.add_node(num_cpus=1, object_store_memory=100 * MB)
+    cluster.wait_for_nodes()
+    doomed_id = doomed.node_id
+    seen: list = []
+    with RayExecutor(3, cluster.address) as executor:
+        for outcome in executor.run(Job(n, jobs.nap, (1.0,)) for n in range(9)):
+            if not seen:  # the doomed node holds a task now: every CPU is busy
+                cluster.remove_node(doomed, allow_graceful=False)
+            seen.append(outcome)
+    assert sorted(o.job.key for o in seen) == list(range(9))
+    assert not any(o.crashed for o in seen)
+    assert doomed_id not in {o.node_id for o in seen[1:]}
