@@ -37,3 +37,21 @@ def testbed_dir() -> Path:
 def recording_dir() -> Path:
     """The real Unity recording used as ground truth for the simulator."""
     return _require(RECORDING)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A real two-node Ray cluster on loopback (a head and a worker, one CPU and 100 MB of
+    object store each), started once for every test that asks for it; the driver joined."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    node = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}
+    cluster = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
+    cluster.add_node(**node)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()

@@ -86,8 +86,8 @@ class RayExecutor:
         self.in_flight = max(1, int(in_flight))
         self._started_here = False
         if not self._ray.is_initialized():
-            if address is None:
-                self._ray.init(num_cpus=self.workers, include_dashboard=False,
+            if address is None:  # "local": a new Ray here, never a cluster found running
+                self._ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
                                log_to_driver=False, configure_logging=False)
             else:
                 self._ray.init(address=address, log_to_driver=False, configure_logging=False)

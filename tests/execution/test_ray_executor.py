@@ -39,21 +39,10 @@ def test_a_cluster_address_needs_the_ray_executor():
         make_executor("local", 1, "127.0.0.1:6379")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A head and one worker node, one CPU each, small object stores; shared by the module."""
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    node = {"num_cpus": 1, "object_store_memory": 100 * MB}
-    made = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
-    made.add_node(**node)
-    made.wait_for_nodes()
-    ray.init(address=made.address, log_to_driver=False)
-    yield made
-    ray.shutdown()
-    made.shutdown()
+@pytest.fixture
+def cluster(ray_cluster):
+    """The session's two-node cluster (tests/conftest.py)."""
+    return ray_cluster
 
 
 def _without_placement(row):
