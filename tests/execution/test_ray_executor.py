@@ -4,7 +4,6 @@ on loopback, ``ray.cluster_utils.Cluster``), and its message when Ray is not ins
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 
 import pytest
