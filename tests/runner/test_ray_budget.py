@@ -14,7 +14,7 @@ def test_no_call_on_any_node_starts_that_could_pass_the_budget(ray_cluster):
 
     from llm_aai.runner.ray_budget import RayBudgetGate
 
-    budget = 0.25
+    budget = 0.1
     gate = RayBudgetGate.start("test-budget-ledger", budget)
     spend = ray.remote(num_cpus=1)(budget_jobs.spend_until_refused)
     with FakeChatServer(default="Turn(6);", latency_s=0.02) as server:
