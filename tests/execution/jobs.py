@@ -36,3 +36,10 @@ def nap(seconds: float) -> float:
     """A job that takes a while and touches nothing (many of them spread over the nodes)."""
     time.sleep(seconds)
     return seconds
+
+
+def nap_then_mark(seconds: float, mark: str) -> str:
+    """A job that takes a while, then leaves a file: it exists only if the job was not stopped."""
+    time.sleep(seconds)
+    Path(mark).write_text("finished")
+    return mark

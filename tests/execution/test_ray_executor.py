@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 
 import pytest
 
@@ -104,3 +105,18 @@ def test_a_node_lost_mid_run_costs_no_job_and_duplicates_none(cluster):
     assert sorted(o.job.key for o in seen) == list(range(9))
     assert not any(o.crashed for o in seen)
     assert doomed_id not in {o.node_id for o in seen[1:]}
+
+
+@pytest.mark.slow
+def test_an_interrupt_stops_the_tasks_in_flight(cluster, tmp_path):
+    marks = [tmp_path / f"job-{n}" for n in range(5)]
+    work = [Job(0, jobs.square, (2,))] + [Job(n, jobs.nap_then_mark, (3.0, str(mark)))
+                                          for n, mark in enumerate(marks, 1)]
+    with RayExecutor(2, cluster.address, in_flight=3) as executor:
+        outcomes = executor.run(work)
+        first = next(outcomes)  # the quick one; the naps are in flight now
+        with pytest.raises(KeyboardInterrupt):
+            outcomes.throw(KeyboardInterrupt)  # Ctrl-C while the caller records
+    assert first.result == 4
+    time.sleep(4)  # long enough for any surviving nap to have finished
+    assert not any(mark.exists() for mark in marks)
