@@ -11,6 +11,7 @@ import pandas as pd
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.reference import reference_levels, reference_tasks
 from llm_aai.analysis.stats import wilson_interval
+from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
 GROUPINGS = {"level": ["level"], "task": ["task_id", "level"]}
 
@@ -115,12 +116,15 @@ def _groups(episodes: pd.DataFrame, keys: list[str]):
 
 def _outcome(group: pd.DataFrame) -> dict[str, float | int]:
     """Count passes; add the proportion, its Wilson interval, mean reward and health."""
-    agent = group[~group["infra_failure"]]
+    # a conversation that outgrew the server's context window says nothing about the model
+    overflow = group["end_reason"] == CONTEXT_OVERFLOW
+    agent = group[~group["infra_failure"] & ~overflow]
     k, n = int(agent["passed"].sum()), len(agent)
     low, high = wilson_interval(k, n)
     return {
         "episodes": len(group),
         "infra_failures": int(group["infra_failure"].sum()),
+        "context_overflows": int(overflow.sum()),
         "k": k,
         "n": n,
         "proportion": k / n if n else float("nan"),
@@ -133,5 +137,6 @@ def _outcome(group: pd.DataFrame) -> dict[str, float | int]:
 
 def _columns(keys: list[str], by: str) -> list[str]:
     extra = ["pass_mark"] if by == "task" else []
-    return [*keys, *extra, "level_name", "tasks", "episodes", "infra_failures", "k", "n",
+    return [*keys, *extra, "level_name", "tasks", "episodes", "infra_failures",
+            "context_overflows", "k", "n",
             "proportion", "ci_low", "ci_high", "mean_reward", "mean_final_health"]

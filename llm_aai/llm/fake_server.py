@@ -177,6 +177,9 @@ class FakeChatServer:
             answers 400 (non-transient, so a test fails fast and loudly).
         latency_s: added to every request (for concurrency benchmarks).
         model_name: the ``model`` echoed in replies.
+        context_window: tokens the "model" holds (prompt plus ``max_tokens``); a request
+            over it is answered 400 with the message OpenAI, vLLM and llama.cpp's Python
+            server send for it. None: no limit.
 
     """
 
@@ -188,12 +191,14 @@ class FakeChatServer:
         default: str | None = None,
         latency_s: float = 0.0,
         model_name: str = "fake-model",
+        context_window: int | None = None,
     ) -> None:
         self._queue: deque[Action] = deque(script)
         self._responder = responder
         self._default = default
         self.latency_s = latency_s
         self.model_name = model_name
+        self.context_window = context_window
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -263,6 +268,19 @@ class FakeChatServer:
         if self._default is not None:
             return self._default
         return HTTPError(400, "fake server: no scripted reply left")
+
+    def _overflow(self, body: dict[str, Any]) -> HTTPError | None:
+        """The error a request over ``context_window`` gets, else None."""
+        if self.context_window is None:
+            return None
+        wanted = _prompt_tokens(body) + int(body.get("max_tokens") or 0)
+        if wanted <= self.context_window:
+            return None
+        return HTTPError(400, f"This model's maximum context length is {self.context_window} "
+                              f"tokens. However, you requested {wanted} tokens "
+                              f"({_prompt_tokens(body)} in the messages, "
+                              f"{int(body.get('max_tokens') or 0)} in the completion). Please "
+                              f"reduce the length of the messages or completion.")
 
     def _record(self, path: str, body: dict[str, Any], auth: str | None,
                 action: Action) -> None:
@@ -360,6 +378,11 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError as exc:
                 self._send_error(400, f"invalid JSON: {exc}")
+                return
+            overflow = server._overflow(body)
+            if overflow is not None:  # the model never sees it: no scripted action is used
+                server._record(self.path, body, None, overflow)
+                self._perform(overflow, body)
                 return
             action = server._next_action(body)
             auth = self.headers.get("Authorization") or self.headers.get("x-api-key")

@@ -154,6 +154,11 @@ class EpisodeResult:
     task. None for a testbed task."""
 
 
+CONTEXT_OVERFLOW = "context_overflow"
+"""The end reason of an episode whose conversation outgrew the model's context window: a
+limit of the server's setup, not a reply of the model, so analysis counts it apart."""
+
+
 CONVERSATION_COLUMNS = ("conversation", "position")
 """The result's fields that only runs across tasks write (``summary.csv`` gains them there)."""
 SUMMARY_COLUMNS = tuple(f.name for f in dataclasses.fields(EpisodeResult)

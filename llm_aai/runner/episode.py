@@ -9,6 +9,7 @@ a crash loses at most the episode in flight.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -17,9 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.agents.base import Agent, EarlierTurn, TurnInput, continue_conversation
-from llm_aai.llm.errors import LLMUnavailable
+from llm_aai.llm.errors import ContextOverflow, LLMUnavailable
 from llm_aai.logs.events import logged_events
-from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage, summed_cost
+from llm_aai.logs.schema import (
+    CONTEXT_OVERFLOW,
+    EpisodeResult,
+    TurnRecord,
+    Usage,
+    summed_cost,
+)
 from llm_aai.logs.store import EpisodeWriter
 from llm_aai.perception.observer import IMAGE_ONLY, ObservationMode
 from llm_aai.prompts import Prompt
@@ -34,6 +41,8 @@ from llm_aai.protocol.modes import PAPER_MODE, ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetReached
 from llm_aai.runner.shown_frames import frames_shown
 from llm_aai.script import NOOP, Script
+
+log = logging.getLogger(__name__)
 
 
 class EpisodeCancelled(Exception):
@@ -162,6 +171,10 @@ class EpisodeRunner:
         except LLMUnavailable as error:
             return self._result(spec, episode, usage, started, "infrastructure",
                                 infra_error=str(error))
+        except ContextOverflow as error:  # this conversation only: the next one starts short
+            log.warning("%s: %s; the episode ends here (%s), the run goes on",
+                        spec.episode_id, error, CONTEXT_OVERFLOW)
+            return self._result(spec, episode, usage, started, CONTEXT_OVERFLOW)
         except BudgetReached as error:  # no result about the model either; resume continues it
             return self._result(spec, episode, usage, started, BUDGET, infra_error=str(error))
         return self._result(spec, episode, usage, started,

@@ -1,0 +1,70 @@
+"""The ways a local model server fails, through whole runs.
+
+Real subprocess, real litellm HTTP, the fake server on 127.0.0.1 playing a small local
+server: a context window, cut replies, a reported model name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from llm_aai.cli.analyze import main as analyze
+from llm_aai.llm.fake_server import FakeChatServer, _prompt_tokens
+from llm_aai.logs import read_turns
+
+TASKS = "01-04-03,01-06-02"
+MAX_TOKENS = 64
+
+
+def run_cli(args, timeout=240):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return subprocess.run([sys.executable, "-m", "llm_aai.run", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def base_args(testbed_dir, out, url, scripts=3, tasks=TASKS):
+    return ["--model", "openai/local", "--api-base", url, "--tasks", tasks,
+            "--arenas-dir", testbed_dir, "--out", out, "--run-id", "r", "--resolution", 64,
+            "--max-scripts", scripts, "--max-tokens", MAX_TOKENS, "--no-progress",
+            "--concurrency", 1]
+
+
+def window_after_first_request(server: FakeChatServer, margin: int = 10):
+    """A responder fixing the server's context at the first request's size plus ``margin``:
+    every episode's first request fits, its second (one more exchange) does not."""
+
+    def respond(body):
+        if server.context_window is None:
+            server.context_window = _prompt_tokens(body) + int(body["max_tokens"]) + margin
+        return "Go(3);"
+
+    return respond
+
+
+def test_a_context_overflow_ends_its_episode_and_the_run_goes_on(testbed_dir, tmp_path,
+                                                                  capsys):
+    server = FakeChatServer()
+    server._responder = window_after_first_request(server)
+    with server:
+        done = run_cli(base_args(testbed_dir, tmp_path, server.url))
+        statuses = [r.action for r in server.requests]
+    assert done.returncode == 0, done.stderr
+    assert "refused a request" not in done.stderr
+    results = {}
+    for task in TASKS.split(","):
+        episode = tmp_path / "r" / "episodes" / f"{task}_t1"
+        results[task] = json.loads((episode / "result.json").read_text())
+        assert len(read_turns(episode)) == 2  # the start and the one reply that fitted
+    for result in results.values():
+        assert result["end_reason"] == "context_overflow", result
+        assert result["scripts_used"] == 1 and result["infra_error"] is None
+        assert result["passed"] is False
+    assert len(statuses) == 4  # each episode: one reply, one overflow (never retried)
+    assert "context_overflow" in done.stderr  # the warning names what happened
+    # analyze counts them apart: excluded from k/n, named with their own mark
+    assert analyze([str(tmp_path / "r")]) == 0
+    shown = capsys.readouterr().out
+    assert "0/0" in shown and "2 episode(s) ended by a context overflow" in shown
