@@ -329,6 +329,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
         shapes = [shapes[t * config.trials] for t in range(len(tasks))] * config.trials
     estimate = estimate_episodes(shapes, prompt, image_tokens=image_tokens,
                                  keep_last_images=config.model_options.keep_last_images,
+                                 keep_last_turns=config.model_options.keep_last_turns,
                                  prices=prices, reply_tokens=reply_tokens,
                                  tasks_per_conversation=conversation)
     levels = sorted({task.level for task in tasks})
@@ -701,6 +702,7 @@ def _agent_options(config: RunConfig) -> dict[str, Any]:
         "max_retries": options.max_retries,
         "max_concurrent": options.provider_concurrency or config.concurrency,
         "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
+        "keep_last_turns": options.keep_last_turns,
         "replay_from": config.replay_from, "price_per_mtok": options.price_per_mtok,
         "budget": config.oracle_budget,
         # the built-in agents that write replies themselves write them for the control;

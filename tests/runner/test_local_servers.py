@@ -68,3 +68,45 @@ def test_a_context_overflow_ends_its_episode_and_the_run_goes_on(testbed_dir, tm
     assert analyze([str(tmp_path / "r")]) == 0
     shown = capsys.readouterr().out
     assert "0/0" in shown and "2 episode(s) ended by a context overflow" in shown
+
+
+def test_keep_last_turns_fits_the_conversation_in_the_window(testbed_dir, tmp_path):
+    """The same window with ``--keep-last-turns 1``: every request is the prompt and one
+    message, so no episode overflows and each plays all its scripts."""
+    server = FakeChatServer()
+    server._responder = window_after_first_request(server)
+    with server:
+        done = run_cli([*base_args(testbed_dir, tmp_path, server.url), "--keep-last-turns", 1])
+        bodies = [r.body for r in server.requests]
+    assert done.returncode == 0, done.stderr
+    for task in TASKS.split(","):
+        result = json.loads((tmp_path / "r" / "episodes" / f"{task}_t1" / "result.json")
+                            .read_text())
+        assert result["end_reason"] != "context_overflow" and result["scripts_used"] == 3
+    assert len(bodies) == 6
+    assert all([m["role"] for m in body["messages"]] == ["system", "user"] for body in bodies)
+
+
+def test_the_dry_run_names_the_longest_request(testbed_dir, tmp_path, capsys):
+    """The dry run's longest request is within 10% of the largest one the run then sends
+    (counted by the server at the dry run's 4 characters a token), and --keep-last-turns
+    shortens it."""
+    from llm_aai.cli import run as run_cli_module
+
+    argv = [*map(str, base_args(testbed_dir, tmp_path, "http://127.0.0.1:9", tasks="01-04-03")),
+            "--observation", "text", "--dry-run"]
+    assert run_cli_module.main(argv) == 0
+    longest = _longest(capsys.readouterr().out)
+    assert run_cli_module.main([*argv, "--keep-last-turns", "1"]) == 0
+    assert _longest(capsys.readouterr().out) < longest
+    with FakeChatServer(default="Go(3);") as server:
+        done = run_cli([*base_args(testbed_dir, tmp_path, server.url, tasks="01-04-03"),
+                        "--observation", "text"])
+        sent = max(_prompt_tokens(r.body) for r in server.requests)
+    assert done.returncode == 0, done.stderr
+    assert abs(longest - sent) <= 0.1 * sent, (longest, sent)
+
+
+def _longest(out: str) -> int:
+    line = next(line for line in out.splitlines() if line.startswith("longest request:"))
+    return int(line.split()[2].replace(",", ""))
