@@ -30,6 +30,7 @@ from typing import Any
 
 __all__ = [
     "Delay",
+    "Cut",
     "Drop",
     "FakeChatServer",
     "HTTPError",
@@ -106,7 +107,16 @@ class Payload:
     status: int = 200
 
 
-Action = str | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
+@dataclass(frozen=True)
+class Cut:
+    """Answer ``then`` as a reply stopped at the length limit (``finish_reason`` "length",
+    Anthropic's ``stop_reason`` "max_tokens"): what a server sends when ``max_tokens`` ran
+    out mid-reply."""
+
+    then: str
+
+
+Action = str | Cut | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
 Responder = Callable[[dict[str, Any]], Action]
 
 
@@ -297,7 +307,8 @@ class FakeChatServer:
         with self._lock:
             self.in_flight -= 1
 
-    def messages_body(self, reply: str, request: dict[str, Any]) -> dict[str, Any]:
+    def messages_body(self, reply: str, request: dict[str, Any],
+                      cut: bool = False) -> dict[str, Any]:
         """Build the JSON Anthropic's messages endpoint returns for a non-streamed reply."""
         return {
             "id": f"msg_fake_{len(self.requests)}",
@@ -305,13 +316,14 @@ class FakeChatServer:
             "role": "assistant",
             "model": request.get("model", self.model_name),
             "content": [{"type": "text", "text": reply}],
-            "stop_reason": "end_turn",
+            "stop_reason": "max_tokens" if cut else "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": _prompt_tokens(request),
                       "output_tokens": count_tokens(reply)},
         }
 
-    def completion_body(self, reply: str, request: dict[str, Any]) -> dict[str, Any]:
+    def completion_body(self, reply: str, request: dict[str, Any],
+                        cut: bool = False) -> dict[str, Any]:
         """Build the JSON an OpenAI server returns for a non-streamed chat completion."""
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
@@ -321,7 +333,7 @@ class FakeChatServer:
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": reply},
-                "finish_reason": "stop",
+                "finish_reason": "length" if cut else "stop",
             }],
             "usage": _usage(request, reply),
         }
@@ -398,6 +410,8 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
         def _perform(self, action: Action, body: dict[str, Any]) -> None:
             if isinstance(action, str):
                 self._send_reply(action, body)
+            elif isinstance(action, Cut):
+                self._send_reply(action.then, body, cut=True)
             elif isinstance(action, RateLimit):
                 headers = {}
                 if isinstance(action.retry_after, str):
@@ -424,9 +438,9 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             else:
                 raise TypeError(f"unknown scripted action {action!r}")
 
-        def _send_reply(self, reply: str, body: dict[str, Any]) -> None:
+        def _send_reply(self, reply: str, body: dict[str, Any], cut: bool = False) -> None:
             build = server.messages_body if self.dialect == "anthropic" else server.completion_body
-            self._send_json(200, build(reply, body))
+            self._send_json(200, build(reply, body, cut))
 
         def _send_error(self, status: int, message: str,
                         headers: dict[str, str] | None = None) -> None:

@@ -109,6 +109,9 @@ class TurnRecord:
     usage: Usage = field(default_factory=Usage)
     state: dict[str, Any] | None = None
     schema: int = SCHEMA_VERSION
+    finish_reason: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    """Why the model's reply ended, as its server said ("stop"; "length" for a reply cut at
+    ``--max-tokens``); None where no server said (the built-in agents, older logs)."""
 
 
 @dataclass(frozen=True)

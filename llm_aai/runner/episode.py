@@ -113,6 +113,18 @@ def _state(outcome: StepOutcome) -> dict[str, Any] | None:
             for k, v in state.items()} or None
 
 
+CUT = "length"
+"""The finish reason of a reply the server stopped at the reply length limit."""
+
+
+def cut_reply_error(output_tokens: int) -> str:
+    """What the feedback says of a reply cut at the length limit: the limit cut it, not the
+    model's grammar (its unclosed ``Think(`` is where the cut fell)."""
+    limit = f" ({output_tokens} tokens)" if output_tokens else ""  # a cached reply bills none
+    return (f"it was cut off at the reply length limit{limit} before it ended. Send a "
+            f"shorter reply: a brief Think(...), then the commands.")
+
+
 def _health(episode: Episode) -> float:
     """Health as logged and shown to the model: rounded to 4 decimals."""
     return round(episode.totals.health, 4)
@@ -219,12 +231,14 @@ class EpisodeRunner:
                                reply.latency_s, reply.retries))
             turn = episode.play(reply.text)
             writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
-                                                reply.notes))
+                                                reply.notes, reply.finish_reason))
             shown = frames_shown(turn, episode.observations, self.modes, self.messages)
             images = list(shown.images) if self.observation.images else []
             preamble = self.messages.preamble
             if turn.decision.refused:
-                feedback = self.messages.invalid_reply(turn.decision.error)
+                feedback = self.messages.invalid_reply(
+                    cut_reply_error(reply.output_tokens) if reply.finish_reason == CUT
+                    else turn.decision.error)
                 preamble = f"{feedback}\n\n{preamble}"
             if episode.wants_reply:
                 text = self.observation.message(self.env, self.messages.observation(
@@ -235,7 +249,8 @@ class EpisodeRunner:
 
     @staticmethod
     def _turn_record(turn: Turn, text: str, preamble: str, sent: tuple[str, ...], usage: Usage,
-                     episode: Episode, reply_notes: tuple[str, ...] = ()) -> TurnRecord:
+                     episode: Episode, reply_notes: tuple[str, ...] = (),
+                     finish_reason: str | None = None) -> TurnRecord:
         decision, outcome = turn.decision, turn.outcome
         return TurnRecord(
             turn=turn.number, sent_text=text, sent_preamble=preamble, sent_images=sent,
@@ -247,6 +262,7 @@ class EpisodeRunner:
             steps=outcome.steps, health=_health(episode), reward=outcome.reward,
             events=logged_events(outcome.infos), terminated=outcome.terminated,
             truncated=outcome.truncated, usage=usage, state=_state(outcome),
+            finish_reason=finish_reason,
         )
 
     def _finish(self, writer: EpisodeWriter, episode: Episode) -> None:

@@ -12,8 +12,9 @@ import subprocess
 import sys
 
 from llm_aai.cli.analyze import main as analyze
-from llm_aai.llm.fake_server import FakeChatServer, _prompt_tokens
+from llm_aai.llm.fake_server import Cut, FakeChatServer, _prompt_tokens
 from llm_aai.logs import read_turns
+from llm_aai.view import build_site
 
 TASKS = "01-04-03,01-06-02"
 MAX_TOKENS = 64
@@ -110,3 +111,25 @@ def test_the_dry_run_names_the_longest_request(testbed_dir, tmp_path, capsys):
 def _longest(out: str) -> int:
     line = next(line for line in out.splitlines() if line.startswith("longest request:"))
     return int(line.split()[2].replace(",", ""))
+
+
+def test_a_reply_cut_at_max_tokens_is_logged_told_and_shown(testbed_dir, tmp_path):
+    """The server stops a reply at the length limit mid-Think: the turn logs
+    ``finish_reason`` "length", the feedback says the reply was cut (not that the model
+    left Think( open), and the viewer marks the turn."""
+    with FakeChatServer([Cut('Think("The ball is ahead, so I will')],
+                        default="Go(3);") as server:
+        done = run_cli(base_args(testbed_dir, tmp_path, server.url, scripts=2, tasks="01-04-03"))
+        bodies = [r.body for r in server.requests]
+    assert done.returncode == 0, done.stderr
+    episode = tmp_path / "r" / "episodes" / "01-04-03_t1"
+    turns = read_turns(episode)
+    assert turns[1].finish_reason == "length" and turns[1].commands is None
+    assert turns[2].finish_reason == "stop"
+    feedback = turns[2].sent_preamble
+    assert "cut off at the reply length limit" in feedback, feedback
+    assert "never closed" not in feedback and "cut off" in json.dumps(bodies[1]["messages"])
+    build_site([tmp_path / "r"], tmp_path / "site")
+    page = next((tmp_path / "site" / "episode").rglob("01-04-03_t1.html"))
+    html = page.read_text(encoding="utf-8")
+    assert html.count('class="cut-reply"') == 1
