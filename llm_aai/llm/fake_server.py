@@ -362,6 +362,15 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             """Stay silent: test output should not fill with access logs."""
 
+        def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+            """List the served model, as OpenAI-compatible servers do at ``/v1/models``."""
+            self.dialect = "openai"
+            if self.path.rstrip("/") in ("/v1/models", "/models"):
+                self._send_json(200, {"object": "list", "data": [
+                    {"id": server.model_name, "object": "model", "owned_by": "fake"}]})
+            else:
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
         def do_POST(self) -> None:  # noqa: N802 (http.server naming)
             self.waited = 0.0
             started = time.perf_counter()

@@ -43,6 +43,7 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.env.backends.unity import UnityUnavailable
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
+from llm_aai.llm.served import served_models
 from llm_aai.llm.pricing import Prices, litellm_prices
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import LOCK, RESULT, RunStore, read_manifest, read_result
@@ -830,7 +831,7 @@ def _manifest(run_id: str, plan: _Plan) -> RunManifest:
         run_id=run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         run=run.to_record(),
-        agent=plan.agent.describe(),
+        agent=_with_served_models(plan.agent.describe(), plan.agent.options.get("api_base")),
         prompt=plan.prompt.manifest(),
         seeds={"run": run.config.seed, "episodes": {
             episode_id(task_id, trial): run.seed_of(task_id, trial)
@@ -842,6 +843,15 @@ def _manifest(run_id: str, plan: _Plan) -> RunManifest:
               "mujoco_gl": os.environ.get("MUJOCO_GL")},
         schema_version=SCHEMA_VERSION,
     )
+
+
+def _with_served_models(agent: dict[str, Any], api_base: str | None) -> dict[str, Any]:
+    """The agent's description and, for a self-hosted server, the models it lists: the alias
+    the run calls names no weights (None: the server lists none)."""
+    if not api_base:
+        return agent
+    listed = served_models(api_base)
+    return {**agent, "served_models": list(listed) if listed is not None else None}
 
 
 def _versions() -> dict[str, str | None]:

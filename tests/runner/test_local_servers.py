@@ -133,3 +133,24 @@ def test_a_reply_cut_at_max_tokens_is_logged_told_and_shown(testbed_dir, tmp_pat
     page = next((tmp_path / "site" / "episode").rglob("01-04-03_t1.html"))
     html = page.read_text(encoding="utf-8")
     assert html.count('class="cut-reply"') == 1
+
+
+def test_the_cache_never_answers_one_server_with_anothers_replies(testbed_dir, tmp_path):
+    """Two servers under one alias serving different models share a cache: the second run
+    is sent to its own server (the key holds the address and the listed models), and each
+    manifest records the model its server listed."""
+    cache = tmp_path / "cache"
+    args = ["--cache", cache, "--tasks", "01-04-03"]
+    with FakeChatServer(default="Go(3);", model_name="weights-a.gguf") as a:
+        done = run_cli([*base_args(testbed_dir, tmp_path / "a", a.url, scripts=2), *args])
+        assert done.returncode == 0, done.stderr
+        assert len(a.requests) == 2
+        again = run_cli([*base_args(testbed_dir, tmp_path / "a2", a.url, scripts=2), *args])
+        assert again.returncode == 0 and len(a.requests) == 2  # the same server: cached
+    with FakeChatServer(default="Go(3);", model_name="weights-b.gguf") as b:
+        done = run_cli([*base_args(testbed_dir, tmp_path / "b", b.url, scripts=2), *args])
+        assert done.returncode == 0, done.stderr
+        assert len(b.requests) == 2  # not answered from server a's replies
+    for name, served in (("a", "weights-a.gguf"), ("b", "weights-b.gguf")):
+        manifest = json.loads((tmp_path / name / "r" / "manifest.json").read_text())
+        assert manifest["agent"]["served_models"] == [served]
