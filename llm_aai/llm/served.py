@@ -9,9 +9,10 @@ response cache keys replies by it: a reply cached from one server never answers 
 
 from __future__ import annotations
 
+import json
 import logging
-
-import httpx
+import urllib.error
+import urllib.request
 
 __all__ = ["PROBE_TIMEOUT_S", "served_models"]
 
@@ -27,13 +28,15 @@ def served_models(api_base: str, *, timeout_s: float = PROBE_TIMEOUT_S,
     endpoint, not reachable, not JSON), which is said once in the log."""
     url = api_base.rstrip("/") + "/models"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    if not url.startswith(("http://", "https://")):
+        return None  # the config refuses other schemes; urlopen would read files
     try:
-        response = httpx.get(url, timeout=timeout_s, headers=headers)
-        response.raise_for_status()
-        listed = response.json().get("data", [])
+        request = urllib.request.Request(url, headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
+            listed = json.loads(response.read()).get("data", [])
         ids = tuple(sorted(str(entry["id"]) for entry in listed if isinstance(entry, dict)
                            and "id" in entry))
-    except (httpx.HTTPError, ValueError, AttributeError, TypeError) as error:
+    except (OSError, ValueError, AttributeError, TypeError) as error:
         log.warning("%s does not list the models it serves (%s): the run cannot record which "
                     "model answered", url, type(error).__name__)
         return None
