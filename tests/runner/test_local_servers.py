@@ -154,3 +154,20 @@ def test_the_cache_never_answers_one_server_with_anothers_replies(testbed_dir, t
     for name, served in (("a", "weights-a.gguf"), ("b", "weights-b.gguf")):
         manifest = json.loads((tmp_path / name / "r" / "manifest.json").read_text())
         assert manifest["agent"]["served_models"] == [served]
+
+
+def test_the_viewer_shows_episodes_that_ended_before_their_first_reply(testbed_dir, tmp_path):
+    """A first request over the server's context ends both episodes before any reply: the
+    run and its site are still made, each episode page saying how it ended."""
+    with FakeChatServer(context_window=200) as server:
+        done = run_cli(base_args(testbed_dir, tmp_path, server.url))
+    assert done.returncode == 0, done.stderr
+    report = build_site([tmp_path / "r"], tmp_path / "site")
+    assert report.episodes == 2
+    for task in TASKS.split(","):
+        page = next((tmp_path / "site" / "episode").rglob(f"{task}_t1.html"))
+        assert "context_overflow" in page.read_text(encoding="utf-8")
+    view = subprocess.run([sys.executable, "-m", "llm_aai.view", str(tmp_path / "r"),
+                           "--out", str(tmp_path / "site2")], capture_output=True, text=True,
+                          timeout=240)
+    assert view.returncode == 0, view.stderr
