@@ -590,6 +590,10 @@ def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
     if prices is None:
         print(f"warning: litellm has no price for {model}: its cost shows as unknown; give "
               "--price-per-mtok INPUT,OUTPUT to count it", file=sys.stderr)
+    elif prices.input_per_mtok == prices.output_per_mtok == 0:  # litellm's Ollama entries
+        print(f"warning: litellm prices {model} at $0 (a model on your own hardware): its "
+              "cost shows as $0.00, not what the hardware costs; give --price-per-mtok "
+              "INPUT,OUTPUT to count it", file=sys.stderr)
     return prices
 
 

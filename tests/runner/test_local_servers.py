@@ -171,3 +171,17 @@ def test_the_viewer_shows_episodes_that_ended_before_their_first_reply(testbed_d
                            "--out", str(tmp_path / "site2")], capture_output=True, text=True,
                           timeout=240)
     assert view.returncode == 0, view.stderr
+
+
+def test_an_ollama_model_priced_at_zero_is_warned_about(testbed_dir, tmp_path, capsys):
+    """litellm prices ``ollama_chat/*`` at $0: the run says so rather than show $0.00 as a
+    known cost without a word (docs/cost.md says the same)."""
+    from llm_aai.cli import run as run_cli_module
+
+    argv = ["--model", "ollama_chat/llama3.2", "--api-base", "http://127.0.0.1:9",
+            "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir), "--out", str(tmp_path),
+            "--observation", "text", "--dry-run"]
+    assert run_cli_module.main(argv) == 0
+    captured = capsys.readouterr()
+    assert "litellm prices ollama_chat/llama3.2 at $0" in captured.err
+    assert "cost: $0.0000" in captured.out
