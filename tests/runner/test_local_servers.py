@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
 from llm_aai.cli.analyze import main as analyze
-from llm_aai.llm.fake_server import Cut, FakeChatServer, _prompt_tokens
+from llm_aai.llm.fake_server import Cut, Delay, FakeChatServer, _prompt_tokens
 from llm_aai.logs import read_turns
 from llm_aai.view import build_site
 
@@ -185,3 +186,28 @@ def test_an_ollama_model_priced_at_zero_is_warned_about(testbed_dir, tmp_path, c
     captured = capsys.readouterr()
     assert "litellm prices ollama_chat/llama3.2 at $0" in captured.err
     assert "cost: $0.0000" in captured.out
+
+
+def test_a_refused_connection_and_a_timeout_are_not_labelled_as_http_statuses(testbed_dir,
+                                                                           tmp_path):
+    """litellm says 500 for a refused connection and 408 for its own timeout; no server sent
+    either, and the episode's error says what happened instead."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    refused = run_cli([*base_args(testbed_dir, tmp_path / "refused", closed, tasks="01-04-03"),
+                       "--max-retries", 0, "--max-relaunches", 0])
+    with FakeChatServer(responder=lambda body: Delay(6)) as server:
+        slow = run_cli([*base_args(testbed_dir, tmp_path / "slow", server.url,
+                                   tasks="01-04-03"), "--max-retries", 0, "--timeout", 2,
+                        "--max-relaunches", 0])
+    errors = {}
+    for name, done in (("refused", refused), ("slow", slow)):
+        result = json.loads((tmp_path / name / "r" / "episodes" / "01-04-03_t1" /
+                             "result.json").read_text())
+        assert result["end_reason"] == "infrastructure", done.stderr
+        errors[name] = result["infra_error"]
+    assert "HTTP status 500" not in errors["refused"], errors
+    assert "no connection to the server, no HTTP status" in errors["refused"], errors
+    assert "HTTP status 408" not in errors["slow"], errors
+    assert "timeout" in errors["slow"] and "no HTTP status" in errors["slow"], errors
