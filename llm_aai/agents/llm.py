@@ -146,8 +146,11 @@ class LLMAgent:
 
 
 def _last_turns(messages: list[Message], kept_head: int, turns: int) -> list[Message]:
-    """The first ``kept_head`` messages, then the last ``turns`` turns, each starting at a
-    user message (the last one is the message being sent, still without its reply)."""
+    """The first ``kept_head`` messages, then the last ``turns`` turns.
+
+    Each turn starts at a user message; the last is the message being sent, still without
+    its reply.
+    """
     starts = [i for i in range(kept_head, len(messages)) if messages[i].get("role") == "user"]
     if len(starts) <= turns:
         return messages

@@ -238,8 +238,10 @@ class LiteLLMClient:
 
 
 def _overflows_context(exc: BaseException) -> bool:
-    """Whether litellm recognised ``exc`` as a context window overflow (checked by name:
-    this module imports litellm lazily)."""
+    """Whether litellm recognised ``exc`` as a context window overflow.
+
+    Checked by name: this module imports litellm lazily.
+    """
     return "ContextWindowExceededError" in {cls.__name__ for cls in type(exc).__mro__}
 
 

@@ -8,8 +8,8 @@ unknown model, malformed request: retrying will not help), and shows
 
 from __future__ import annotations
 
-__all__ = ["CallTimeout", "ContextOverflow", "LLMError", "LLMRequestError", "LLMUnavailable", "MalformedReply",
-           "MissingAPIKey"]
+__all__ = ["CallTimeout", "ContextOverflow", "LLMError", "LLMRequestError", "LLMUnavailable",
+           "MalformedReply", "MissingAPIKey"]
 
 
 class LLMError(Exception):
@@ -61,10 +61,9 @@ class CallTimeout(LLMError):
 
 
 class ContextOverflow(LLMError):
-    """The conversation no longer fits the model's context window (litellm's
-    ``ContextWindowExceededError``).
+    """The conversation no longer fits the model's context window.
 
-    Neither the key nor the server is at fault, and later episodes start short again: the
+    litellm raises ``ContextWindowExceededError`` for it. Neither the key nor the server is at fault, and later episodes start short again: the
     runner ends this episode with its own end reason and lets the others go on. Not
     retried: the same request overflows the same window.
     """

@@ -109,9 +109,11 @@ class Payload:
 
 @dataclass(frozen=True)
 class Cut:
-    """Answer ``then`` as a reply stopped at the length limit (``finish_reason`` "length",
-    Anthropic's ``stop_reason`` "max_tokens"): what a server sends when ``max_tokens`` ran
-    out mid-reply."""
+    """Answer ``then`` as a reply stopped at the length limit.
+
+    ``finish_reason`` "length" (Anthropic's ``stop_reason`` "max_tokens"): what a server
+    sends when ``max_tokens`` ran out mid-reply.
+    """
 
     then: str
 

@@ -24,8 +24,10 @@ PROBE_TIMEOUT_S = 5.0
 
 def served_models(api_base: str, *, timeout_s: float = PROBE_TIMEOUT_S,
                   api_key: str | None = None) -> tuple[str, ...] | None:
-    """The ids ``api_base`` lists at ``/models``, sorted; None when it lists none (no such
-    endpoint, not reachable, not JSON), which is said once in the log."""
+    """The ids ``api_base`` lists at ``/models``, sorted.
+
+    None when it lists none (no such endpoint, not reachable, not JSON), said in the log.
+    """
     url = api_base.rstrip("/") + "/models"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     if not url.startswith(("http://", "https://")):

@@ -43,8 +43,8 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.env.backends.unity import UnityUnavailable
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
-from llm_aai.llm.served import served_models
 from llm_aai.llm.pricing import Prices, litellm_prices
+from llm_aai.llm.served import served_models
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import LOCK, RESULT, RunStore, read_manifest, read_result
 from llm_aai.perception.observer import ObservationMode, check_observation
@@ -850,8 +850,10 @@ def _manifest(run_id: str, plan: _Plan) -> RunManifest:
 
 
 def _with_served_models(agent: dict[str, Any], api_base: str | None) -> dict[str, Any]:
-    """The agent's description and, for a self-hosted server, the models it lists: the alias
-    the run calls names no weights (None: the server lists none)."""
+    """The agent's description and, for a self-hosted server, the models it lists.
+
+    The alias the run calls names no weights (None: the server lists none).
+    """
     if not api_base:
         return agent
     listed = served_models(api_base)

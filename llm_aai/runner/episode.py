@@ -118,8 +118,10 @@ CUT = "length"
 
 
 def cut_reply_error(output_tokens: int) -> str:
-    """What the feedback says of a reply cut at the length limit: the limit cut it, not the
-    model's grammar (its unclosed ``Think(`` is where the cut fell)."""
+    """What the feedback says of a reply cut at the length limit.
+
+    The limit cut it, not the model's grammar (its unclosed ``Think(`` is where the cut fell).
+    """
     limit = f" ({output_tokens} tokens)" if output_tokens else ""  # a cached reply bills none
     return (f"it was cut off at the reply length limit{limit} before it ended. Send a "
             f"shorter reply: a brief Think(...), then the commands.")

@@ -221,8 +221,10 @@ def _conversation_input_tokens(shapes: Sequence[EpisodeShape], prompt: Prompt, *
                                image_tokens: int, keep_last_images: int | None,
                                reply_tokens: int,
                                keep_last_turns: int | None = None) -> tuple[int, int]:
-    """Input tokens of every request of one conversation, growing turn by turn, and those of
-    its longest request (what the model's context must hold, besides the reply).
+    """Input tokens of every request of one conversation, and those of its longest request.
+
+    The requests grow turn by turn; the longest is what the model's context must hold,
+    besides the reply.
 
     A conversation is one episode (the paper's), or a trial's tasks played in one with
     ``--context across-tasks``: each task after the first then carries every earlier task
