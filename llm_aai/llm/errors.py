@@ -63,7 +63,8 @@ class CallTimeout(LLMError):
 class ContextOverflow(LLMError):
     """The conversation no longer fits the model's context window.
 
-    litellm raises ``ContextWindowExceededError`` for it. Neither the key nor the server is at fault, and later episodes start short again: the
-    runner ends this episode with its own end reason and lets the others go on. Not
-    retried: the same request overflows the same window.
+    litellm raises ``ContextWindowExceededError`` for it. Neither the key nor the server is
+    at fault, and later episodes start short again: the runner ends this episode with its
+    own end reason and lets the others go on. Not retried: the same request overflows the
+    same window.
     """
