@@ -54,8 +54,8 @@ def llama_server(python: Path, model: Path, n_ctx: int, log: Path) -> Iterator[s
     with log.open("w") as sink:
         server = subprocess.Popen(
             [str(python), "-m", "llama_cpp.server", "--model", str(model), "--host",
-             "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2",
-             "--chat_format", "gemma"], stdout=sink, stderr=subprocess.STDOUT)
+             "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2"],
+            stdout=sink, stderr=subprocess.STDOUT)  # --chat_format gemma drops the system role
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
