@@ -38,6 +38,9 @@ class LLMAgent:
         client: the model client (``LiteLLMClient`` or anything with ``complete``).
         keep_last_images: if set, only the last K images are sent; older ones are
             replaced by ``image_placeholder`` (the stored history keeps them all).
+        keep_last_turns: if set, only the last N turns (a message and its reply) after the
+            prompt and worked example are sent (the stored history keeps them all), so a
+            conversation fits a small context window.
         prompt_caching: add Anthropic ``cache_control`` breakpoints on the system prompt
             and the latest user message; only applied to ``anthropic/`` models.
         image_placeholder: the text that stands in for a dropped image.
@@ -50,6 +53,7 @@ class LLMAgent:
         client: ChatClient,
         *,
         keep_last_images: int | None = None,
+        keep_last_turns: int | None = None,
         prompt_caching: bool = False,
         image_placeholder: str = DEFAULT_IMAGE_PLACEHOLDER,
         name: str | None = None,
@@ -59,6 +63,9 @@ class LLMAgent:
         self.client = client
         self.name = name or client.model
         self.keep_last_images = keep_last_images
+        if keep_last_turns is not None and keep_last_turns < 1:
+            raise ValueError(f"keep_last_turns must be >= 1, got {keep_last_turns}")
+        self.keep_last_turns = keep_last_turns
         self.prompt_caching = prompt_caching
         self.image_placeholder = image_placeholder
         self.messages: list[Message] = []
@@ -129,12 +136,26 @@ class LLMAgent:
     def outgoing_messages(self) -> list[Message]:
         """Return the history as it will be sent, after the image and caching options."""
         messages = self.messages
+        if self.keep_last_turns is not None:
+            messages = _last_turns(messages, self._prelude_end + 1, self.keep_last_turns)
         if self.keep_last_images is not None:
             messages = _drop_old_images(messages, self.keep_last_images,
                                         self.image_placeholder)
         if self.prompt_caching and self.client.model.startswith("anthropic/"):
             messages = _with_cache_breakpoints(messages, self._prelude_end)
         return messages
+
+
+def _last_turns(messages: list[Message], kept_head: int, turns: int) -> list[Message]:
+    """The first ``kept_head`` messages, then the last ``turns`` turns.
+
+    Each turn starts at a user message; the last is the message being sent, still without
+    its reply.
+    """
+    starts = [i for i in range(kept_head, len(messages)) if messages[i].get("role") == "user"]
+    if len(starts) <= turns:
+        return messages
+    return messages[:kept_head] + messages[starts[-turns]:]
 
 
 def _drop_old_images(messages: list[Message], keep: int, placeholder: str) -> list[Message]:

@@ -141,7 +141,8 @@ CLIENT_OPTIONS = frozenset({"api_base", "api_key", "temperature", "max_tokens", 
                             "max_retries", "max_concurrent", "retry_policy", "extra_params",
                             "seed", "price_per_mtok"})
 #: every option a model agent accepts (client options plus LLMAgent options).
-MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "prompt_caching", "image_placeholder"}
+MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "keep_last_turns", "prompt_caching",
+                                  "image_placeholder"}
 
 
 def agent_preset(name: str) -> Preset | None:

@@ -16,6 +16,7 @@ from llm_aai.analysis.stats import (
     cluster_bootstrap_interval,
     wilson_interval,
 )
+from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
 GROUPINGS = {"level": ["level"], "task": ["task_id", "level"]}
 
@@ -124,7 +125,9 @@ def _groups(episodes: pd.DataFrame, keys: list[str]):
 
 def _outcome(group: pd.DataFrame, bootstrap: Bootstrap) -> dict[str, float | int]:
     """Count passes; add the proportion, its Wilson and task-bootstrap intervals, means."""
-    agent = group[~group["infra_failure"]]
+    # a conversation that outgrew the server's context window says nothing about the model
+    overflow = group["end_reason"] == CONTEXT_OVERFLOW
+    agent = group[~group["infra_failure"] & ~overflow]
     k, n = int(agent["passed"].sum()), len(agent)
     low, high = wilson_interval(k, n)
     # a variant is clustered with its testbed task: they share the task's logic
@@ -136,6 +139,7 @@ def _outcome(group: pd.DataFrame, bootstrap: Bootstrap) -> dict[str, float | int
     return {
         "episodes": len(group),
         "infra_failures": int(group["infra_failure"].sum()),
+        "context_overflows": int(overflow.sum()),
         "k": k,
         "n": n,
         "proportion": k / n if n else float("nan"),
@@ -150,6 +154,7 @@ def _outcome(group: pd.DataFrame, bootstrap: Bootstrap) -> dict[str, float | int
 
 def _columns(keys: list[str], by: str) -> list[str]:
     extra = ["pass_mark"] if by == "task" else []
-    return [*keys, *extra, "level_name", "tasks", "episodes", "infra_failures", "k", "n",
+    return [*keys, *extra, "level_name", "tasks", "episodes", "infra_failures",
+            "context_overflows", "k", "n",
             "proportion", "ci_low", "ci_high", "boot_low", "boot_high", "mean_reward",
             "mean_final_health"]

@@ -148,7 +148,9 @@ def _rate(row) -> str:
 
 def _counts(row) -> str:
     infra = int(row["infra_failures"])
-    return f"{int(row['k'])}/{int(row['n'])}" + (f"+{infra}i" if infra else "")
+    overflows = int(row.get("context_overflows", 0) or 0)
+    return (f"{int(row['k'])}/{int(row['n'])}" + (f"+{infra}i" if infra else "")
+            + (f"+{overflows}c" if overflows else ""))
 
 
 def _p(value: float) -> str:

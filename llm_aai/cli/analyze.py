@@ -42,6 +42,7 @@ from llm_aai.analysis.stats import Bootstrap
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.arena.catalog import children_subset
 from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
+from llm_aai.logs.schema import CONTEXT_OVERFLOW
 from llm_aai.oracle import DEFAULT_BUDGET
 
 CHILDREN = {"complete": "children", "all": "children_all"}
@@ -182,7 +183,8 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
         print(render(task_report(table, reference, populations)))
     print("\nk/n proportion [Wilson 95% CI over pooled trials, as if independent] "
           f"tasks[{boot.describe()}: the one that respects tasks]; +Ni = N "
-          "infrastructure failures, excluded.")
+          "infrastructure failures, excluded; +Nc = N episodes ended by a context overflow, "
+          "excluded.")
     print("\n" + render(summary_report(overall)))
     _notes(runs, infra_failures(runs.episodes))
     if has_variants(runs.episodes):
@@ -348,6 +350,13 @@ def _notes(runs, failures) -> None:
         for row in failures.itertuples(index=False):
             print(f"  {row.label} {row.episode_id} after {row.attempts} attempt(s): "
                   f"{row.infra_error}")
+    overflows = runs.episodes[runs.episodes["end_reason"] == CONTEXT_OVERFLOW]
+    if len(overflows):
+        print(f"\n{len(overflows)} episode(s) ended by a context overflow (not counted): the "
+              "conversation outgrew the server's context window; give the server a larger "
+              "context or send fewer turns (--keep-last-turns)")
+        for row in overflows.itertuples(index=False):
+            print(f"  {row.label} {row.episode_id} after {row.scripts_used} reply(ies)")
     for row in runs.runs.itertuples(index=False):
         if row.duplicates:
             print(f"note: {row.path}: {row.duplicates} episode(s) of run {row.run_id} already "

@@ -211,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="simultaneous calls to one provider (default: --concurrency)")
     llm.add_argument("--keep-last-images", dest="model_options.keep_last_images", type=_at_least(1),
                      help="send only the last K images; older ones become a text placeholder")
+    llm.add_argument("--keep-last-turns", dest="model_options.keep_last_turns", type=_at_least(1),
+                     help="send only the last N turns after the prompt, to fit a small context")
     llm.add_argument("--prompt-caching", dest="model_options.prompt_caching", action="store_true",
                      help="add Anthropic prompt-caching breakpoints")
     llm.add_argument("--price-per-mtok", dest="model_options.price_per_mtok", type=_prices,

@@ -2,8 +2,10 @@
 
 Re-running a finished run, or replaying a crashed run's turns, then costs nothing. The key
 is the sha256 of the model id, every message (each image by its own sha256) and every
-sampling parameter; the API key and the server address are never part of it, and an entry
-holds only the reply and its token counts. An entry that cannot be read is a miss.
+sampling parameter; with a self-hosted server (``--api-base``) also its address and the models
+it lists at ``/models`` (``llm_aai.llm.served``), so one server's replies never answer
+another's. The API key is never part of it, and an entry holds only the reply and its token
+counts. An entry that cannot be read is a miss.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from llm_aai.llm.served import served_models
 from llm_aai.llm.types import LLMResponse, Message
 
 __all__ = ["CachedClient", "ResponseCache", "default_cache_dir", "request_key"]
@@ -62,6 +65,14 @@ class ResponseCache:
         self.write_failures = 0
         """Replies that could not be stored (each was still returned)."""
         self._lock = threading.Lock()
+        self._servers: dict[str, tuple[str, ...] | None] = {}
+
+    def server_identity(self, api_base: str) -> tuple[str, ...] | None:
+        """The models ``api_base`` lists, asked once per cache (a run)."""
+        with self._lock:
+            if api_base not in self._servers:
+                self._servers[api_base] = served_models(api_base)
+            return self._servers[api_base]
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -143,8 +154,13 @@ class CachedClient:
 
     def _params(self) -> dict[str, Any]:
         inner = self.inner
-        return {"temperature": inner.temperature, "max_tokens": inner.max_tokens,
-                **getattr(inner, "extra_params", {})}
+        params = {"temperature": inner.temperature, "max_tokens": inner.max_tokens,
+                  **getattr(inner, "extra_params", {})}
+        api_base = getattr(inner, "api_base", None)
+        if api_base:  # a self-hosted server: which one, and what it serves (hosted: unchanged)
+            params["api_base"] = api_base
+            params["served_models"] = self.cache.server_identity(api_base)
+        return params
 
     def complete(self, messages: Sequence[Message]) -> LLMResponse:
         """The stored reply to this exact request, else the model's (then stored)."""

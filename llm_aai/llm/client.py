@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
-from llm_aai.llm.errors import CallTimeout, LLMRequestError, MalformedReply
+from llm_aai.llm.errors import CallTimeout, ContextOverflow, LLMRequestError, MalformedReply
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.retry import (
@@ -183,7 +183,7 @@ class LiteLLMClient:
 
         """
         request = self._request(messages)
-        failure: LLMRequestError | None = None
+        failure: LLMRequestError | ContextOverflow | None = None
         try:
             (response, latency), retries = call_with_retries(
                 lambda: self._attempt(request), self.retry_policy,
@@ -191,9 +191,12 @@ class LiteLLMClient:
         except Exception as exc:
             if is_transient(exc) or not type(exc).__module__.startswith(("litellm", "openai")):
                 raise
-            failure = LLMRequestError(
-                self._scrub(f"{self.model}: {describe_error(exc)}"),
-                status_code=getattr(exc, "status_code", None))
+            if _overflows_context(exc):
+                failure = ContextOverflow(self._scrub(f"{self.model}: {describe_error(exc)}"))
+            else:
+                failure = LLMRequestError(
+                    self._scrub(f"{self.model}: {describe_error(exc)}"),
+                    status_code=getattr(exc, "status_code", None))
         if failure is not None:
             # Raised outside the handler so the provider's exception (whose message may
             # echo the key) is not chained into tracebacks.
@@ -232,6 +235,14 @@ class LiteLLMClient:
         except Exception as exc:  # litellm raises for models missing from its price map
             log.debug("no price for %s: %s", self.model, type(exc).__name__)
             return 0.0, False
+
+
+def _overflows_context(exc: BaseException) -> bool:
+    """Whether litellm recognised ``exc`` as a context window overflow.
+
+    Checked by name: this module imports litellm lazily.
+    """
+    return "ContextWindowExceededError" in {cls.__name__ for cls in type(exc).__mro__}
 
 
 def call_within(call: Callable[[], T], seconds: float, message: str) -> T:

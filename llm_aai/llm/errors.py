@@ -8,8 +8,8 @@ unknown model, malformed request: retrying will not help), and shows
 
 from __future__ import annotations
 
-__all__ = ["CallTimeout", "LLMError", "LLMRequestError", "LLMUnavailable", "MalformedReply",
-           "MissingAPIKey"]
+__all__ = ["CallTimeout", "ContextOverflow", "LLMError", "LLMRequestError", "LLMUnavailable",
+           "MalformedReply", "MissingAPIKey"]
 
 
 class LLMError(Exception):
@@ -57,4 +57,14 @@ class CallTimeout(LLMError):
     """No whole reply within the call's timeout (a server trickling its body, for instance).
 
     Transient, like any timeout.
+    """
+
+
+class ContextOverflow(LLMError):
+    """The conversation no longer fits the model's context window.
+
+    litellm raises ``ContextWindowExceededError`` for it. Neither the key nor the server is
+    at fault, and later episodes start short again: the runner ends this episode with its
+    own end reason and lets the others go on. Not retried: the same request overflows the
+    same window.
     """

@@ -30,6 +30,7 @@ from typing import Any
 
 __all__ = [
     "Delay",
+    "Cut",
     "Drop",
     "FakeChatServer",
     "HTTPError",
@@ -106,7 +107,18 @@ class Payload:
     status: int = 200
 
 
-Action = str | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
+@dataclass(frozen=True)
+class Cut:
+    """Answer ``then`` as a reply stopped at the length limit.
+
+    ``finish_reason`` "length" (Anthropic's ``stop_reason`` "max_tokens"): what a server
+    sends when ``max_tokens`` ran out mid-reply.
+    """
+
+    then: str
+
+
+Action = str | Cut | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
 Responder = Callable[[dict[str, Any]], Action]
 
 
@@ -177,6 +189,9 @@ class FakeChatServer:
             answers 400 (non-transient, so a test fails fast and loudly).
         latency_s: added to every request (for concurrency benchmarks).
         model_name: the ``model`` echoed in replies.
+        context_window: tokens the "model" holds (prompt plus ``max_tokens``); a request
+            over it is answered 400 with the message OpenAI, vLLM and llama.cpp's Python
+            server send for it. None: no limit.
 
     """
 
@@ -188,12 +203,14 @@ class FakeChatServer:
         default: str | None = None,
         latency_s: float = 0.0,
         model_name: str = "fake-model",
+        context_window: int | None = None,
     ) -> None:
         self._queue: deque[Action] = deque(script)
         self._responder = responder
         self._default = default
         self.latency_s = latency_s
         self.model_name = model_name
+        self.context_window = context_window
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -264,6 +281,19 @@ class FakeChatServer:
             return self._default
         return HTTPError(400, "fake server: no scripted reply left")
 
+    def _overflow(self, body: dict[str, Any]) -> HTTPError | None:
+        """The error a request over ``context_window`` gets, else None."""
+        if self.context_window is None:
+            return None
+        wanted = _prompt_tokens(body) + int(body.get("max_tokens") or 0)
+        if wanted <= self.context_window:
+            return None
+        return HTTPError(400, f"This model's maximum context length is {self.context_window} "
+                              f"tokens. However, you requested {wanted} tokens "
+                              f"({_prompt_tokens(body)} in the messages, "
+                              f"{int(body.get('max_tokens') or 0)} in the completion). Please "
+                              f"reduce the length of the messages or completion.")
+
     def _record(self, path: str, body: dict[str, Any], auth: str | None,
                 action: Action) -> None:
         request = RecordedRequest(path, body, auth, time.monotonic(), action)
@@ -279,7 +309,8 @@ class FakeChatServer:
         with self._lock:
             self.in_flight -= 1
 
-    def messages_body(self, reply: str, request: dict[str, Any]) -> dict[str, Any]:
+    def messages_body(self, reply: str, request: dict[str, Any],
+                      cut: bool = False) -> dict[str, Any]:
         """Build the JSON Anthropic's messages endpoint returns for a non-streamed reply."""
         return {
             "id": f"msg_fake_{len(self.requests)}",
@@ -287,13 +318,14 @@ class FakeChatServer:
             "role": "assistant",
             "model": request.get("model", self.model_name),
             "content": [{"type": "text", "text": reply}],
-            "stop_reason": "end_turn",
+            "stop_reason": "max_tokens" if cut else "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": _prompt_tokens(request),
                       "output_tokens": count_tokens(reply)},
         }
 
-    def completion_body(self, reply: str, request: dict[str, Any]) -> dict[str, Any]:
+    def completion_body(self, reply: str, request: dict[str, Any],
+                        cut: bool = False) -> dict[str, Any]:
         """Build the JSON an OpenAI server returns for a non-streamed chat completion."""
         return {
             "id": f"chatcmpl-fake-{len(self.requests)}",
@@ -303,7 +335,7 @@ class FakeChatServer:
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": reply},
-                "finish_reason": "stop",
+                "finish_reason": "length" if cut else "stop",
             }],
             "usage": _usage(request, reply),
         }
@@ -331,6 +363,15 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             """Stay silent: test output should not fill with access logs."""
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+            """List the served model, as OpenAI-compatible servers do at ``/v1/models``."""
+            self.dialect = "openai"
+            if self.path.rstrip("/") in ("/v1/models", "/models"):
+                self._send_json(200, {"object": "list", "data": [
+                    {"id": server.model_name, "object": "model", "owned_by": "fake"}]})
+            else:
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:  # noqa: N802 (http.server naming)
             self.waited = 0.0
@@ -361,6 +402,11 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError as exc:
                 self._send_error(400, f"invalid JSON: {exc}")
                 return
+            overflow = server._overflow(body)
+            if overflow is not None:  # the model never sees it: no scripted action is used
+                server._record(self.path, body, None, overflow)
+                self._perform(overflow, body)
+                return
             action = server._next_action(body)
             auth = self.headers.get("Authorization") or self.headers.get("x-api-key")
             server._record(self.path, body, auth, action)
@@ -375,6 +421,8 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
         def _perform(self, action: Action, body: dict[str, Any]) -> None:
             if isinstance(action, str):
                 self._send_reply(action, body)
+            elif isinstance(action, Cut):
+                self._send_reply(action.then, body, cut=True)
             elif isinstance(action, RateLimit):
                 headers = {}
                 if isinstance(action.retry_after, str):
@@ -401,9 +449,9 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             else:
                 raise TypeError(f"unknown scripted action {action!r}")
 
-        def _send_reply(self, reply: str, body: dict[str, Any]) -> None:
+        def _send_reply(self, reply: str, body: dict[str, Any], cut: bool = False) -> None:
             build = server.messages_body if self.dialect == "anthropic" else server.completion_body
-            self._send_json(200, build(reply, body))
+            self._send_json(200, build(reply, body, cut))
 
         def _send_error(self, status: int, message: str,
                         headers: dict[str, str] | None = None) -> None:

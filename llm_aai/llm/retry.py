@@ -233,7 +233,36 @@ def describe_error(exc: BaseException | None) -> str:
     first = next((line for line in lines if line), "")
     first = first.split("Traceback (most recent call last)")[0].strip()
     text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    unanswered = _no_http_response(exc)
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and not isinstance(status, bool):
+    if unanswered is not None:  # litellm's 408 or 500 is its own label: no server said it
+        text += f" ({unanswered}, no HTTP status)"
+    elif isinstance(status, int) and not isinstance(status, bool):
         text += f" (HTTP status {status})"
     return text[:500]
+
+
+# the socket-level causes only: litellm also names an unreadable reply APIConnectionError
+_REFUSED = frozenset({"ConnectionRefusedError", "ConnectError", "ConnectionResetError",
+                      "RemoteProtocolError"})
+_TIMED_OUT = frozenset({"ReadTimeout", "APITimeoutError", "TimeoutError", "ConnectTimeout",
+                        "CallTimeout"})
+
+
+def _no_http_response(exc: BaseException) -> str | None:
+    """What happened when no HTTP response came back at all, else None.
+
+    litellm labels a client-side timeout HTTP 408 and a refused connection 500, though no
+    server sent either: the cause chain holds what really happened.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        names = {cls.__name__ for cls in type(current).__mro__}
+        if names & _TIMED_OUT:
+            return "the client's timeout: the server did not answer in time"
+        if names & _REFUSED:
+            return "no connection to the server"
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

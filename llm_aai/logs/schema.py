@@ -109,6 +109,9 @@ class TurnRecord:
     usage: Usage = field(default_factory=Usage)
     state: dict[str, Any] | None = None
     schema: int = SCHEMA_VERSION
+    finish_reason: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    """Why the model's reply ended, as its server said ("stop"; "length" for a reply cut at
+    ``--max-tokens``); None where no server said (the built-in agents, older logs)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,11 @@ class EpisodeResult:
     parent_task: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
     """For a variant (``run --variants``; ``task_id`` is then the variant's id): its testbed
     task. None for a testbed task."""
+
+
+CONTEXT_OVERFLOW = "context_overflow"
+"""The end reason of an episode whose conversation outgrew the model's context window: a
+limit of the server's setup, not a reply of the model, so analysis counts it apart."""
 
 
 CONVERSATION_COLUMNS = ("conversation", "position")

@@ -117,8 +117,12 @@ class LoggedEpisode:
         return frames
 
 
-def load_episode(path: str | Path) -> LoggedEpisode:
+def load_episode(path: str | Path, *, finished_without_replies: bool = False) -> LoggedEpisode:
     """Read an episode directory (and its run's manifest, when it is inside a run).
+
+    ``finished_without_replies`` accepts an episode that ended before its first reply (its
+    model unreachable, its first request over the context window): it has a result and no
+    turn past the start. The viewer shows such an episode; a replay has nothing to play.
 
     Raises:
         ReplayInputError: not an episode directory, or a malformed log (file and line named).
@@ -134,7 +138,7 @@ def load_episode(path: str | Path) -> LoggedEpisode:
         raise ReplayInputError(str(error)) from error
     start = next((turn for turn in turns if turn.turn == 0), None)
     turns = tuple(turn for turn in turns if turn.turn != 0)
-    if not turns:
+    if not turns and not (finished_without_replies and result is not None):
         where = cut.message if cut is not None else f"{directory / TURNS}: no turns logged"
         raise ReplayInputError(where)
     return LoggedEpisode(directory, directory.name, turns, result,

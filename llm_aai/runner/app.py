@@ -44,6 +44,7 @@ from llm_aai.env.backends.unity import UnityUnavailable
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
+from llm_aai.llm.served import served_models
 from llm_aai.logs.schema import SCHEMA_VERSION, EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import LOCK, RESULT, RunStore, read_manifest, read_result
 from llm_aai.perception.observer import ObservationMode, check_observation
@@ -329,6 +330,7 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
         shapes = [shapes[t * config.trials] for t in range(len(tasks))] * config.trials
     estimate = estimate_episodes(shapes, prompt, image_tokens=image_tokens,
                                  keep_last_images=config.model_options.keep_last_images,
+                                 keep_last_turns=config.model_options.keep_last_turns,
                                  prices=prices, reply_tokens=reply_tokens,
                                  tasks_per_conversation=conversation)
     levels = sorted({task.level for task in tasks})
@@ -588,6 +590,10 @@ def _prices(config: RunConfig, agent: AgentSpec) -> Prices | None:
     if prices is None:
         print(f"warning: litellm has no price for {model}: its cost shows as unknown; give "
               "--price-per-mtok INPUT,OUTPUT to count it", file=sys.stderr)
+    elif prices.input_per_mtok == prices.output_per_mtok == 0:  # litellm's Ollama entries
+        print(f"warning: litellm prices {model} at $0 (a model on your own hardware): its "
+              "cost shows as $0.00, not what the hardware costs; give --price-per-mtok "
+              "INPUT,OUTPUT to count it", file=sys.stderr)
     return prices
 
 
@@ -701,6 +707,7 @@ def _agent_options(config: RunConfig) -> dict[str, Any]:
         "max_retries": options.max_retries,
         "max_concurrent": options.provider_concurrency or config.concurrency,
         "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
+        "keep_last_turns": options.keep_last_turns,
         "replay_from": config.replay_from, "price_per_mtok": options.price_per_mtok,
         "budget": config.oracle_budget,
         # the built-in agents that write replies themselves write them for the control;
@@ -828,7 +835,7 @@ def _manifest(run_id: str, plan: _Plan) -> RunManifest:
         run_id=run_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         run=run.to_record(),
-        agent=plan.agent.describe(),
+        agent=_with_served_models(plan.agent.describe(), plan.agent.options.get("api_base")),
         prompt=plan.prompt.manifest(),
         seeds={"run": run.config.seed, "episodes": {
             episode_id(task_id, trial): run.seed_of(task_id, trial)
@@ -840,6 +847,17 @@ def _manifest(run_id: str, plan: _Plan) -> RunManifest:
               "mujoco_gl": os.environ.get("MUJOCO_GL")},
         schema_version=SCHEMA_VERSION,
     )
+
+
+def _with_served_models(agent: dict[str, Any], api_base: str | None) -> dict[str, Any]:
+    """The agent's description and, for a self-hosted server, the models it lists.
+
+    The alias the run calls names no weights (None: the server lists none).
+    """
+    if not api_base:
+        return agent
+    listed = served_models(api_base)
+    return {**agent, "served_models": list(listed) if listed is not None else None}
 
 
 def _versions() -> dict[str, str | None]:

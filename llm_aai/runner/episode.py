@@ -9,6 +9,7 @@ a crash loses at most the episode in flight.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -17,9 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.agents.base import Agent, PriorTurn, TurnInput, continue_conversation
-from llm_aai.llm.errors import LLMUnavailable
+from llm_aai.llm.errors import ContextOverflow, LLMUnavailable
 from llm_aai.logs.events import logged_events
-from llm_aai.logs.schema import EpisodeResult, TurnRecord, Usage, summed_cost
+from llm_aai.logs.schema import (
+    CONTEXT_OVERFLOW,
+    EpisodeResult,
+    TurnRecord,
+    Usage,
+    summed_cost,
+)
 from llm_aai.logs.store import EpisodeWriter
 from llm_aai.perception.observer import IMAGE_ONLY, ObservationMode
 from llm_aai.prompts import Prompt
@@ -34,6 +41,8 @@ from llm_aai.protocol.modes import PAPER_MODE, ModeSettings
 from llm_aai.runner.budget import BUDGET, BudgetReached
 from llm_aai.runner.shown_frames import frames_shown
 from llm_aai.script import NOOP, Script
+
+log = logging.getLogger(__name__)
 
 
 class EpisodeCancelled(Exception):
@@ -104,6 +113,20 @@ def _state(outcome: StepOutcome) -> dict[str, Any] | None:
             for k, v in state.items()} or None
 
 
+CUT = "length"
+"""The finish reason of a reply the server stopped at the reply length limit."""
+
+
+def cut_reply_error(output_tokens: int) -> str:
+    """What the feedback says of a reply cut at the length limit.
+
+    The limit cut it, not the model's grammar (its unclosed ``Think(`` is where the cut fell).
+    """
+    limit = f" ({output_tokens} tokens)" if output_tokens else ""  # a cached reply bills none
+    return (f"it was cut off at the reply length limit{limit} before it ended. Send a "
+            f"shorter reply: a brief Think(...), then the commands.")
+
+
 def _health(episode: Episode) -> float:
     """Health as logged and shown to the model: rounded to 4 decimals."""
     return round(episode.totals.health, 4)
@@ -162,6 +185,10 @@ class EpisodeRunner:
         except LLMUnavailable as error:
             return self._result(spec, episode, usage, started, "infrastructure",
                                 infra_error=str(error))
+        except ContextOverflow as error:  # this conversation only: the next one starts short
+            log.warning("%s: %s; the episode ends here (%s), the run goes on",
+                        spec.episode_id, error, CONTEXT_OVERFLOW)
+            return self._result(spec, episode, usage, started, CONTEXT_OVERFLOW)
         except BudgetReached as error:  # no result about the model either; resume continues it
             return self._result(spec, episode, usage, started, BUDGET, infra_error=str(error))
         return self._result(spec, episode, usage, started,
@@ -206,12 +233,14 @@ class EpisodeRunner:
                                reply.latency_s, reply.retries))
             turn = episode.play(reply.text)
             writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
-                                                reply.notes))
+                                                reply.notes, reply.finish_reason))
             shown = frames_shown(turn, episode.observations, self.modes, self.messages)
             images = list(shown.images) if self.observation.images else []
             preamble = self.messages.preamble
             if turn.decision.refused:
-                feedback = self.messages.invalid_reply(turn.decision.error)
+                feedback = self.messages.invalid_reply(
+                    cut_reply_error(reply.output_tokens) if reply.finish_reason == CUT
+                    else turn.decision.error)
                 preamble = f"{feedback}\n\n{preamble}"
             if episode.wants_reply:
                 text = self.observation.message(self.env, self.messages.observation(
@@ -222,8 +251,8 @@ class EpisodeRunner:
 
     @staticmethod
     def _turn_record(turn: PlayedTurn, text: str, preamble: str, sent: tuple[str, ...],
-                     usage: Usage, episode: Episode,
-                     reply_notes: tuple[str, ...] = ()) -> TurnRecord:
+                     usage: Usage, episode: Episode, reply_notes: tuple[str, ...] = (),
+                     finish_reason: str | None = None) -> TurnRecord:
         decision, outcome = turn.decision, turn.outcome
         return TurnRecord(
             turn=turn.number, sent_text=text, sent_preamble=preamble, sent_images=sent,
@@ -235,6 +264,7 @@ class EpisodeRunner:
             steps=outcome.steps, health=_health(episode), reward=outcome.reward,
             events=logged_events(outcome.infos), terminated=outcome.terminated,
             truncated=outcome.truncated, usage=usage, state=_state(outcome),
+            finish_reason=finish_reason,
         )
 
     def _finish(self, writer: EpisodeWriter, episode: Episode) -> None:

@@ -54,6 +54,8 @@ class RunEstimate:
         output_tokens: at ``reply_tokens`` a reply.
         usd: the cost at the model's prices; None when it has no price.
         reply_tokens: the reply length assumed.
+        longest_input_tokens: the input tokens of the longest request: what the model's
+            context window must hold, besides the reply (``--max-tokens``).
 
     """
 
@@ -63,6 +65,7 @@ class RunEstimate:
     output_tokens: int
     usd: float | None
     reply_tokens: int
+    longest_input_tokens: int = 0
 
     def lines(self) -> list[str]:
         """The estimate as the dry run prints it."""
@@ -71,6 +74,8 @@ class RunEstimate:
         return [f"requests: {self.requests:,} (at most; an episode that ends early sends fewer)",
                 f"input tokens: {self.input_tokens:,}",
                 f"output tokens: {self.output_tokens:,} (at {self.reply_tokens} a reply)",
+                f"longest request: {self.longest_input_tokens:,} input tokens; a server's "
+                f"context must hold that plus --max-tokens (--keep-last-turns N shortens it)",
                 f"cost: {usd}"]
 
 
@@ -214,12 +219,18 @@ def _text_tokens(text: str) -> int:
 
 def _conversation_input_tokens(shapes: Sequence[EpisodeShape], prompt: Prompt, *,
                                image_tokens: int, keep_last_images: int | None,
-                               reply_tokens: int) -> int:
-    """Input tokens of every request of one conversation, growing turn by turn.
+                               reply_tokens: int,
+                               keep_last_turns: int | None = None) -> tuple[int, int]:
+    """Input tokens of every request of one conversation, and those of its longest request.
+
+    The requests grow turn by turn; the longest is what the model's context must hold,
+    besides the reply.
 
     A conversation is one episode (the paper's), or a trial's tasks played in one with
     ``--context across-tasks``: each task after the first then carries every earlier task
-    and opens with the last one's outcome line.
+    and opens with the last one's outcome line. ``keep_last_turns`` sends only the last
+    turns after the prompt (each turn its message, its images and, but for the last, its
+    reply).
     """
     messages = prompt.messages
     text = _text_tokens(prompt.system_text)
@@ -228,30 +239,39 @@ def _conversation_input_tokens(shapes: Sequence[EpisodeShape], prompt: Prompt, *
         shown = prior.turn
         text += _text_tokens(shown.preamble + shown.text) + _text_tokens(prior.reply)
         images += len(shown.images)
+    head_text, head_images = text, images
+    turns: list[tuple[int, int]] = []  # each turn's text tokens (with its reply) and images
     opening = 0
     if "next_level" in messages.templates:  # the line opening each task after the first
         opening = _text_tokens(next_level_line(messages, reward=0.0, health=0.0, passed=False,
                                                position=2, count=len(shapes)))
-    total = 0
+    total = longest = 0
     for position, shape in enumerate(shapes):
         for number in range(1, shape.replies + 1):
+            if turns:  # the reply to the last message is in the history now
+                turns[-1] = (turns[-1][0] + reply_tokens, turns[-1][1])
             if number == 1:
-                if position:  # the last task's last reply, then its outcome
-                    text += reply_tokens + opening
-                text += _text_tokens(messages.preamble + shape.first_text
-                                     + messages.initial(100.0))
-                images += shape.first_images
+                turn_text = _text_tokens(messages.preamble + shape.first_text
+                                         + messages.initial(100.0))
+                if position:  # the last task's outcome opens the message
+                    turn_text += opening
+                turns.append((turn_text, shape.first_images))
             else:
-                text += reply_tokens + _text_tokens(messages.preamble + shape.later_text
-                                                    + messages.observation(100.0))
-                images += shape.later_images
+                turns.append((_text_tokens(messages.preamble + shape.later_text
+                                           + messages.observation(100.0)), shape.later_images))
+            sent = turns if keep_last_turns is None else turns[-keep_last_turns:]
+            text = head_text + sum(t for t, _ in sent)
+            images = head_images + sum(i for _, i in sent)
             sent_images = images if keep_last_images is None else min(images, keep_last_images)
-            total += text + sent_images * image_tokens
-    return total
+            request = text + sent_images * image_tokens
+            total += request
+            longest = max(longest, request)
+    return total, longest
 
 
 def estimate_episodes(shapes: Iterable[EpisodeShape], prompt: Prompt, *, image_tokens: int,
-                      keep_last_images: int | None = None, prices: Prices | None = None,
+                      keep_last_images: int | None = None, keep_last_turns: int | None = None,
+                      prices: Prices | None = None,
                       reply_tokens: int = ASSUMED_REPLY_TOKENS,
                       tasks_per_conversation: int = 1) -> RunEstimate:
     """Estimate episodes of the given shapes (one shape an episode) with this prompt.
@@ -264,11 +284,15 @@ def estimate_episodes(shapes: Iterable[EpisodeShape], prompt: Prompt, *, image_t
     counts = Counter(tuple(shapes[i:i + size]) for i in range(0, len(shapes), size))
     episodes = len(shapes)
     requests = sum(shape.replies for shape in shapes)
-    input_tokens = sum(n * _conversation_input_tokens(conversation, prompt,
+    sizes = {conversation: _conversation_input_tokens(conversation, prompt,
                                                       image_tokens=image_tokens,
                                                       keep_last_images=keep_last_images,
-                                                      reply_tokens=reply_tokens)
-                       for conversation, n in counts.items())
+                                                      reply_tokens=reply_tokens,
+                                                      keep_last_turns=keep_last_turns)
+             for conversation in counts}
+    input_tokens = sum(n * sizes[conversation][0] for conversation, n in counts.items())
+    longest = max((size[1] for size in sizes.values()), default=0)
     output_tokens = requests * reply_tokens
     usd = prices.cost(input_tokens, output_tokens) if prices is not None else None
-    return RunEstimate(episodes, requests, input_tokens, output_tokens, usd, reply_tokens)
+    return RunEstimate(episodes, requests, input_tokens, output_tokens, usd, reply_tokens,
+                       longest)

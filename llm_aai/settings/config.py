@@ -70,6 +70,9 @@ class ModelOptions:
         provider_concurrency: simultaneous calls to one provider; None: the run's concurrency.
         keep_last_images: send only the last K images (older ones become a text placeholder);
             None sends them all.
+        keep_last_turns: send only the last N turns (each a message and its reply) after
+            the prompt and worked example, so a conversation fits a small context window;
+            None sends them all (the paper).
         prompt_caching: add Anthropic prompt-caching breakpoints.
         price_per_mtok: dollars per million input and output tokens, for a model litellm
             has no price for (or to override its price); None: litellm's prices.
@@ -83,6 +86,7 @@ class ModelOptions:
     max_retries: int = DEFAULT_MAX_RETRIES
     provider_concurrency: int | None = None
     keep_last_images: int | None = None
+    keep_last_turns: int | None = None
     prompt_caching: bool = False
     price_per_mtok: tuple[float, float] | None = None
 
@@ -95,6 +99,7 @@ class ModelOptions:
         _check_number("max_retries", self.max_retries, low=0)
         _check_number("provider_concurrency", self.provider_concurrency, low=1)
         _check_number("keep_last_images", self.keep_last_images, low=1)
+        _check_number("keep_last_turns", self.keep_last_turns, low=1)
         for price in self.price_per_mtok or ():
             _check_number("price_per_mtok", price, low=0.0)
 

@@ -137,7 +137,8 @@ class SiteBuilder:
         signature = _signature(directory)
         view = self._views.get(page)
         if view is None or self._seen.get(page) != signature:
-            view = episode_view(load_episode(directory), self.arenas_dir)
+            view = episode_view(load_episode(directory, finished_without_replies=True),
+                                self.arenas_dir)
             data = f"data/{run_key}/{_safe(directory.name)}"
             report.problems.extend(self._copy_frames(view, directory, self.out / data))
             self._episode_page(page, row, view, data)
