@@ -126,7 +126,8 @@ def _groups(episodes: pd.DataFrame, keys: list[str]):
 def _outcome(group: pd.DataFrame, bootstrap: Bootstrap) -> dict[str, float | int]:
     """Count passes; add the proportion, its Wilson and task-bootstrap intervals, means."""
     # a conversation that outgrew the server's context window says nothing about the model
-    overflow = group["end_reason"] == CONTEXT_OVERFLOW
+    overflow = (group["end_reason"] == CONTEXT_OVERFLOW if "end_reason" in group
+                else pd.Series(False, index=group.index))
     agent = group[~group["infra_failure"] & ~overflow]
     k, n = int(agent["passed"].sum()), len(agent)
     low, high = wilson_interval(k, n)
