@@ -52,9 +52,14 @@ def site(small_runs, tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """A headless Chromium driven by Playwright.
+    """A headless Chromium driven by Playwright, for one test module.
+
+    Module-scoped, not session-scoped: Playwright's sync API holds an asyncio loop running in
+    the main thread while it is open, and every later test that runs its own loop (the
+    Inspect tests, after tests/human in collection order) failed with "Runner.run() cannot
+    be called from a running event loop".
 
     Skipped, with the reason, where no Chromium is installed; CI sets
     ``LLM_AAI_REQUIRE_BROWSER=1`` (``.ci/run`` installs it), and there a missing browser fails.
