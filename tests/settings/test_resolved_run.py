@@ -48,6 +48,7 @@ def test_a_version_3_manifest_stores_the_settings_once(tmp_path):
     run = _read(tmp_path, 3)
     written = data["run"]
     written["config"]["perspective"] = written["config"].pop("frame")  # renamed since (#34)
+    written["config"]["model_options"]["keep_last_turns"] = None  # added since, default (#35)
     assert run.to_record() == written  # the record round-trips exactly, under today's names
     seeds = {}
     for episode in data["seeds"]["episodes"]:
