@@ -17,12 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.agents.registry import AgentSpec
-from llm_aai.arena import ArenaError, load_config, resolve_arena_path, select_tasks
 from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import RunConfig, RunError
-from llm_aai.runner.app import OpenRun, open_run
-from llm_aai.variants.index import VariantIndexError, variant_tasks
+from llm_aai.runner.app import OpenRun, open_run, resolve_tasks
 
 __all__ = ["INTERFACES", "KEYS_MAX_REPLIES", "ORDERS", "Study", "StudyError",
            "check_participant_id"]
@@ -113,18 +111,9 @@ class Study:
                              seed=seed, resolution=resolution,
                              arenas_dir=None if arenas_dir is None else arenas_dir.resolve(),
                              variants=None if variants is None else variants.resolve())
-            if base.variants is not None:
-                chosen, paths, _ = variant_tasks(base.variants, level, tasks)
-            else:
-                chosen = select_tasks(level, tasks, full=full_testbed)
-                paths = {t.task_id: resolve_arena_path(t.task_id, base.arenas_dir)
-                         for t in chosen}
-            for path in paths.values():
-                load_config(path)
-        except (ArenaError, ValueError, FileNotFoundError, LookupError,
-                VariantIndexError) as error:
-            raise StudyError(str(error.args[0]) if isinstance(error, KeyError) and error.args
-                             else str(error)) from error
+            chosen, _, _ = resolve_tasks(base)
+        except (RunError, ValueError) as error:
+            raise StudyError(str(error)) from error
         return cls(tuple(task.task_id for task in chosen), Path(out), base, order)
 
     def order_for(self, participant: str) -> tuple[str, ...]:

@@ -487,11 +487,27 @@ def _resolve_tasks_and_prompt(config: RunConfig
 
     """
     config = apply_presets(config)
+    tasks, arena_paths, chosen = resolve_tasks(config)
+    _note_variant_builds(config, chosen)
+    return config, tasks, arena_paths, _load_prompt(config)
+
+
+def resolve_tasks(config: RunConfig) -> tuple[list[Task], dict[str, Path], list[Variant]]:
+    """The tasks ``config`` names, their arena files, and the variants chosen.
+
+    With ``variants`` the tasks are its kept variants of the named ones; without, no variants
+    are chosen. Every arena file is loaded, so a bad one stops the caller before anything is
+    played: the runner's and the human study's one check.
+
+    Raises:
+        RunError: an unknown task or level, a missing or malformed arena, a bad variants folder.
+
+    """
+    chosen: list[Variant] = []
     try:
         if config.variants is not None:
             tasks, arena_paths, chosen = variant_tasks(config.variants, config.level,
                                                        config.tasks)
-            _note_variant_builds(config, chosen)
         else:
             tasks = select_tasks(config.level, config.tasks, full=config.full_testbed)
             arena_paths = {t.task_id: resolve_arena_path(t.task_id, config.arenas_dir)
@@ -501,7 +517,7 @@ def _resolve_tasks_and_prompt(config: RunConfig
     except (ArenaError, ValueError, FileNotFoundError, LookupError,
             VariantIndexError) as error:
         raise RunError(_message(error)) from error
-    return config, tasks, arena_paths, _load_prompt(config)
+    return tasks, arena_paths, chosen
 
 
 def _note_variant_builds(config: RunConfig, chosen: list[Variant]) -> None:
