@@ -45,6 +45,9 @@ class LLMAgent:
             and the latest user message; only applied to ``anthropic/`` models.
         image_placeholder: the text that stands in for a dropped image.
         name: agent name for logs; defaults to the client's model.
+        fold_system_prompt: send the system prompt at the head of the first user message
+            instead of as a system message: some chat templates (Gemma's, for one) have no
+            system role, and a server using one may drop the system prompt without a word.
 
     """
 
@@ -57,6 +60,7 @@ class LLMAgent:
         prompt_caching: bool = False,
         image_placeholder: str = DEFAULT_IMAGE_PLACEHOLDER,
         name: str | None = None,
+        fold_system_prompt: bool = False,
     ) -> None:
         if keep_last_images is not None and keep_last_images < 0:
             raise ValueError(f"keep_last_images must be >= 0, got {keep_last_images}")
@@ -67,6 +71,7 @@ class LLMAgent:
             raise ValueError(f"keep_last_turns must be >= 1, got {keep_last_turns}")
         self.keep_last_turns = keep_last_turns
         self.prompt_caching = prompt_caching
+        self.fold_system_prompt = fold_system_prompt
         self.image_placeholder = image_placeholder
         self.messages: list[Message] = []
         self._prelude_end = 0
@@ -138,6 +143,8 @@ class LLMAgent:
         messages = self.messages
         if self.keep_last_turns is not None:
             messages = _last_turns(messages, self._prelude_end + 1, self.keep_last_turns)
+        if self.fold_system_prompt:
+            messages = _system_prompt_folded(messages)
         if self.keep_last_images is not None:
             messages = _drop_old_images(messages, self.keep_last_images,
                                         self.image_placeholder)
@@ -156,6 +163,21 @@ def _last_turns(messages: list[Message], kept_head: int, turns: int) -> list[Mes
     if len(starts) <= turns:
         return messages
     return messages[:kept_head] + messages[starts[-turns]:]
+
+
+def _system_prompt_folded(messages: list[Message]) -> list[Message]:
+    """The messages with the system prompt moved to the head of the first user message."""
+    if not messages or messages[0].get("role") != "system":
+        return messages
+    system, rest = messages[0]["content"], list(messages[1:])
+    first = next((i for i, message in enumerate(rest) if message.get("role") == "user"), None)
+    if first is None:
+        return [{"role": "user", "content": system}, *rest]
+    content = rest[first]["content"]  # the system prompt is text (``system_message``)
+    folded: Any = (f"{system}\n\n{content}" if isinstance(content, str)
+                   else [text_part(system), *content])
+    rest[first] = {**rest[first], "content": folded}
+    return rest
 
 
 def _drop_old_images(messages: list[Message], keep: int, placeholder: str) -> list[Message]:

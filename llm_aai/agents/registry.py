@@ -142,7 +142,7 @@ CLIENT_OPTIONS = frozenset({"api_base", "api_key", "temperature", "max_tokens", 
                             "seed", "price_per_mtok"})
 #: every option a model agent accepts (client options plus LLMAgent options).
 MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "keep_last_turns", "prompt_caching",
-                                  "image_placeholder"}
+                                  "image_placeholder", "fold_system_prompt"}
 
 
 def agent_preset(name: str) -> Preset | None:

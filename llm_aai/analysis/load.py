@@ -188,10 +188,14 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "settings": json.dumps(_settings(manifest, run), sort_keys=True),
         "cost_known": run.cost_known,  # False: a model without a price
         "mode": mode_label(config.modes, config.protocol.max_scripts),
+        # turns whose server counted far fewer prompt tokens than were sent (lost input)
+        "lost_input_turns": int(((manifest.warnings or {}).get("lost_input") or {})
+                                .get("turns", 0)),
     }
 
 
-SAMPLING_OPTIONS = ("temperature", "max_tokens", "keep_last_images")
+SAMPLING_OPTIONS = ("temperature", "max_tokens", "keep_last_images", "extra_params",
+                    "fold_system_prompt")
 """Model options that change what the model answers (timeouts, retries and concurrency don't)."""
 
 

@@ -340,6 +340,11 @@ def _notes(runs, failures) -> None:
     """
     for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes)):
         print(f"note: {line}")
+    for run in runs.runs.itertuples(index=False):
+        if getattr(run, "lost_input_turns", 0):
+            print(f"note: {run.run_id}: in {run.lost_input_turns} turn(s) the server counted "
+                  f"far fewer prompt tokens than were sent (lost images or system prompt; "
+                  f"the manifest's warnings.lost_input): the model did not see all its input")
     for model, modes in runs.runs.groupby("model")["mode"].unique().items():
         if len(modes) > 1:
             print(f"note: {model} was run in {len(modes)} modes ({', '.join(modes)}); each "

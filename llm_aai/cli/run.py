@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import json
+import math
 import os
 import signal
 import sys
@@ -204,8 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--timeout", dest="model_options.timeout_s", type=_positive_float,
                      help="seconds per model call (default: %(default)g)")
     llm.add_argument("--max-retries", dest="model_options.max_retries", type=_at_least(0),
-                     help="retries of a call on 429, 5xx and timeouts, with backoff and "
-                          "Retry-After (default: %(default)s)")
+                     help="retries of a call on 429, 5xx and refused connections, with backoff "
+                          "and Retry-After; a call that timed out is not retried (the server "
+                          "may still be generating it) (default: %(default)s)")
     llm.add_argument("--provider-concurrency", dest="model_options.provider_concurrency",
                      type=_at_least(1),
                      help="simultaneous calls to one provider (default: --concurrency)")
@@ -215,6 +218,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="send only the last N turns after the prompt, to fit a small context")
     llm.add_argument("--prompt-caching", dest="model_options.prompt_caching", action="store_true",
                      help="add Anthropic prompt-caching breakpoints")
+    llm.add_argument("--stop", dest="model_options.stop", action=_Repeated, metavar="TEXT",
+                     help="a stop sequence sent with every request (repeatable)")
+    llm.add_argument("--sampling", dest="model_options.sampling", action=_Repeated,
+                     type=_sampling, metavar="KEY=VALUE",
+                     help="a further request parameter, e.g. top_p=0.9 or top_k=40 (a number, "
+                          "true/false or a \"quoted\" string; repeatable)")
+    llm.add_argument("--fold-system-prompt", dest="model_options.fold_system_prompt",
+                     action="store_true",
+                     help="send the system prompt in the first user message (for a chat "
+                          "template without a system role)")
     llm.add_argument("--price-per-mtok", dest="model_options.price_per_mtok", type=_prices,
                      metavar="INPUT,OUTPUT",
                      help="dollars per million input and output tokens, for a model litellm "
@@ -297,6 +310,46 @@ def _prices(text: str) -> tuple[float, float]:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not INPUT,OUTPUT (two numbers: dollars per million tokens)") from None
+
+
+class _Repeated(argparse.Action):
+    """A repeatable flag whose values make a tuple, the config's type (``append``'s is a list)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, (*(getattr(namespace, self.dest, None) or ()), values))
+
+
+def _sampling(text: str) -> tuple[str, bool | int | float | str]:
+    """``KEY=VALUE``, the value typed: a number, true/false or a JSON-quoted string.
+
+    Unquoted words are refused rather than sent as text: ``top_p=O.9`` is a typo the server
+    would otherwise reject, or take as something else, mid-run.
+    """
+    name, equals, raw = text.partition("=")
+    name, raw = name.strip(), raw.strip()
+    if not equals or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (e.g. top_p=0.9)")
+    if raw in ("true", "false"):
+        return name, raw == "true"
+    try:
+        return name, int(raw)
+    except ValueError:
+        pass
+    try:
+        number = float(raw)
+        if math.isfinite(number):
+            return name, number
+    except ValueError:
+        pass
+    try:
+        value = json.loads(raw) if raw.startswith('"') else None
+    except ValueError:
+        value = None
+    if not isinstance(value, str):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the value must be a finite number, true or false, or a \"quoted\" "
+            f"string")
+    return name, value
 
 
 def _variants_arg(text: str) -> Path | int:

@@ -24,6 +24,7 @@ from llm_aai.llm.retry import (
     RetryPolicy,
     call_with_retries,
     describe_error,
+    is_timeout,
     is_transient,
 )
 from llm_aai.llm.sanitize import sanitize_reply
@@ -168,11 +169,23 @@ class LiteLLMClient:
         litellm = import_litellm()
         with self._semaphore:
             started = time.perf_counter()
-            response = call_within(lambda: litellm.completion(**request), self.timeout_s,
-                                   f"{self.model}: no whole reply within {self.timeout_s:g} s")
+            try:
+                response = call_within(lambda: litellm.completion(**request), self.timeout_s,
+                                       self._timeout_message())
+            except Exception as exc:
+                if is_timeout(exc) and not isinstance(exc, CallTimeout):  # litellm's own
+                    raise CallTimeout(self._timeout_message()) from None
+                raise
             if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
                 raise MalformedReply(f"{self.model}: the reply holds no choice")
             return response, time.perf_counter() - started
+
+    def _timeout_message(self) -> str:
+        """What a call that timed out says: what a slow server needs to answer in time."""
+        rate = self.max_tokens / self.timeout_s
+        return (f"{self.model}: no whole reply within {self.timeout_s:g} s. A slow server "
+                f"needs a longer --timeout or a smaller --max-tokens: a reply of "
+                f"{self.max_tokens} tokens in {self.timeout_s:g} s takes {rate:.1f} tokens/s")
 
     def complete(self, messages: Sequence[Message]) -> LLMResponse:
         """Send ``messages`` and return the reply.

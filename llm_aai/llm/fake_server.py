@@ -151,25 +151,36 @@ def count_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _prompt_tokens(body: dict[str, Any]) -> int:
-    """Estimate the prompt's tokens in either dialect (an image counts a flat 85)."""
+DROPPABLE = frozenset({"system", "images"})
+"""What a server may lose of a request: the system prompt (a chat template without a system
+role) and the images (a text-only model)."""
+
+
+def _prompt_tokens(body: dict[str, Any], drops: frozenset[str] = frozenset()) -> int:
+    """Estimate the prompt's tokens in either dialect (an image counts a flat 85).
+
+    ``drops``: the parts of the request the "model" never sees, so does not count.
+    """
     prompt = 0
-    blocks = [{"content": body["system"]}] if "system" in body else []
+    blocks = [{"content": body["system"]}] if "system" in body and "system" not in drops else []
     for message in blocks + list(body.get("messages", [])):
+        if message.get("role") == "system" and "system" in drops:
+            continue
         content = message.get("content")
         if isinstance(content, str):
             prompt += count_tokens(content)
         elif isinstance(content, list):
             for part in content:
                 if part.get("type") in ("image_url", "image"):
-                    prompt += 85  # OpenAI's flat cost of a low-detail image
+                    prompt += 0 if "images" in drops else 85  # OpenAI's low-detail image
                 else:
                     prompt += count_tokens(str(part.get("text", "")))
     return prompt
 
 
-def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:
-    prompt, completion = _prompt_tokens(body), count_tokens(reply)
+def _usage(body: dict[str, Any], reply: str,
+           drops: frozenset[str] = frozenset()) -> dict[str, int]:
+    prompt, completion = _prompt_tokens(body, drops), count_tokens(reply)
     return {"prompt_tokens": prompt, "completion_tokens": completion,
             "total_tokens": prompt + completion}
 
@@ -192,6 +203,9 @@ class FakeChatServer:
         context_window: tokens the "model" holds (prompt plus ``max_tokens``); a request
             over it is answered 400 with the message OpenAI, vLLM and llama.cpp's Python
             server send for it. None: no limit.
+        drops: parts of every request the "model" loses, and so does not count in the
+            prompt tokens it reports: ``"system"`` (a chat template without a system role
+            drops the system prompt) and ``"images"`` (a text-only model).
 
     """
 
@@ -204,6 +218,7 @@ class FakeChatServer:
         latency_s: float = 0.0,
         model_name: str = "fake-model",
         context_window: int | None = None,
+        drops: Iterable[str] = (),
     ) -> None:
         self._queue: deque[Action] = deque(script)
         self._responder = responder
@@ -211,6 +226,10 @@ class FakeChatServer:
         self.latency_s = latency_s
         self.model_name = model_name
         self.context_window = context_window
+        self.drops = frozenset(drops)
+        if not self.drops <= DROPPABLE:
+            raise ValueError(f"drops: {sorted(self.drops - DROPPABLE)} is not one of "
+                             f"{sorted(DROPPABLE)}")
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -285,12 +304,12 @@ class FakeChatServer:
         """The error a request over ``context_window`` gets, else None."""
         if self.context_window is None:
             return None
-        wanted = _prompt_tokens(body) + int(body.get("max_tokens") or 0)
+        wanted = _prompt_tokens(body, self.drops) + int(body.get("max_tokens") or 0)
         if wanted <= self.context_window:
             return None
         return HTTPError(400, f"This model's maximum context length is {self.context_window} "
                               f"tokens. However, you requested {wanted} tokens "
-                              f"({_prompt_tokens(body)} in the messages, "
+                              f"({_prompt_tokens(body, self.drops)} in the messages, "
                               f"{int(body.get('max_tokens') or 0)} in the completion). Please "
                               f"reduce the length of the messages or completion.")
 
@@ -320,7 +339,7 @@ class FakeChatServer:
             "content": [{"type": "text", "text": reply}],
             "stop_reason": "max_tokens" if cut else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": _prompt_tokens(request),
+            "usage": {"input_tokens": _prompt_tokens(request, self.drops),
                       "output_tokens": count_tokens(reply)},
         }
 
@@ -337,7 +356,7 @@ class FakeChatServer:
                 "message": {"role": "assistant", "content": reply},
                 "finish_reason": "length" if cut else "stop",
             }],
-            "usage": _usage(request, reply),
+            "usage": _usage(request, reply, self.drops),
         }
 
 

@@ -12,7 +12,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -23,13 +23,14 @@ from tenacity import (
     retry_if_exception,
     stop_after_attempt,
     stop_after_delay,
+    stop_any,
 )
 
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.llm.sanitize import strip_control
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "describe_error",
-           "is_transient", "retry_after_seconds"]
+           "is_timeout", "is_transient", "retry_after_seconds"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -139,6 +140,11 @@ class RetryPolicy:
         max_wait_s: cap on any single wait, including one asked by Retry-After.
         max_total_s: give up once this much time has passed since the first try.
         jitter: full jitter (uniform in [0, backoff]) when True.
+        timeout_retries: retries after calls that timed out (0: none). A server does not
+            know the client gave up: it goes on generating the abandoned reply, and a server
+            with one slot (llama.cpp's default) would make each retry wait behind it, to time
+            out in turn. The episode's relaunch (``--max-relaunches``), after its delay,
+            plays it again instead.
 
     """
 
@@ -147,12 +153,15 @@ class RetryPolicy:
     max_wait_s: float = 60.0
     max_total_s: float = 600.0
     jitter: bool = True
+    timeout_retries: int = 0
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
         if self.initial_wait_s < 0 or self.max_wait_s < 0:
             raise ValueError("retry waits must be non-negative")
+        if self.timeout_retries < 0:
+            raise ValueError(f"timeout_retries must be >= 0, got {self.timeout_retries}")
 
     def wait(self, attempt: int, exc: BaseException | None, rng: random.Random) -> float:
         """Seconds to sleep after failed try number ``attempt`` (1-based)."""
@@ -191,8 +200,19 @@ def call_with_retries(
                     state.attempt_number, policy.max_attempts,
                     scrub(describe_error(exc)), state.upcoming_sleep)
 
+    timeouts = 0
+
+    def timed_out_too_often(state: RetryCallState) -> bool:
+        nonlocal timeouts
+        exc = state.outcome.exception() if state.outcome else None
+        if exc is not None and is_timeout(exc):
+            timeouts += 1
+        return timeouts > policy.timeout_retries
+
     retrying = Retrying(
-        stop=stop_after_attempt(policy.max_attempts) | stop_after_delay(policy.max_total_s),
+        # the timeout count first: stop_any stops asking at the first condition that holds
+        stop=stop_any(timed_out_too_often, stop_after_attempt(policy.max_attempts),
+                      stop_after_delay(policy.max_total_s)),
         wait=wait,
         retry=retry_if_exception(is_transient),
         before_sleep=before_sleep,
@@ -208,11 +228,13 @@ def call_with_retries(
                 return result, attempt.retry_state.attempt_number - 1
     except RetryError as err:
         last = err.last_attempt
-        failure = LLMUnavailable(
-            f"{describe} still failing after {last.attempt_number} attempts: "
-            f"{scrub(describe_error(last.exception()))}",
-            attempts=last.attempt_number,
-        )
+        error = scrub(describe_error(last.exception()))
+        if timeouts > policy.timeout_retries:
+            said = (f"{describe} timed out, and is not retried again (the server may still be "
+                    f"generating the reply it was asked for; a retry would wait behind it)")
+        else:
+            said = f"{describe} still failing after {last.attempt_number} attempts"
+        failure = LLMUnavailable(f"{said}: {error}", attempts=last.attempt_number)
     if failure is not None:
         raise failure  # outside the handler: no chained provider exception, no leaked key
     raise AssertionError("unreachable: tenacity neither returned nor raised")
@@ -249,20 +271,30 @@ _TIMED_OUT = frozenset({"ReadTimeout", "APITimeoutError", "TimeoutError", "Conne
                         "CallTimeout"})
 
 
+def is_timeout(exc: BaseException) -> bool:
+    """Whether ``exc`` is the client's timeout: no whole reply came back in time."""
+    return any(names & _TIMED_OUT for names in _cause_names(exc))
+
+
+def _cause_names(exc: BaseException) -> Iterator[set[str]]:
+    """The class names of ``exc`` and of each exception it was raised from (litellm wraps)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        yield {cls.__name__ for cls in type(current).__mro__}
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+
+
 def _no_http_response(exc: BaseException) -> str | None:
     """What happened when no HTTP response came back at all, else None.
 
     litellm labels a client-side timeout HTTP 408 and a refused connection 500, though no
     server sent either: the cause chain holds what really happened.
     """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        names = {cls.__name__ for cls in type(current).__mro__}
+    for names in _cause_names(exc):
         if names & _TIMED_OUT:
             return "the client's timeout: the server did not answer in time"
         if names & _REFUSED:
             return "no connection to the server"
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
     return None

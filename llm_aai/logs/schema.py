@@ -212,6 +212,10 @@ class RunManifest:
         cache: the response cache's use with ``--cache``: ``{"directory", "hits",
             "misses"}``, summed over every invocation of the run and brought up to date when
             each ends (the one field written after the run starts); None without a cache.
+        warnings: what the run noticed that makes its results mean less than they seem,
+            written as the run ends (summed over invocations): ``{"lost_input": {"turns",
+            "first"}}``, the turns whose server counted far fewer prompt tokens than were
+            sent (``llm_aai.llm.lost_input``); None when there was nothing to say.
         schema_version: the turn and result records' schema the run wrote.
         manifest_version: this record's own version.
 
@@ -231,6 +235,7 @@ class RunManifest:
     git: Mapping[str, Any] | None = None
     host: Mapping[str, Any] = field(default_factory=dict)
     cache: Mapping[str, Any] | None = None
+    warnings: Mapping[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
     manifest_version: int = MANIFEST_VERSION
 
@@ -283,7 +288,8 @@ class RunManifest:
     def to_dict(self) -> dict[str, Any]:
         """The manifest as JSON data (an earlier version keeps its own fields)."""
         data = to_dict(self)
-        for optional in ("run", "config", "run_config", "cli_args", "cache"):  # by version
+        for optional in ("run", "config", "run_config", "cli_args", "cache",  # by version
+                         "warnings"):
             if data[optional] is None:
                 del data[optional]
         return data
@@ -329,6 +335,9 @@ _MANIFEST_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
     ("cache.directory", (str,), False),
     ("cache.hits", (int,), False),
     ("cache.misses", (int,), False),
+    ("warnings", (dict,), False),
+    ("warnings.lost_input", (dict,), False),
+    ("warnings.lost_input.turns", (int,), False),
 )
 _WANTED = {str: "a string", int: "an integer", dict: "an object", list: "an array",
            type(None): "null"}

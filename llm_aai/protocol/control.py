@@ -61,16 +61,53 @@ class ScriptControl:
 
     Attributes:
         mode: ``"strict"`` (the paper's grammar) or ``"lenient"`` (repairs logged as notes).
+        our_text: the texts we send the model that show commands (the feedback to a refused
+            reply, with its example script). Read leniently, a reply repeating one of their
+            lines, or whose script is the one they show, is refused: lenient reading would
+            otherwise run our example as the model's decision, or commands found in a copy
+            of the parser's message. Strict reading is the paper's and takes such a reply as
+            it took it.
 
     """
 
     mode: Mode = "strict"
+    our_text: tuple[str, ...] = ()
 
     def decide(self, reply: str) -> Decision:
         """Parse ``reply``; a script error refuses it with the parser's message."""
+        lenient = self.mode == "lenient"
+        if lenient and _holds_a_line_of(reply, self.our_text):  # whether it parses or not
+            return Decision(error=COPIED_REPLY)
         try:
             script = parse_script(reply, mode=self.mode)
         except ScriptError as error:
             return Decision(error=str(error))
+        if lenient and _shows(self.our_text, script):
+            return Decision(error=COPIED_REPLY)
         return Decision(actions=tuple(script.actions()), script=script,
                         notes=tuple(str(note) for note in script.normalizations))
+
+
+COPIED_REPLY = ("the reply repeats our message instead of giving commands of your own: "
+                "write the script for what you see now")
+"""Why a reply copied from our own text is refused (sent back as its feedback)."""
+COPIED_LINE_CHARACTERS = 20
+"""Lines of our texts shorter than this (``Go(5);``) may well be written by the model itself."""
+
+
+def _holds_a_line_of(reply: str, our_text: tuple[str, ...]) -> bool:
+    """Whether ``reply`` holds a line of one of our texts (a short one aside)."""
+    return any(len(line) >= COPIED_LINE_CHARACTERS and line in reply
+               for text in our_text for line in (line.strip() for line in text.splitlines()))
+
+
+def _shows(our_text: tuple[str, ...], script: Script) -> bool:
+    """Whether one of our texts shows ``script`` (its commands) as an example."""
+    for text in our_text:
+        try:
+            shown = parse_script(text, mode="lenient")
+        except ScriptError:
+            continue  # a text that shows no script
+        if shown.commands == script.commands:
+            return True
+    return False

@@ -87,11 +87,15 @@ class ModeSettings:
         """The tasks of a trial are played in one conversation."""
         return self.context != PER_TASK
 
-    def make_control(self, script_mode: str = "strict") -> Control:
-        """The ``Control`` of this mode (``script_mode`` is strict or lenient reading)."""
+    def make_control(self, script_mode: str = "strict", our_text: tuple[str, ...] = ()) -> Control:
+        """The ``Control`` of this mode (``script_mode`` is strict or lenient reading).
+
+        ``our_text``: what we send that shows commands (the feedback), so that lenient
+        script reading refuses a copy of it (``ScriptControl``).
+        """
         if self.control == "action":
             return ActionControl(script_mode)
-        return ScriptControl(script_mode)
+        return ScriptControl(script_mode, our_text=our_text)
 
     def make_observations(self) -> ObservationPolicy:
         """The ``ObservationPolicy`` of this mode."""

@@ -698,6 +698,7 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
         bar.close()
         if suite.cache is not None:
             _record_cache_use(store, suite.cache)
+        _record_lost_input(store, suite.lost_input.record())
     not_started = len(pending) - len(results)
     if suite.stopped_by_failures and not_started:
         print(f"stopped: the last {suite.failed_in_a_row} episodes were lost to infrastructure "
@@ -723,7 +724,8 @@ def _agent_options(config: RunConfig) -> dict[str, Any]:
         "max_retries": options.max_retries,
         "max_concurrent": options.provider_concurrency or config.concurrency,
         "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
-        "keep_last_turns": options.keep_last_turns,
+        "keep_last_turns": options.keep_last_turns, "extra_params": options.extra_params,
+        "fold_system_prompt": options.fold_system_prompt or None,
         "replay_from": config.replay_from, "price_per_mtok": options.price_per_mtok,
         "budget": config.oracle_budget,
         # the built-in agents that write replies themselves write them for the control;
@@ -910,6 +912,22 @@ def _record_cache_use(store: RunStore, cache: ResponseCache) -> None:
         "directory": str(cache.directory),
         "hits": manifest.cache_hits + cache.hits,
         "misses": manifest.cache_misses + cache.misses}))
+
+
+def _record_lost_input(store: RunStore, lost: dict[str, Any] | None) -> None:
+    """Add this invocation's turns that lost input to the manifest's ``warnings``.
+
+    Summed over the run's invocations, the first note kept, so the analysis and the viewer
+    can say that the run measured a model that did not see all of its input.
+    """
+    if lost is None:
+        return
+    manifest = store.read_manifest()
+    warnings = dict(manifest.warnings or {})
+    earlier = warnings.get("lost_input") or {"turns": 0, "first": lost["first"]}
+    warnings["lost_input"] = {"turns": earlier["turns"] + lost["turns"],
+                              "first": earlier["first"]}
+    store.write_manifest(dataclasses.replace(manifest, warnings=warnings))
 
 
 def _update_bar(bar, progress: Progress, cost_known: bool = True,

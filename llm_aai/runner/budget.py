@@ -90,6 +90,16 @@ class BudgetedClient:
         """The model the inner client calls."""
         return self.inner.model
 
+    def __getattr__(self, name: str) -> Any:
+        """The inner client's settings (temperature, ``api_base``, ``extra_params``...).
+
+        The response cache wraps this client and keys each request by them: without them
+        it could not tell one server, or one sampling setting, from another.
+        """
+        if name == "inner":  # not set yet (unpickling): no recursion through __getattr__
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     def estimate_usd(self, messages: Sequence[Message]) -> float:
         """An upper estimate of one call's cost: every reply token at the reply limit."""
         return self.prices.cost(estimate_input_tokens(messages, self.image_tokens),

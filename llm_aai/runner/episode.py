@@ -177,7 +177,8 @@ class EpisodeRunner:
         """Play ``spec`` to its end; an unreachable model ends it as an infrastructure failure."""
         started = time.monotonic()
         episode = Episode(self.env, self.protocol,
-                          control=self.modes.make_control(self.script_mode),
+                          control=self.modes.make_control(
+                              self.script_mode, our_text=(self.messages.invalid_reply(""),)),
                           observations=self.modes.make_observations())
         usage: list[Usage] = []
         try:

@@ -18,6 +18,7 @@ from typing import Any
 from llm_aai.arena import Task, load_config
 from llm_aai.arena.catalog import pass_mark_of
 from llm_aai.llm.cache import CachedClient, ResponseCache
+from llm_aai.llm.lost_input import InputCheckedClient, LostInputWatch, image_token_floor
 from llm_aai.llm.pricing import Prices, image_token_estimate
 from llm_aai.logs.schema import EpisodeResult, known_cost
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
@@ -99,6 +100,8 @@ class Suite:
         self.cache = cache
         """Answers repeated requests at temperature 0 (checked before the budget: a hit is
         free)."""
+        self.lost_input = LostInputWatch(image_token_floor(self.config.resolution))
+        """The turns whose server counted far fewer prompt tokens than were sent."""
         self.failed_in_a_row = 0
         self._failing: set[str] = set()
         """Episodes in flight whose last attempt was lost to infrastructure (waiting to be
@@ -242,11 +245,17 @@ class Suite:
         return refused or (budget is not None and self.progress.cost_usd >= budget)
 
     def _agent(self):
-        """A fresh agent; with a budget and known prices its model calls go through the gate."""
+        """A fresh agent, its model client wrapped for the run.
+
+        Each reply is checked for lost input; with a budget and known prices each call goes
+        through the gate; with a cache a repeated request is answered from it.
+        """
         agent = self.make_agent()
         client = getattr(agent, "client", None)
+        if client is not None:  # innermost: a cached reply counts no tokens to check
+            agent.client = InputCheckedClient(client, self.lost_input)
         if self.budget is not None and self.prices is not None and client is not None:
-            agent.client = BudgetedClient(client, self.budget, self.prices,
+            agent.client = BudgetedClient(agent.client, self.budget, self.prices,
                                           image_token_estimate(self.config.resolution))
         if (self.cache is not None and client is not None
                 and getattr(client, "temperature", None) == 0):

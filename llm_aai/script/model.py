@@ -115,7 +115,7 @@ class Normalization:
     Attributes:
         kind: a stable tag for counting, one of ``code_fence``, ``surrounding_prose``,
             ``lowercase_command``, ``missing_semicolon``, ``parentheses_in_thought``,
-            ``other_whitespace``.
+            ``other_whitespace``, ``trailing_commands``.
         detail: a human-readable sentence with the position.
 
     """

@@ -31,7 +31,10 @@ for the runner to log. The repairs:
 * ``surrounding_prose``: text before the first command and after the last one is dropped.
   The script starts at the first ``think(``/``go(``/``turn(`` (any case); if that one does
   not parse, the reply is rejected rather than searched further, so a broken command is
-  never skipped silently. Prose *between* commands is an error for the same reason.
+  never skipped silently. Prose *between* commands on one line is an error for the same
+  reason.
+* ``trailing_commands``: a whole script that ends its line, followed on later lines by text
+  and more commands (a plan for later turns, often), runs; what follows is not run.
 * ``lowercase_command``: command names in any case (``go``, ``TURN``).
 * ``missing_semicolon``: the last command may lack its ``;``, and so may a command that
   ends its line (one command per line without ``;`` is a common reply).
@@ -232,13 +235,26 @@ class _Parser:
             self.pos = match.start()
 
     def _skip_trailing_prose(self) -> None:
-        if _COMMAND_START.search(self.text, self.pos, self.end):
+        if _COMMAND_START.search(self.text, self.pos, self.end) is None:
+            self._note("surrounding_prose", "dropped text after the last command", self.pos)
+        elif self._starts_a_later_line(self.pos):
+            # a whole script, then on later lines text and more commands: most often a plan
+            # for the turns to come, which the next observation may change; not run, logged
+            self._note("trailing_commands", "ran the script before the text after it; the "
+                       "commands after that text were not run", self.pos)
+        else:
             raise self._error(
                 self.pos,
                 "text between commands: send only commands, each ended by ';'",
             )
-        self._note("surrounding_prose", "dropped text after the last command", self.pos)
         self.pos = self.end
+
+    def _starts_a_later_line(self, pos: int) -> bool:
+        """Whether a line break lies between the last command and ``pos``."""
+        start = pos
+        while start > 0 and self.text[start - 1].isspace():
+            start -= 1
+        return any(ch in "\n\r" for ch in self.text[start:pos])
 
     def _read_name(self) -> str:
         """ASCII letters, with separators allowed between them (as in the paper)."""

@@ -66,7 +66,8 @@ class ModelOptions:
         temperature: sampling temperature (the paper's: 0).
         max_tokens: reply length limit per call.
         timeout_s: seconds per model call.
-        max_retries: retries of a call on 429, 5xx and timeouts, with backoff and Retry-After.
+        max_retries: retries of a call on 429, 5xx and refused connections, with backoff
+            and Retry-After (a call that timed out is not retried: ``RetryPolicy``).
         provider_concurrency: simultaneous calls to one provider; None: the run's concurrency.
         keep_last_images: send only the last K images (older ones become a text placeholder);
             None sends them all.
@@ -76,6 +77,14 @@ class ModelOptions:
         prompt_caching: add Anthropic prompt-caching breakpoints.
         price_per_mtok: dollars per million input and output tokens, for a model litellm
             has no price for (or to override its price); None: litellm's prices.
+        stop: stop sequences sent with every request (``--stop``): a base model served
+            locally writes on past its reply into a made-up next turn without them.
+        sampling: further request parameters, ``(name, value)`` pairs sent as they are
+            (``--sampling top_p=0.9``); a value is a number, a boolean or a string. The
+            parameters the client or a flag of their own sets are refused.
+        fold_system_prompt: send the system prompt at the head of the first user message
+            rather than as a system message, for a chat template without a system role
+            (which drops it without a word).
 
     """
 
@@ -89,6 +98,9 @@ class ModelOptions:
     keep_last_turns: int | None = None
     prompt_caching: bool = False
     price_per_mtok: tuple[float, float] | None = None
+    stop: tuple[str, ...] = ()
+    sampling: tuple[tuple[str, bool | int | float | str], ...] = ()
+    fold_system_prompt: bool = False
 
     def __post_init__(self) -> None:
         """Refuse values no provider call can use, before any run directory exists."""
@@ -102,6 +114,46 @@ class ModelOptions:
         _check_number("keep_last_turns", self.keep_last_turns, low=1)
         for price in self.price_per_mtok or ():
             _check_number("price_per_mtok", price, low=0.0)
+        if any(not isinstance(text, str) or not text for text in self.stop):
+            raise ConfigError("stop", f"takes non-empty text, not {self.stop!r}")
+        _check_sampling(self.sampling)
+
+    @property
+    def extra_params(self) -> dict[str, Any] | None:
+        """What a request carries besides the client's own parameters (None: nothing)."""
+        params: dict[str, Any] = dict(self.sampling)
+        if self.stop:
+            params["stop"] = list(self.stop)
+        return params or None
+
+
+OWN_PARAMETERS = {"temperature": "{temperature}", "max_tokens": "{max_tokens}",
+                  "max_completion_tokens": "{max_tokens}", "timeout": "{timeout_s}",
+                  "stop": "{stop}", "api_base": "{api_base}", "base_url": "{api_base}",
+                  "model": "--model", "messages": "the conversation", "api_key": "the key",
+                  "num_retries": "{max_retries}", "max_retries": "{max_retries}",
+                  "stream": "the client (it reads whole replies)", "n": "the client (one reply)"}
+"""Request parameters ``sampling`` may not set -> what sets them (a flag by its field)."""
+
+
+def _check_sampling(sampling: tuple[tuple[str, Any], ...]) -> None:
+    """Refuse a parameter that is no name, one set elsewhere, or a value of no JSON kind."""
+    seen: set[str] = set()
+    for pair in sampling:
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise ConfigError("sampling", f"takes (name, value) pairs, not {pair!r}")
+        name, value = pair
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ConfigError("sampling", f"{name!r} is not a parameter name")
+        if name in OWN_PARAMETERS:
+            raise ConfigError("sampling", f"cannot set {name!r}: {OWN_PARAMETERS[name]} does")
+        if name in seen:
+            raise ConfigError("sampling", f"sets {name!r} twice")
+        seen.add(name)
+        finite = not isinstance(value, float) or math.isfinite(value)
+        if not isinstance(value, bool | int | float | str) or not finite:
+            raise ConfigError("sampling", f"{name}={value!r}: a value is a finite number, "
+                                          f"true or false, or a string")
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,26 @@ def test_keep_last_images_replaces_older_ones():
     assert kept == 4
 
 
+def test_fold_system_prompt_sends_it_at_the_head_of_the_first_user_message():
+    """For a chat template without a system role (#35): every request opens with a user
+    message holding the prompt, then that message's own parts; the history keeps its own."""
+    with FakeChatServer(default="Go(1);") as server:
+        agent = make_agent("openai/fake", api_base=server.url, retry_policy=FAST,
+                           fold_system_prompt=True)
+        agent.start_episode("You play a game.", seed=0)
+        agent.act(turn(99.9))
+        agent.act(turn(98.0))
+    for request in server.requests:
+        sent = request.body["messages"]
+        assert sent[0]["role"] == "user" and "system" not in [m["role"] for m in sent]
+        parts = sent[0]["content"]
+        assert parts[0] == {"type": "text", "text": "You play a game."}
+        assert parts[1]["text"] == "Observation captured." and parts[2]["type"] == "image_url"
+    assert [m["role"] for m in server.requests[-1].body["messages"]] == [
+        "user", "assistant", "user"]
+    assert agent.messages[0] == {"role": "system", "content": "You play a game."}
+
+
 def test_failed_call_leaves_history_consistent():
     with FakeChatServer([ServerError(500)] * 2 + ["Go(2);"]) as server:
         agent = make_agent("openai/fake", api_base=server.url, retry_policy=FAST)

@@ -97,9 +97,23 @@ def test_transient_fault_then_success(fault):
     assert len(server.requests) == 2
 
 
-def test_timeout_then_success():
+def test_a_call_that_timed_out_is_not_retried_and_says_what_a_slow_server_needs():
+    """The server goes on generating the abandoned reply: a retry would queue behind it."""
     with FakeChatServer([Delay(3.0, then="late"), "Go(3);"]) as server:
-        response = make_client(server, timeout_s=0.5).complete(HELLO)
+        client = make_client(server, timeout_s=0.5, max_tokens=100)
+        with pytest.raises(LLMUnavailable) as info:
+            client.complete(HELLO)
+        assert len(server.requests) == 1
+    message = str(info.value)
+    assert "timed out, and is not retried" in message
+    assert "--timeout" in message and "--max-tokens" in message
+    assert "100 tokens in 0.5 s takes 200.0 tokens/s" in message, message
+
+
+def test_timeout_then_success_when_timeouts_may_be_retried():
+    with FakeChatServer([Delay(3.0, then="late"), "Go(3);"]) as server:
+        response = make_client(server, timeout_s=0.5, retry_policy=RetryPolicy(
+            max_attempts=3, timeout_retries=1)).complete(HELLO)
     assert response.text == "Go(3);" and response.retries == 1
     waited = server.requests[1].received_at - server.requests[0].received_at
     assert 0.5 <= waited < 2.5
@@ -204,9 +218,9 @@ def test_the_timeout_bounds_the_whole_call_not_each_read():
     # ~250 bytes at 0.05 s a byte: 12 s for the body, though no read waits longer than 0.05 s
     with FakeChatServer([Trickle(0.05), Trickle(0.05)]) as server:
         client = make_client(server, timeout_s=1.0, retry_policy=RetryPolicy(
-            max_attempts=2, initial_wait_s=0.01, jitter=False))
+            max_attempts=2, initial_wait_s=0.01, jitter=False, timeout_retries=1))
         started = time.monotonic()
-        with pytest.raises(LLMUnavailable, match=r"2 attempts: CallTimeout: .*within 1 s"):
+        with pytest.raises(LLMUnavailable, match=r"not retried again.*CallTimeout: .*within 1 s"):
             client.complete(HELLO)
         took = time.monotonic() - started
     assert len(server.requests) == 2

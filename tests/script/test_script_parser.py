@@ -253,6 +253,19 @@ def test_lenient_rejects_prose_between_commands():
     assert err.column == 8
 
 
+def test_lenient_runs_a_whole_script_followed_on_later_lines_by_more_commands():
+    """A plan for later turns after the script (#35): the script runs, the plan does not."""
+    reply = "Go(2); Turn(5);\nNext I will Turn(30); then Go(9);"
+    script = parse_script(reply, mode="lenient")
+    assert script.commands == (Go(2), Turn(5))
+    assert kinds(script) == ["trailing_commands"]
+    assert "not run" in str(script.normalizations[0])
+    assert "line 2" in str(script.normalizations[0])
+    assert error(reply, "strict")  # the paper's grammar still refuses it
+    # prose on the script's own line, then a break, is still prose between commands
+    assert "text between commands" in error("Go(2); and then\nTurn(30);", "lenient").reason
+
+
 def test_lenient_still_needs_semicolons_between_commands_on_one_line():
     assert "missing ';' after Go(2)" in error("go(2) Turn(6);", "lenient").reason
 

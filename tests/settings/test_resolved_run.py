@@ -12,7 +12,14 @@ import pytest
 from llm_aai.logs import SchemaError, read_manifest
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.protocol.modes import ModeSettings, mode_label
-from llm_aai.settings import ResolvedRun, RunConfig, read_settings, settings_of
+from llm_aai.settings import (
+    ConfigError,
+    ModelOptions,
+    ResolvedRun,
+    RunConfig,
+    read_settings,
+    settings_of,
+)
 
 DATA = Path(__file__).parents[1] / "logs" / "data"
 VERSIONS = {1: DATA / "manifest-v1.json", 2: DATA / "manifest-v2.json",
@@ -48,7 +55,8 @@ def test_a_version_3_manifest_stores_the_settings_once(tmp_path):
     run = _read(tmp_path, 3)
     written = data["run"]
     written["config"]["perspective"] = written["config"].pop("frame")  # renamed since (#34)
-    written["config"]["model_options"]["keep_last_turns"] = None  # added since, default (#35)
+    written["config"]["model_options"].update(  # added since, at their defaults (#35)
+        keep_last_turns=None, stop=[], sampling=[], fold_system_prompt=False)
     assert run.to_record() == written  # the record round-trips exactly, under today's names
     seeds = {}
     for episode in data["seeds"]["episodes"]:
@@ -117,3 +125,42 @@ def test_a_run_recorded_with_frame_control_reads_as_action_control(tmp_path):
 def test_a_library_caller_of_frame_control_gets_action_control_with_a_warning():
     with pytest.warns(DeprecationWarning, match="control='frame' is deprecated: use 'action'"):
         assert ModeSettings(control="frame") == ModeSettings(control="action")
+
+
+def test_the_request_settings_of_a_local_server_round_trip_typed(tmp_path):
+    """``--stop``, ``--sampling`` (each value keeps its kind) and ``--fold-system-prompt``
+    are read back from the manifest as they were given (#35)."""
+    options = ModelOptions(api_base="http://127.0.0.1:8080/v1", stop=("</s>", "\nUser:"),
+                           sampling=(("top_p", 0.9), ("top_k", 40), ("cache_prompt", True),
+                                     ("grammar", "root ::= [a-z]+")),
+                           fold_system_prompt=True)
+    config = RunConfig(model="openai/local", tasks="01-04-03", model_options=options)
+    record = json.loads(json.dumps(config.to_record()))  # as the manifest stores it
+    assert record["model_options"]["sampling"][1] == ["top_k", 40]
+    again = RunConfig.from_record(record)
+    assert again == config
+    assert [type(value) for _, value in again.model_options.sampling] == [float, int, bool, str]
+    assert options.extra_params == {"top_p": 0.9, "top_k": 40, "cache_prompt": True,
+                                    "grammar": "root ::= [a-z]+", "stop": ["</s>", "\nUser:"]}
+
+
+@pytest.mark.parametrize("sampling, message", [
+    ([["top_p", {"a": 1}]], r"field 'run_config.model_options.sampling.0.1"),
+    ([["top_p"]], r"field 'run_config.model_options.sampling.0"),
+])
+def test_a_bad_sampling_record_names_the_field(sampling, message):
+    record = RunConfig(model="openai/local").to_record()
+    record["model_options"]["sampling"] = sampling
+    with pytest.raises(SchemaError, match=message):
+        RunConfig.from_record(record)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"sampling": (("max_tokens", 3),)}, "sampling cannot set 'max_tokens'"),
+    ({"sampling": (("top_p", float("nan")),)}, "a value is a finite number"),
+    ({"sampling": (("top_p", 0.9), ("top_p", 0.8))}, "sets 'top_p' twice"),
+    ({"stop": ("",)}, "stop takes non-empty text"),
+])
+def test_request_settings_no_server_can_use_are_refused(options, message):
+    with pytest.raises(ConfigError, match=message):
+        ModelOptions(**options)
