@@ -98,3 +98,89 @@ def test_a_model_over_real_http_plays_the_same_on_the_cluster(ray_cluster, testb
         on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
                            show_progress=False)
     _same_run(local.run_dir, on_ray.run_dir)
+
+
+PRICES = (100.0, 100.0)  # $ per million tokens: a call costs about 20 cents
+
+
+def _call_costs(run_dir):
+    costs = []
+    for turns in sorted(run_dir.glob("episodes/*/turns.jsonl")):
+        for line in turns.read_text().splitlines():
+            usage = json.loads(line).get("usage") or {}
+            if usage.get("cost_usd"):
+                costs.append(usage["cost_usd"])
+    return costs
+
+
+@pytest.mark.slow
+def test_the_hard_budget_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_path, capsys):
+    budget = 1.0
+    with FakeChatServer(default="Turn(6);", latency_s=0.05) as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,01-06-02", trials=2,
+                         budget_usd=budget, protocol=dataclasses.replace(PAPER_PROTOCOL,
+                                                                         max_scripts=3),
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64,
+                                                    price_per_mtok=PRICES))
+        outcome = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="r",
+                            show_progress=False)
+        calls = len(server.requests)
+    store = RunStore(outcome.run_dir)
+    costs = _call_costs(outcome.run_dir)
+    assert len(costs) == calls > 2  # every call paid for is in a log the driver wrote
+    assert store.spent()[1] <= budget  # never over, with episodes on two nodes at once
+    results = store.finished_results().values()
+    assert any(r.end_reason == "budget" for r in results)
+    assert "budget reached" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_provider_limit_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_path):
+    with FakeChatServer(default="Turn(6);", latency_s=0.3) as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,02-02-01",
+                         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=3),
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64,
+                                                    provider_concurrency=1))
+        outcome = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="r",
+                            show_progress=False)
+        peak = server.max_in_flight
+    rows = _summary(outcome.run_dir)
+    assert len({row["node_id"] for row in rows}) == 2  # one process on each node
+    assert peak == 1  # yet one call at a time, as --provider-concurrency 1 asks
+
+
+@pytest.mark.slow
+def test_the_response_cache_is_the_drivers(ray_cluster, testbed_dir, tmp_path):
+    cache = tmp_path / "cache"
+    with FakeChatServer(default="Turn(6);") as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,02-02-01",
+                         cache_dir=cache,
+                         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=3),
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64))
+        first = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="first",
+                          show_progress=False)
+        asked = len(server.requests)
+        again = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="again",
+                          show_progress=False)
+        assert len(server.requests) == asked  # every reply came from the cache
+    assert len(list(cache.glob("*/*.json"))) == asked  # stored in the driver's folder
+    records = [json.loads((run.run_dir / "manifest.json").read_text())["cache"]
+               for run in (first, again)]
+    assert [(r["hits"], r["misses"]) for r in records] == [(0, asked), (asked, 0)]
+
+
+@pytest.mark.slow
+def test_the_driver_stops_after_failures_in_a_row(ray_cluster, testbed_dir, tmp_path, capsys):
+    from llm_aai.llm.fake_server import ServerError
+
+    with FakeChatServer(responder=lambda body: ServerError(503)) as server:
+        config = _config(testbed_dir, model="openai/fake", trials=3, concurrency=2,
+                         stop_after_failed_episodes=2, max_relaunches=0,
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64,
+                                                    max_retries=0))
+        outcome = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="r",
+                            show_progress=False)
+    sealed = RunStore(outcome.run_dir).finished_results().values()
+    assert sealed and all(r.end_reason == "infrastructure" for r in sealed)
+    assert len(sealed) < 9  # 3 tasks x 3 trials: the rest were not started
+    assert "stopped: the last" in capsys.readouterr().err
