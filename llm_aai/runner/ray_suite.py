@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from llm_aai.execution.executor import WORKER_DIED, describe_error
-from llm_aai.execution.ray_executor import RETRIES, import_ray
+from llm_aai.execution.ray_executor import RETRIES, connect, import_ray
 from llm_aai.frames import FrameFormat
 from llm_aai.llm.pricing import Prices
 from llm_aai.logs.schema import EpisodeResult, TurnRecord
@@ -197,15 +197,7 @@ class RaySuite(Suite):
     def run(self) -> list[EpisodeResult]:
         """Run every pending episode on the cluster (see ``Suite.run``)."""
         ray = self._ray = import_ray()
-        started_here = False
-        if not ray.is_initialized():
-            if self.config.ray_address is None:  # a new Ray here, never a cluster found running
-                ray.init(address="local", num_cpus=self.config.concurrency,
-                         include_dashboard=False, log_to_driver=False, configure_logging=False)
-            else:
-                ray.init(address=self.config.ray_address, log_to_driver=False,
-                         configure_logging=False)
-            started_here = True
+        started_here = connect(self.config.ray_address, self.config.concurrency)
         try:
             self._start_services()
             return super().run()
