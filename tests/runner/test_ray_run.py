@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import sys
 
 import pytest
 
@@ -17,6 +18,29 @@ from llm_aai.runner import ModelOptions, RunConfig, start_run
 
 TASKS = "01-04-03,01-06-02,02-02-01"
 TIMING = {"duration_s", "node_id", "host"}  # and each call's latency in the turn logs
+
+
+def test_without_ray_the_run_command_says_how_to_install(monkeypatch, tmp_path, capsys,
+                                                         testbed_dir):
+    from llm_aai.cli import run as run_cli
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # an import of ray now fails
+    code = run_cli.main(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir",
+                         str(testbed_dir), "--out", str(tmp_path / "runs"), "--executor", "ray",
+                         "--no-progress"])
+    assert code == 2
+    assert "pip install 'llm-aai[ray]'" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # refused before anything was written
+
+
+def test_a_cluster_address_needs_the_ray_executor(tmp_path, capsys, testbed_dir):
+    from llm_aai.cli import run as run_cli
+
+    code = run_cli.main(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir",
+                         str(testbed_dir), "--out", str(tmp_path), "--ray-address", "auto"])
+    assert code == 2
+    assert "--ray-address names a Ray cluster: it needs --executor ray" in \
+        capsys.readouterr().err
 
 
 def _config(testbed_dir, **changes) -> RunConfig:
