@@ -1,5 +1,7 @@
-"""What a run shares across a Ray cluster besides its budget: the response cache and the
-provider's concurrency limit, each held by one named actor on the driver's node.
+"""The response cache and the provider's concurrency limit of a run on Ray, each one actor.
+
+Besides its budget, a run shares these two across the cluster, each held by one named actor
+on the driver's node.
 
 Locally both live in the run's process: ``ResponseCache`` is a folder of the driver's disk and
 ``provider_semaphore`` a per-process semaphore. Episodes played as Ray tasks on several

@@ -142,8 +142,10 @@ class Suite:
 
     @staticmethod
     def check(config: Any) -> None:
-        """Refuse, before the run directory exists, what this suite cannot play (locally:
-        nothing; ``RaySuite`` has its limits)."""
+        """Refuse, before the run directory exists, what this suite cannot play.
+
+        Locally nothing is refused; ``RaySuite`` has its limits.
+        """
 
     def pending(self) -> list[EpisodeSpec]:
         """Episodes without a sealed result, in task then trial order.
