@@ -40,6 +40,7 @@ import numpy as np
 from llm_aai.execution.executor import WORKER_DIED, describe_error
 from llm_aai.execution.ray_executor import RETRIES, connect, import_ray
 from llm_aai.frames import FrameFormat
+from llm_aai.llm.lost_input import LostInputWatch, image_token_floor
 from llm_aai.llm.pricing import Prices
 from llm_aai.logs.schema import EpisodeResult, TurnRecord
 from llm_aai.logs.store import EpisodeWriter
@@ -95,14 +96,15 @@ class EpisodeKit:
     cache: RayResponseCache | None = None
     slots_actor: str | None = None
 
-    def agent(self) -> Any:
+    def agent(self, lost_input: LostInputWatch) -> Any:
         """A fresh agent equipped as the local suite equips it, with the cluster's services."""
         agent = self.make_agent()
         client = getattr(agent, "client", None)
         if self.slots_actor is not None and hasattr(client, "max_concurrent"):
             agent.client = SlottedClient(client, self.slots_actor)
         return equip_agent(agent, budget=self.budget, prices=self.prices,
-                           resolution=self.resolution, cache=self.cache)
+                           resolution=self.resolution, cache=self.cache,
+                           lost_input=lost_input)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class PlayedEpisode:
 
     Attributes:
         frames: each frame's path relative to the episode folder -> its encoded bytes.
+        lost_input: the turns that lost input (``LostInputWatch.record``); None if none.
     """
 
     result: EpisodeResult
@@ -118,6 +121,7 @@ class PlayedEpisode:
     frames: dict[str, bytes]
     node_id: str
     host: str
+    lost_input: dict[str, Any] | None = None
 
 
 class _RecordingWriter(EpisodeWriter):
@@ -145,18 +149,21 @@ class _RecordingWriter(EpisodeWriter):
 def play_remotely(kit: EpisodeKit, spec: EpisodeSpec) -> PlayedEpisode:
     """Play one episode on a Ray worker and return it whole (the worker writes no run file)."""
     ray = import_ray()
+    lost_input = LostInputWatch(image_token_floor(kit.resolution))
     with tempfile.TemporaryDirectory(prefix="llm-aai-episode-") as scratch:
         writer = _RecordingWriter(Path(scratch) / spec.episode_id, kit.frame_format)
         env = kit.make_env()
         try:
-            runner = EpisodeRunner(env, kit.agent(), kit.prompt, kit.protocol, kit.script_mode,
-                                   modes=kit.modes, observation=kit.observation)
+            runner = EpisodeRunner(env, kit.agent(lost_input), kit.prompt, kit.protocol,
+                                   kit.script_mode, modes=kit.modes,
+                                   observation=kit.observation)
             result = runner.run(spec, writer)
         finally:
             writer.close()
             env.close()
     return PlayedEpisode(result, tuple(writer.turns), writer.frames,
-                         ray.get_runtime_context().get_node_id(), socket.gethostname())
+                         ray.get_runtime_context().get_node_id(), socket.gethostname(),
+                         lost_input.record())
 
 
 class RaySuite(Suite):
@@ -291,6 +298,7 @@ class RaySuite(Suite):
         result = dataclasses.replace(played.result, attempts=attempt, node_id=played.node_id,
                                      host=played.host)
         writer.finish(result)
+        self.lost_input.add(played.lost_input)  # the run's count, as the manifest keeps it
         return result
 
     def _seal_crash(self, spec: EpisodeSpec, attempt: int, error: Exception) -> EpisodeResult:
