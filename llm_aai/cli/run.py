@@ -31,6 +31,7 @@ from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select
 from llm_aai.cli import analyze
 from llm_aai.cli.hints import module_command
 from llm_aai.cli.renamed import OldFlagNoted, old_choices_noted
+from llm_aai.execution.registry import CHOICES as EXECUTOR_CHOICES
 from llm_aai.frames import FRAME_KINDS
 from llm_aai.llm.aliases import MODEL_ALIASES
 from llm_aai.llm.cache import default_cache_dir
@@ -67,7 +68,8 @@ RESUME_FLAGS = {"cache_dir": "cache_dir", "concurrency": "concurrency",
                 "arenas_dir": "arenas_dir", "model_options.api_base": "api_base",
                 "budget_usd": "budget_usd",
                 "stop_after_failed_episodes": "stop_after_failed_episodes",
-                "unity_build": "unity_build", "model_options.price_per_mtok": "price_per_mtok"}
+                "unity_build": "unity_build", "model_options.price_per_mtok": "price_per_mtok",
+                "executor": "executor", "ray_address": "ray_address"}
 """Settings a resumed run may change -> their ``ResumeOverrides`` field. Giving any other
 setting's flag with a value unlike the run's is refused rather than silently ignored."""
 
@@ -166,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--concurrency", dest="concurrency", type=_at_least(1),
                         help="episodes played at once (default: %(default)s); worth raising "
                              "for models, which mostly wait on HTTP")
+    parser.add_argument("--executor", dest="executor", choices=EXECUTOR_CHOICES,
+                        help="where episodes play: local (this process, default) or ray (Ray "
+                             "tasks on a cluster; docs/ray.md)")
+    parser.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS",
+                        help="with --executor ray: the cluster to join (host:6379, ray://..., "
+                             "auto); default: start a Ray on this machine")
     parser.add_argument("--max-relaunches", dest="max_relaunches", type=_at_least(0),
                         help="relaunches of a trial whose model calls kept failing "
                              "(default: %(default)s)")

@@ -24,13 +24,15 @@ keeps the fault story simple.
 
 from __future__ import annotations
 
+import signal
 import socket
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from llm_aai.execution.executor import WORKER_DIED, Job, Outcome, describe_error
 
-__all__ = ["INSTALL_HINT", "RETRIES", "RayExecutor", "RayUnavailable", "import_ray"]
+__all__ = ["INSTALL_HINT", "RETRIES", "RayExecutor", "RayUnavailable", "connect", "import_ray"]
 
 INSTALL_HINT = "--executor ray needs Ray: pip install 'llm-aai[ray]' (or pip install ray)"
 """What to do when Ray is not installed."""
@@ -54,6 +56,42 @@ def import_ray() -> Any:
     except ImportError:
         raise RayUnavailable(INSTALL_HINT) from None
     return ray
+
+
+def connect(address: str | None, cpus: int) -> bool:
+    """Join the Ray cluster at ``address``, or start a Ray here with ``cpus`` CPUs (None).
+
+    Nothing is done if this process has joined one already. The signal handlers are kept:
+    Ray's core installs its own for SIGTERM when it starts, which aborts the process (exit
+    -6) instead of letting the command stop cleanly and resumably as it does locally.
+
+    Returns:
+        Whether a connection was made here (the caller then ends it with ``ray.shutdown``).
+
+    Raises:
+        RayUnavailable: Ray is not installed.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    in_main = threading.current_thread() is threading.main_thread()
+    kept = {signum: signal.getsignal(signum) for signum in _KEPT_SIGNALS} if in_main else {}
+    try:
+        if address is None:  # "local": a new Ray here, never a cluster found running
+            ray.init(address="local", num_cpus=cpus, include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+    finally:
+        for signum, handler in kept.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+    return True
+
+
+_KEPT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP")
+                      if hasattr(signal, name))
+"""The signals a command answers itself (a clean, resumable stop)."""
 
 
 def _placed(function: Callable[..., Any], args: tuple) -> tuple[Any, str, str]:
@@ -84,14 +122,7 @@ class RayExecutor:
         self._ray = import_ray()
         self.workers = max(1, int(workers))
         self.in_flight = max(1, int(in_flight))
-        self._started_here = False
-        if not self._ray.is_initialized():
-            if address is None:  # "local": a new Ray here, never a cluster found running
-                self._ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
-                               log_to_driver=False, configure_logging=False)
-            else:
-                self._ray.init(address=address, log_to_driver=False, configure_logging=False)
-            self._started_here = True
+        self._started_here = connect(address, self.workers)
         self._remote = self._ray.remote(num_cpus=1, max_retries=RETRIES)(_placed)
 
     def run(self, jobs: Iterable[Job]) -> Iterator[Outcome]:

@@ -74,6 +74,11 @@ def lost_input_note(messages: Sequence[Message], reported: int,
             f"--fold-system-prompt)")
 
 
+def _warn(note: str) -> None:
+    log.warning("%s. Said once per run: each such turn is noted in its log, and the manifest "
+                "counts them (warnings.lost_input)", note)
+
+
 class LostInputWatch:
     """Counts the turns of a run that lost input, and warns at the first (thread-safe).
 
@@ -100,9 +105,20 @@ class LostInputWatch:
             if first:
                 self.first = note
         if first:
-            log.warning("%s. Said once per run: each such turn is noted in its log, and the "
-                        "manifest counts them (warnings.lost_input)", note)
+            _warn(note)
         return note
+
+    def add(self, record: dict[str, Any] | None) -> None:
+        """Count another watch's turns (a worker's, on a cluster) into this run's record."""
+        if not record:
+            return
+        with self._lock:
+            self.turns += record["turns"]
+            first = self.first is None
+            if first:
+                self.first = record["first"]
+        if first:
+            _warn(record["first"])
 
     def record(self) -> dict[str, Any] | None:
         """What the manifest keeps: the turns that lost input and the first note; None if none."""

@@ -155,6 +155,11 @@ class EpisodeResult:
     parent_task: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
     """For a variant (``run --variants``; ``task_id`` is then the variant's id): its testbed
     task. None for a testbed task."""
+    node_id: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    """Where the episode was played: Ray's node id with ``--executor ray``, ``local`` on this
+    machine; None in results written before it was recorded."""
+    host: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    """The machine's host name (None in results written before it was recorded)."""
 
 
 CONTEXT_OVERFLOW = "context_overflow"

@@ -11,10 +11,12 @@ a ``RunConfig`` and reports the errors raised here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import platform
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -41,6 +43,7 @@ from llm_aai.arena import (
 )
 from llm_aai.env import AnimalAIEnv
 from llm_aai.env.backends.unity import UnityUnavailable
+from llm_aai.execution import LOCAL_NODE, RayUnavailable
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMError, LLMRequestError
 from llm_aai.llm.pricing import Prices, litellm_prices
@@ -67,6 +70,7 @@ from llm_aai.runner.estimate import (
     measure_observation_texts,
 )
 from llm_aai.runner.presets import apply_presets
+from llm_aai.runner.ray_suite import RaySuite
 from llm_aai.runner.suite import Progress, Suite, episode_id, episode_seed
 from llm_aai.settings import (
     ResolvedRun,
@@ -84,6 +88,9 @@ __all__ = ["RESULTS_DIR", "OpenRun", "RunError", "RunInterrupted", "RunOutcome",
 
 RESULTS_DIR = Path("results")
 """Where ``start_run`` makes run directories unless told otherwise."""
+
+SUITES: dict[str, type[Suite]] = {"local": Suite, "ray": RaySuite}
+"""Where a run's episodes play, by ``--executor``: threads here, or Ray tasks on a cluster."""
 
 TEXT_PROBE_RESOLUTION = 64
 """Frame size of the env a dry run reads maps and descriptions in: the text is the same at
@@ -257,6 +264,7 @@ class OpenRun:
             raise
         finally:
             env.close()
+        result = dataclasses.replace(result, node_id=LOCAL_NODE, host=socket.gethostname())
         writer.finish(result)
         del self._specs[spec.episode_id]
         with self._summary_lock:
@@ -551,6 +559,10 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
     if replay_from is not None:
         replay_seed = _check_replay_task(Path(replay_from), [t.task_id for t in tasks])
     _check_backend(config)
+    try:
+        SUITES[config.executor].check(config)
+    except (RayUnavailable, ValueError) as error:
+        raise RunError(str(error)) from error
     prices = _prices(config, agent)
     task_ids = tuple(task.task_id for task in tasks)
     run = ResolvedRun(
@@ -657,9 +669,9 @@ def _run_suite(plan: _Plan, store: RunStore, show_progress: bool) -> list[Episod
     if plan.config.cache_dir and plan.agent.kind == "model" and options.temperature != 0:
         print(f"warning: --cache answers only requests at temperature 0; at temperature "
               f"{options.temperature:g} every request goes to the model", file=sys.stderr)
-    suite = Suite(
+    suite = SUITES[plan.config.executor](
         plan.run, store, tasks=plan.tasks, observation=plan.observation,
-        make_env=lambda: _make_env(plan.config),
+        make_env=functools.partial(_make_env, plan.config),
         make_agent=plan.agent.create,
         prompt=plan.prompt,
         arena_path=plan.arena_paths.__getitem__,

@@ -8,6 +8,7 @@ and are recorded as each ends; conversations run in parallel.
 from __future__ import annotations
 
 import dataclasses
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -17,6 +18,7 @@ from typing import Any
 
 from llm_aai.arena import Task, load_config
 from llm_aai.arena.catalog import pass_mark_of
+from llm_aai.execution import LOCAL_NODE
 from llm_aai.llm.cache import CachedClient, ResponseCache
 from llm_aai.llm.lost_input import InputCheckedClient, LostInputWatch, image_token_floor
 from llm_aai.llm.pricing import Prices, image_token_estimate
@@ -35,7 +37,28 @@ from llm_aai.runner.episode import (
 from llm_aai.runner.thread_pool import Executor, ThreadExecutor
 from llm_aai.settings import ResolvedRun, episode_seed
 
-__all__ = ["Progress", "Suite", "episode_id", "episode_seed"]
+__all__ = ["Progress", "Suite", "episode_id", "episode_seed", "equip_agent"]
+
+
+def equip_agent(agent: Any, *, budget: Any, prices: Prices | None, resolution: int,
+                cache: Any, lost_input: LostInputWatch) -> Any:
+    """An agent whose model calls are checked, budgeted and cached as the run asks.
+
+    Each reply is checked for lost input (innermost: a cached reply counts no tokens to
+    check); with a budget and known prices every call reserves its estimate first; at
+    temperature 0 a cached reply is looked up before that (a hit is free). Module level, so
+    that a worker on another machine equips its agent the same way (with the cluster's
+    budget and cache).
+    """
+    client = getattr(agent, "client", None)
+    if client is not None:
+        agent.client = InputCheckedClient(client, lost_input)
+    if budget is not None and prices is not None and client is not None:
+        agent.client = BudgetedClient(agent.client, budget, prices,
+                                      image_token_estimate(resolution))
+    if cache is not None and client is not None and getattr(client, "temperature", None) == 0:
+        agent.client = CachedClient(agent.client, cache)
+    return agent
 
 
 @dataclass
@@ -117,6 +140,13 @@ class Suite:
         self._record_lock = threading.Lock()
         self._results: list[EpisodeResult] = []
 
+    @staticmethod
+    def check(config: Any) -> None:
+        """Refuse, before the run directory exists, what this suite cannot play.
+
+        Locally nothing is refused; ``RaySuite`` has its limits.
+        """
+
     def pending(self) -> list[EpisodeSpec]:
         """Episodes without a sealed result, in task then trial order.
 
@@ -147,7 +177,7 @@ class Suite:
         """
         self.progress.tokens, self.progress.cost_usd = self.store.spent()
         if self.config.budget_usd is not None:
-            self.budget = BudgetGate(self.config.budget_usd, self.progress.cost_usd)
+            self.budget = self._budget_gate(self.config.budget_usd, self.progress.cost_usd)
         self.failed_in_a_row = 0
         self._failing.clear()
         self.cancel.clear()
@@ -244,23 +274,19 @@ class Suite:
         refused = self.budget is not None and self.budget.refused
         return refused or (budget is not None and self.progress.cost_usd >= budget)
 
+    def _budget_gate(self, limit_usd: float, spent_usd: float) -> Any:
+        """The run's budget for this invocation (a cluster's suite keeps it in an actor)."""
+        return BudgetGate(limit_usd, spent_usd)
+
     def _agent(self):
         """A fresh agent, its model client wrapped for the run.
 
         Each reply is checked for lost input; with a budget and known prices each call goes
         through the gate; with a cache a repeated request is answered from it.
         """
-        agent = self.make_agent()
-        client = getattr(agent, "client", None)
-        if client is not None:  # innermost: a cached reply counts no tokens to check
-            agent.client = InputCheckedClient(client, self.lost_input)
-        if self.budget is not None and self.prices is not None and client is not None:
-            agent.client = BudgetedClient(agent.client, self.budget, self.prices,
-                                          image_token_estimate(self.config.resolution))
-        if (self.cache is not None and client is not None
-                and getattr(client, "temperature", None) == 0):
-            agent.client = CachedClient(agent.client, self.cache)
-        return agent
+        return equip_agent(self.make_agent(), budget=self.budget, prices=self.prices,
+                           resolution=self.config.resolution, cache=self.cache,
+                           lost_input=self.lost_input)
 
     def _env(self):
         """One env per worker thread, reused across its episodes (switching arena on reset)."""
@@ -287,24 +313,31 @@ class Suite:
         in_process = getattr(backend, "simulates_in_process", False)
         return self._setup_lock if in_process else nullcontext()
 
+    def _play_attempt(self, spec: EpisodeSpec, context: ConversationContext | None,
+                      attempt: int) -> EpisodeResult:
+        """Play one attempt of an episode in this thread and seal it in the run directory."""
+        writer = self.store.start_episode(spec.episode_id)
+        env = self._env()
+        runner = EpisodeRunner(env, self._agent(), self.prompt, self.config.protocol,
+                               self.config.script_mode, setup_gate=self._setup_gate(env),
+                               should_stop=self.cancel.is_set, modes=self.config.modes,
+                               observation=self.observation,
+                               context=context)
+        try:
+            result = runner.run(spec, writer)
+        except BaseException:
+            writer.close()
+            raise
+        result = dataclasses.replace(result, attempts=attempt, node_id=LOCAL_NODE,
+                                     host=socket.gethostname())
+        writer.finish(result)
+        return result
+
     def _run_one(self, spec: EpisodeSpec,
                  context: ConversationContext | None = None) -> EpisodeResult:
         attempt = first_attempt = self.store.set_aside_infrastructure_failure(spec.episode_id) + 1
         while True:
-            writer = self.store.start_episode(spec.episode_id)
-            env = self._env()
-            runner = EpisodeRunner(env, self._agent(), self.prompt, self.config.protocol,
-                                   self.config.script_mode, setup_gate=self._setup_gate(env),
-                                   should_stop=self.cancel.is_set, modes=self.config.modes,
-                                   observation=self.observation,
-                                   context=context)
-            try:
-                result = runner.run(spec, writer)
-            except BaseException:
-                writer.close()
-                raise
-            result = dataclasses.replace(result, attempts=attempt)
-            writer.finish(result)
+            result = self._play_attempt(spec, context, attempt)
             relaunches = attempt - first_attempt
             if result.end_reason == BUDGET:
                 return result  # a resumed run with a larger budget plays it again

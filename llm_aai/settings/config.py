@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import TypeAdapter, ValidationError
 
+from llm_aai.execution.registry import CHOICES as EXECUTOR_CHOICES
 from llm_aai.frames import FrameFormat
 from llm_aai.llm.client import (
     DEFAULT_MAX_RETRIES,
@@ -205,6 +206,9 @@ class RunConfig:
             instead of testbed tasks; ``level`` and ``tasks`` then filter by parent task.
         variant_seed: with ``run --variants K``, the seed the variants were made with (the
             command makes or reuses them and sets ``variants`` to their folder; recorded).
+        executor: where episodes play: ``local`` (threads of this process) or ``ray`` (Ray
+            tasks on a cluster, docs/ray.md); ``concurrency`` episodes at once either way.
+        ray_address: with ``executor`` ray, the cluster to join; None starts a Ray here.
 
     """
 
@@ -238,6 +242,8 @@ class RunConfig:
     perspective: str = "egocentric"
     variants: Path | None = None
     variant_seed: int | None = None
+    executor: str = "local"
+    ray_address: str | None = None
 
     def __post_init__(self) -> None:
         """Refuse values a run cannot use, so a library call fails as early as the CLI does.
@@ -267,6 +273,11 @@ class RunConfig:
         for name in ("level", "tasks"):
             if getattr(self, name) is not None and not getattr(self, name).strip():
                 raise ConfigError(name, "is empty; leave it out to run every task")
+        if self.executor not in EXECUTOR_CHOICES:
+            raise ConfigError("executor", f"must be one of {', '.join(EXECUTOR_CHOICES)}, not "
+                              f"{self.executor!r}")
+        if self.ray_address is not None and self.executor != "ray":
+            raise ConfigError("ray_address", "names a Ray cluster: it needs {executor} ray")
         if self.unity_build is not None and self.backend != "unity":
             raise ConfigError("unity_build", "needs {backend} unity")
         if self.backend != "embedded" and self.physics_build != PHYSICS_BUILDS[0]:
@@ -371,6 +382,8 @@ class ResumeOverrides:
     unity_build: Path | None = None
     price_per_mtok: tuple[float, float] | None = None
     cache_dir: Path | None = None
+    executor: str | None = None
+    ray_address: str | None = None
 
     def apply(self, config: RunConfig) -> RunConfig:
         """The run's config with the given overrides (an arenas folder made absolute)."""
@@ -381,6 +394,8 @@ class ResumeOverrides:
             changes["arenas_dir"] = Path(self.arenas_dir).resolve()
         if self.unity_build is not None:
             changes["unity_build"] = Path(self.unity_build).absolute()
+        if self.executor == "local" and self.ray_address is None:
+            changes["ray_address"] = None  # a run moved off its cluster leaves its address
         model_changes = {name: getattr(self, name) for name in model_fields
                          if getattr(self, name) is not None}
         if model_changes:

@@ -273,8 +273,13 @@ def _crashed(task: Task, why: str) -> TaskOutcome:
 
 
 def _task_outcome(outcome: Outcome) -> TaskOutcome:
-    """The task's outcome; a job with none (its worker died) is the task's crash."""
-    return _crashed(outcome.job.key, outcome.crash) if outcome.crashed else outcome.result
+    """The task's outcome, its rows saying where they were made.
+
+    A job with none (its worker died) is the task's crash, made nowhere known.
+    """
+    made = _crashed(outcome.job.key, outcome.crash) if outcome.crashed else outcome.result
+    placement = {"node_id": outcome.node_id, "host": outcome.host}
+    return dataclasses.replace(made, rows=[{**row, **placement} for row in made.rows])
 
 
 def file_sha256(path: Path) -> str:

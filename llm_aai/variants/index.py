@@ -18,10 +18,14 @@ from llm_aai.arena.catalog import LEVEL_NAMES, Task, select_tasks
 from llm_aai.sim.builds import PHYSICS_BUILDS
 
 INDEX_FILE = "variants.csv"
-COLUMNS = ("variant_id", "parent", "level", "outcome", "reason", "detail", "transformations",
-           "seed", "pass_mark", "physics_build", "oracle_rewards", "heuristic_parent",
-           "heuristic_variant", "placed_sha256", "file")
-LEGACY_COLUMNS = tuple(c for c in COLUMNS if c != "physics_build")
+PLACEMENT_COLUMNS = ("node_id", "host")
+"""Where a task's variants were made: the Ray node id (``local`` off a cluster) and the host."""
+UNPLACED_COLUMNS = ("variant_id", "parent", "level", "outcome", "reason", "detail",
+                    "transformations", "seed", "pass_mark", "physics_build", "oracle_rewards",
+                    "heuristic_parent", "heuristic_variant", "placed_sha256", "file")
+"""The header before rows recorded where they were made (their placement reads empty)."""
+COLUMNS = (*UNPLACED_COLUMNS, *PLACEMENT_COLUMNS)
+LEGACY_COLUMNS = tuple(c for c in UNPLACED_COLUMNS if c != "physics_build")
 """The header before variants recorded their build (generator versions 1 and 2): every
 variant then was checked in the 3.x build, which ``read_rows`` fills in."""
 KEPT = "kept"
@@ -76,7 +80,8 @@ def read_rows(folder: Path) -> list[dict]:
     """Every row of ``folder/variants.csv``.
 
     A folder written before variants recorded their build (``LEGACY_COLUMNS``) reads with
-    ``physics_build`` 3.x on its rows that have a seed (all of them were checked there).
+    ``physics_build`` 3.x on its rows that have a seed (all of them were checked there); one
+    written before rows recorded where they were made reads with that placement empty.
 
     Raises:
         VariantIndexError: there is no index, or its header is not ``COLUMNS``.
@@ -88,9 +93,12 @@ def read_rows(folder: Path) -> list[dict]:
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         header = tuple(reader.fieldnames or ())
+        unplaced = dict.fromkeys(PLACEMENT_COLUMNS, "")
         if header == LEGACY_COLUMNS:
-            return [{**row, "physics_build": PHYSICS_BUILDS[0] if row["seed"] else ""}
-                    for row in reader]
+            return [{**row, "physics_build": PHYSICS_BUILDS[0] if row["seed"] else "",
+                     **unplaced} for row in reader]
+        if header == UNPLACED_COLUMNS:
+            return [{**row, **unplaced} for row in reader]
         if header != COLUMNS:
             raise VariantIndexError(f"{path}:1: header {reader.fieldnames} is not "
                                     f"{list(COLUMNS)}")

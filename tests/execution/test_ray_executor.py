@@ -120,3 +120,32 @@ def test_an_interrupt_stops_the_tasks_in_flight(cluster, tmp_path):
     assert first.result == 4
     time.sleep(4)  # long enough for any surviving nap to have finished
     assert not any(mark.exists() for mark in marks)
+
+
+_SIGTERM_AFTER_JOINING = """
+import os, signal, sys
+from llm_aai.execution.ray_executor import connect
+
+def stop(signum, frame):
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGTERM, stop)  # as the run and the audit commands do
+connect(sys.argv[1], 1)
+try:
+    os.kill(os.getpid(), signal.SIGTERM)
+    signal.pause()
+except KeyboardInterrupt:
+    print("stopped cleanly")
+"""
+
+
+@pytest.mark.slow
+def test_joining_a_cluster_keeps_the_commands_sigterm_handler(cluster):
+    """Ray's core installs its own SIGTERM handler, which aborts the process; a command
+    stopped by a scheduler must stop as it does locally (cleanly, resumably)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _SIGTERM_AFTER_JOINING, cluster.address],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "stopped cleanly" in done.stdout

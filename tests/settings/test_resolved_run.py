@@ -57,6 +57,7 @@ def test_a_version_3_manifest_stores_the_settings_once(tmp_path):
     written["config"]["perspective"] = written["config"].pop("frame")  # renamed since (#34)
     written["config"]["model_options"].update(  # added since, at their defaults (#35)
         keep_last_turns=None, stop=[], sampling=[], fold_system_prompt=False)
+    written["config"].update(executor="local", ray_address=None)  # added since (#36)
     assert run.to_record() == written  # the record round-trips exactly, under today's names
     seeds = {}
     for episode in data["seeds"]["episodes"]:
@@ -164,3 +165,18 @@ def test_a_bad_sampling_record_names_the_field(sampling, message):
 def test_request_settings_no_server_can_use_are_refused(options, message):
     with pytest.raises(ConfigError, match=message):
         ModelOptions(**options)
+
+
+def test_where_a_run_plays_round_trips_and_a_resume_may_move_it(tmp_path):
+    from llm_aai.settings import ResumeOverrides
+
+    on_ray = RunConfig(model="heuristic", executor="ray", ray_address="10.0.0.5:6379")
+    assert RunConfig.from_record(on_ray.to_record()) == on_ray
+    assert ResumeOverrides(executor="local").apply(on_ray) == RunConfig(model="heuristic")
+    local = RunConfig(model="heuristic")
+    assert ResumeOverrides(executor="ray", ray_address="auto").apply(local) == \
+        dataclasses.replace(local, executor="ray", ray_address="auto")
+    with pytest.raises(ConfigError, match="ray_address"):
+        RunConfig(model="heuristic", ray_address="auto")  # an address needs executor ray
+    with pytest.raises(ConfigError, match="executor"):
+        RunConfig(model="heuristic", executor="slurm")

@@ -6,6 +6,7 @@ import csv
 import json
 import re
 import shutil
+import socket
 from pathlib import Path
 
 import pandas as pd
@@ -78,6 +79,7 @@ def test_make_writes_valid_distinct_variants_and_their_index(made, testbed_dir):
     kept = [row for row in rows if row["outcome"] == "kept"]
     assert [row["variant_id"] for row in kept] == ["01-04-03-v1", "01-04-03-v2"]
     assert list(rows[0]) == list(COLUMNS)
+    assert {(row["node_id"], row["host"]) for row in rows} == {("local", socket.gethostname())}
     for row in kept:
         path = made / row["file"]
         assert errors_only(check_file(path)) == []  # what `arenas validate` checks

@@ -1,0 +1,319 @@
+"""A run's episodes as Ray tasks (``run --executor ray``), the run directory written by the driver.
+
+The suite (``llm_aai.runner.suite``) schedules, relaunches, counts failures and keeps the
+summary; ``RaySuite`` changes only where an attempt plays. Each attempt is one Ray task: the
+worker builds the env and the agent, plays the episode through the same ``EpisodeRunner``
+(and so the same protocol ``Episode`` loop) as a local run, writing its turns and frames into
+a scratch folder of its own node, and returns them with the result. The driver alone writes
+the run directory: it opens the episode folder, writes the frames and turns it got back and
+seals the result, as a local attempt does. So an episode in flight when the run stops, or lost
+with its node, leaves nothing in the run directory, and ``--resume`` works as locally.
+
+What holds across the cluster:
+
+* the budget: one ``BudgetLedger`` actor (``llm_aai.runner.ray_budget``) every call on every
+  node reserves with;
+* the response cache and the provider's concurrency limit: actors on the driver's node
+  (``llm_aai.runner.ray_services``), so no node needs the driver's disk;
+* ``--stop-after-failures``, the relaunches and the summary: counted by the driver as locally;
+* a node lost mid-episode: Ray replays the task on another node (``RETRIES`` times at most);
+  the driver sees one result, so no episode is lost or written twice. A task that kills its
+  worker every time is sealed as an infrastructure failure naming the crash, which the run's
+  relaunch count bounds and ``--resume`` plays again;
+* an interrupt (Ctrl-C, SIGTERM): the driver's threads stop waiting, cancel their tasks
+  (their workers are ended) and the run stops as a local one does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from llm_aai.execution.executor import WORKER_DIED, describe_error
+from llm_aai.execution.ray_executor import RETRIES, connect, import_ray
+from llm_aai.frames import FrameFormat
+from llm_aai.llm.lost_input import LostInputWatch, image_token_floor
+from llm_aai.llm.pricing import Prices
+from llm_aai.logs.schema import EpisodeResult, TurnRecord
+from llm_aai.logs.store import EpisodeWriter
+from llm_aai.perception.observer import ObservationMode
+from llm_aai.protocol import EpisodeProtocol
+from llm_aai.protocol.modes import ModeSettings
+from llm_aai.runner.budget import BudgetGate
+from llm_aai.runner.episode import (
+    ConversationContext,
+    EpisodeCancelled,
+    EpisodeRunner,
+    EpisodeSpec,
+)
+from llm_aai.runner.ray_budget import RayBudgetGate
+from llm_aai.runner.ray_services import (
+    CacheServer,
+    ProviderSlots,
+    RayResponseCache,
+    SlottedClient,
+    actor_name,
+    start_on_driver,
+)
+from llm_aai.runner.suite import Suite, equip_agent
+
+__all__ = ["POLL_S", "EpisodeKit", "PlayedEpisode", "RaySuite", "play_remotely"]
+
+POLL_S = 0.2
+"""How often a driver thread waiting on its episode's task looks for an interrupt."""
+
+
+@dataclass(frozen=True)
+class EpisodeKit:
+    """Everything a worker needs to play any episode of the run (put in Ray's store once).
+
+    Attributes:
+        make_env: builds the run's env (picklable: a module-level function and its config).
+        make_agent: builds a fresh agent.
+        budget, cache, slots_actor: the cluster's budget gate, response cache and provider
+            slots (each by its actor's name; None when the run has none).
+    """
+
+    make_env: Callable[[], Any]
+    make_agent: Callable[[], Any]
+    prompt: Any
+    protocol: EpisodeProtocol
+    script_mode: str
+    modes: ModeSettings
+    observation: ObservationMode
+    frame_format: FrameFormat
+    resolution: int
+    prices: Prices | None = None
+    budget: RayBudgetGate | None = None
+    cache: RayResponseCache | None = None
+    slots_actor: str | None = None
+
+    def agent(self, lost_input: LostInputWatch) -> Any:
+        """A fresh agent equipped as the local suite equips it, with the cluster's services."""
+        agent = self.make_agent()
+        client = getattr(agent, "client", None)
+        if self.slots_actor is not None and hasattr(client, "max_concurrent"):
+            agent.client = SlottedClient(client, self.slots_actor)
+        return equip_agent(agent, budget=self.budget, prices=self.prices,
+                           resolution=self.resolution, cache=self.cache,
+                           lost_input=lost_input)
+
+
+@dataclass(frozen=True)
+class PlayedEpisode:
+    """What a worker sends back: the episode's result, turns and frames, and where it ran.
+
+    Attributes:
+        frames: each frame's path relative to the episode folder -> its encoded bytes.
+        lost_input: the turns that lost input (``LostInputWatch.record``); None if none.
+    """
+
+    result: EpisodeResult
+    turns: tuple[TurnRecord, ...]
+    frames: dict[str, bytes]
+    node_id: str
+    host: str
+    lost_input: dict[str, Any] | None = None
+
+
+class _RecordingWriter(EpisodeWriter):
+    """An episode writer in the worker's scratch folder that also keeps what it wrote.
+
+    The frames are files as locally (an LLM agent sends the files the runner saved); the
+    turns and the frames' bytes go back to the driver, which writes the run directory.
+    """
+
+    def __init__(self, directory: Path, frame_format: FrameFormat):
+        super().__init__(directory, frame_format)
+        self.turns: list[TurnRecord] = []
+        self.frames: dict[str, bytes] = {}
+
+    def save_frame(self, turn: int, index: int, image: np.ndarray) -> str:
+        relative = super().save_frame(turn, index, image)
+        self.frames[relative] = (self.directory / relative).read_bytes()
+        return relative
+
+    def write_turn(self, record: TurnRecord) -> None:
+        super().write_turn(record)
+        self.turns.append(record)
+
+
+def play_remotely(kit: EpisodeKit, spec: EpisodeSpec) -> PlayedEpisode:
+    """Play one episode on a Ray worker and return it whole (the worker writes no run file)."""
+    ray = import_ray()
+    lost_input = LostInputWatch(image_token_floor(kit.resolution))
+    with tempfile.TemporaryDirectory(prefix="llm-aai-episode-") as scratch:
+        writer = _RecordingWriter(Path(scratch) / spec.episode_id, kit.frame_format)
+        env = kit.make_env()
+        try:
+            runner = EpisodeRunner(env, kit.agent(lost_input), kit.prompt, kit.protocol,
+                                   kit.script_mode, modes=kit.modes,
+                                   observation=kit.observation)
+            result = runner.run(spec, writer)
+        finally:
+            writer.close()
+            env.close()
+    return PlayedEpisode(result, tuple(writer.turns), writer.frames,
+                         ray.get_runtime_context().get_node_id(), socket.gethostname(),
+                         lost_input.record())
+
+
+class RaySuite(Suite):
+    """A suite whose attempts are Ray tasks, joined to ``config.ray_address`` or a Ray here.
+
+    ``concurrency`` driver threads each wait on one task, so ``--concurrency`` episodes play
+    at once across the cluster; everything else (relaunches, failure counts, the budget's
+    stop, the summary) is the local suite's.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ray: Any = None
+        self._kit_ref: Any = None
+        self._remote: Any = None
+        self._actors: list[Any] = []
+        self._ledger_name: str | None = None
+        self._cache_proxy: RayResponseCache | None = None
+        self._agent_name: str | None = None
+        self._kit_lock = threading.Lock()
+
+    @staticmethod
+    def check(config: Any) -> None:
+        """Refuse what a run on Ray cannot do, before its directory exists.
+
+        Raises:
+            RayUnavailable: Ray is not installed (the message says how to install it).
+            ValueError: a mode the remote episodes cannot play (the message says which).
+        """
+        import_ray()
+        if config.modes.across_tasks:
+            raise ValueError("--context across-tasks plays a trial's tasks in one conversation "
+                             "on one machine; --executor ray does not run it yet")
+        if config.model == "human":
+            raise ValueError("--model human asks at this terminal; play it with --executor "
+                             "local")
+
+    def run(self) -> list[EpisodeResult]:
+        """Run every pending episode on the cluster (see ``Suite.run``)."""
+        ray = self._ray = import_ray()
+        started_here = connect(self.config.ray_address, self.config.concurrency)
+        try:
+            self._start_services()
+            return super().run()
+        finally:
+            self._stop_services()
+            if started_here:
+                ray.shutdown()
+
+    def _start_services(self) -> None:
+        ray = self._ray
+        slots = actor_name("slots")  # used by model agents only (a client with a limit)
+        self._actors.append(start_on_driver(ProviderSlots, slots))
+        if self.cache is not None:
+            name = actor_name("cache")
+            self._actors.append(start_on_driver(CacheServer, name, str(self.cache.directory)))
+            self._cache_proxy = RayResponseCache(name, self.cache.directory)
+        if self.config.budget_usd is not None:
+            self._ledger_name = actor_name("budget")
+        kit = EpisodeKit(
+            make_env=self.make_env, make_agent=self.make_agent, prompt=self.prompt,
+            protocol=self.config.protocol, script_mode=self.config.script_mode,
+            modes=self.config.modes, observation=self.observation,
+            frame_format=self.store.frame_format, resolution=self.config.resolution,
+            prices=self.prices,
+            budget=RayBudgetGate(self._ledger_name) if self._ledger_name else None,
+            cache=self._cache_proxy, slots_actor=slots)
+        self._kit_ref = ray.put(kit)
+        self._remote = ray.remote(num_cpus=1, max_retries=RETRIES)(play_remotely)
+
+    def _stop_services(self) -> None:
+        """Keep what the actors counted, then end them (a run's actors die with the run)."""
+        ray = self._ray
+        if isinstance(self.budget, RayBudgetGate):  # the driver reads it after the run
+            spent, reserved, refused = self.budget._accounts()
+            settled = BudgetGate(self.budget_limit, spent)
+            settled.reserved_usd, settled.refused = reserved, refused
+            self.budget = settled
+        if self._cache_proxy is not None and self.cache is not None:
+            hits, misses, failures = self._cache_proxy.counts()
+            self.cache.hits += hits
+            self.cache.misses += misses
+            self.cache.write_failures += failures
+            self._cache_proxy = None
+        for actor in self._actors:
+            ray.kill(actor)
+        self._actors.clear()
+
+    @property
+    def budget_limit(self) -> float:
+        """The run's budget (set whenever a gate exists)."""
+        return float(self.config.budget_usd or 0.0)
+
+    def _budget_gate(self, limit_usd: float, spent_usd: float) -> Any:
+        gate = RayBudgetGate.start(self._ledger_name or actor_name("budget"), limit_usd,
+                                   spent_usd)
+        self._actors.append(gate._handle)
+        return gate
+
+    def _play_attempt(self, spec: EpisodeSpec, context: ConversationContext | None,
+                      attempt: int) -> EpisodeResult:
+        """Play an attempt as a Ray task, then write it into the run directory here."""
+        ray = self._ray
+        ref = self._remote.remote(self._kit_ref, spec)
+        try:
+            while not ray.wait([ref], timeout=POLL_S)[0]:
+                if self.cancel.is_set():
+                    raise EpisodeCancelled(spec.episode_id)
+            played = ray.get(ref)
+        except EpisodeCancelled:
+            ray.cancel(ref, force=True)
+            raise
+        except ray.exceptions.RayTaskError as error:  # the episode raised: as locally
+            cause = getattr(error, "cause", None)
+            raise (cause if isinstance(cause, Exception) else error.as_instanceof_cause()) \
+                from None
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+                ray.exceptions.ObjectLostError) as error:
+            return self._seal_crash(spec, attempt, error)
+        return self._seal(spec, attempt, played)
+
+    def _seal(self, spec: EpisodeSpec, attempt: int, played: PlayedEpisode) -> EpisodeResult:
+        writer = self.store.start_episode(spec.episode_id)
+        try:
+            for relative, data in played.frames.items():
+                (writer.directory / relative).write_bytes(data)
+            for turn in played.turns:
+                writer.write_turn(turn)
+        except BaseException:
+            writer.close()
+            raise
+        result = dataclasses.replace(played.result, attempts=attempt, node_id=played.node_id,
+                                     host=played.host)
+        writer.finish(result)
+        self.lost_input.add(played.lost_input)  # the run's count, as the manifest keeps it
+        return result
+
+    def _seal_crash(self, spec: EpisodeSpec, attempt: int, error: Exception) -> EpisodeResult:
+        """An attempt whose worker died on every try: no result about the model, said why."""
+        if self._agent_name is None:
+            agent = self.make_agent()
+            self._agent_name = getattr(agent, "name", type(agent).__name__)
+        result = EpisodeResult(
+            episode_id=spec.episode_id, task_id=spec.task_id, level=spec.level,
+            trial=spec.trial, seed=spec.seed, agent=self._agent_name, passed=False,
+            reward=0.0, pass_mark=spec.pass_mark, final_health=0.0, scripts_used=0,
+            invalid_replies=0, end_reason="infrastructure", steps=0, cost_usd=None,
+            attempts=attempt, parent_task=spec.parent_task,
+            infra_error=(f"crash: {WORKER_DIED} on each of {RETRIES + 1} tries "
+                         f"({describe_error(error)[:200]})"))
+        writer = self.store.start_episode(spec.episode_id)
+        writer.finish(result)
+        return result

@@ -1,0 +1,330 @@
+"""``run --executor ray``: episodes as Ray tasks on a real two-node cluster (tests/conftest.py),
+the run directory written by the driver alone, with the run's guarantees held cluster-wide."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import sys
+
+import pytest
+
+from llm_aai.execution import LOCAL_NODE
+from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs import RunStore
+from llm_aai.protocol import PAPER_PROTOCOL
+from llm_aai.runner import ModelOptions, RunConfig, start_run
+
+TASKS = "01-04-03,01-06-02,02-02-01"
+TIMING = {"duration_s", "node_id", "host"}  # and each call's latency in the turn logs
+
+
+def test_without_ray_the_run_command_says_how_to_install(monkeypatch, tmp_path, capsys,
+                                                         testbed_dir):
+    from llm_aai.cli import run as run_cli
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # an import of ray now fails
+    code = run_cli.main(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir",
+                         str(testbed_dir), "--out", str(tmp_path / "runs"), "--executor", "ray",
+                         "--no-progress"])
+    assert code == 2
+    assert "pip install 'llm-aai[ray]'" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # refused before anything was written
+
+
+def test_a_cluster_address_needs_the_ray_executor(tmp_path, capsys, testbed_dir):
+    from llm_aai.cli import run as run_cli
+
+    code = run_cli.main(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir",
+                         str(testbed_dir), "--out", str(tmp_path), "--ray-address", "auto"])
+    assert code == 2
+    assert "--ray-address names a Ray cluster: it needs --executor ray" in \
+        capsys.readouterr().err
+
+
+def _config(testbed_dir, **changes) -> RunConfig:
+    settings = {"model": "heuristic", "tasks": TASKS, "trials": 1, "seed": 7,
+                "arenas_dir": testbed_dir, "resolution": 64, "concurrency": 2,
+                "protocol": dataclasses.replace(PAPER_PROTOCOL, max_scripts=4)}
+    return RunConfig(**{**settings, **changes})
+
+
+def _on_ray(config: RunConfig, cluster) -> RunConfig:
+    return dataclasses.replace(config, executor="ray", ray_address=cluster.address)
+
+
+def _summary(run_dir):
+    with (run_dir / "summary.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _without_timing(rows):
+    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
+
+
+def _episode_logs(run_dir) -> dict[str, object]:
+    """Every episode's turns (each call's latency left out) and frames, by episode."""
+    logs = {}
+    for episode in sorted((run_dir / "episodes").iterdir()):
+        turns = [json.loads(line) for line in (episode / "turns.jsonl").read_text().splitlines()]
+        for turn in turns:
+            if turn.get("usage"):
+                turn["usage"].pop("latency_s")
+        frames = {path.name: path.read_bytes() for path in sorted(episode.glob("frames/*"))}
+        logs[episode.name] = (turns, frames)
+    return logs
+
+
+def _tasks_of(run_dir):
+    return json.loads((run_dir / "manifest.json").read_text())["run"]["tasks"]
+
+
+def _cluster_nodes():
+    import ray
+
+    return {node["NodeID"] for node in ray.nodes() if node["Alive"]}
+
+
+def _same_run(local_dir, ray_dir):
+    local_rows, ray_rows = _summary(local_dir), _summary(ray_dir)
+    assert len(local_rows) == len(_tasks_of(local_dir))
+    assert _without_timing(local_rows) == _without_timing(ray_rows)
+    assert _episode_logs(local_dir) == _episode_logs(ray_dir)
+    assert {row["node_id"] for row in local_rows} == {LOCAL_NODE}
+    assert all(row["host"] for row in local_rows + ray_rows)
+    placed = {row["node_id"] for row in ray_rows}
+    assert placed <= _cluster_nodes() and len(placed) == 2  # both nodes played
+    for row in ray_rows:  # each episode's result says where it ran, as its row does
+        result = RunStore(ray_dir).finished_results()[row["episode_id"]]
+        assert (result.node_id, result.host) == (row["node_id"], row["host"])
+
+
+@pytest.mark.slow
+def test_the_heuristic_plays_the_same_episodes_on_the_cluster_as_locally(ray_cluster,
+                                                                          testbed_dir, tmp_path):
+    config = _config(testbed_dir)
+    local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
+    on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
+                       show_progress=False)
+    _same_run(local.run_dir, on_ray.run_dir)
+    assert json.loads((on_ray.run_dir / "manifest.json").read_text())["run"]["config"][
+        "executor"] == "ray"
+
+
+@pytest.mark.slow
+def test_a_model_over_real_http_plays_the_same_on_the_cluster_within_its_provider_limit(
+        ray_cluster, testbed_dir, tmp_path):
+    with FakeChatServer(default="Turn(30);\nGo(20);", latency_s=0.2) as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,02-02-01",
+                         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=3),
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64,
+                                                    provider_concurrency=1))
+        local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
+        server.max_in_flight = 0
+        on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
+                           show_progress=False)
+        peak = server.max_in_flight
+    _same_run(local.run_dir, on_ray.run_dir)  # played on both nodes at once...
+    assert peak == 1  # ...yet one call at a time, as --provider-concurrency 1 asks
+
+
+PRICES = (100.0, 100.0)  # $ per million tokens: a call costs about 20 cents
+
+
+def _call_costs(run_dir):
+    costs = []
+    for turns in sorted(run_dir.glob("episodes/*/turns.jsonl")):
+        for line in turns.read_text().splitlines():
+            usage = json.loads(line).get("usage") or {}
+            if usage.get("cost_usd"):
+                costs.append(usage["cost_usd"])
+    return costs
+
+
+@pytest.mark.slow
+def test_the_hard_budget_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_path, capsys):
+    budget = 1.2
+    with FakeChatServer(default="Turn(6);", latency_s=0.05) as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,01-06-02",
+                         budget_usd=budget, protocol=dataclasses.replace(PAPER_PROTOCOL,
+                                                                         max_scripts=3),
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64,
+                                                    price_per_mtok=PRICES))
+        outcome = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="r",
+                            show_progress=False)
+        calls = len(server.requests)
+    store = RunStore(outcome.run_dir)
+    costs = _call_costs(outcome.run_dir)
+    assert len(costs) == calls > 2  # every call paid for is in a log the driver wrote
+    assert store.spent()[1] <= budget  # never over, with episodes on two nodes at once
+    results = store.finished_results().values()
+    assert any(r.end_reason == "budget" for r in results)
+    assert "budget reached" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_response_cache_is_the_drivers(ray_cluster, testbed_dir, tmp_path):
+    cache = tmp_path / "cache"
+    with FakeChatServer(default="Turn(6);") as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,02-02-01",
+                         cache_dir=cache,
+                         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=2),
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64))
+        first = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="first",
+                          show_progress=False)
+        asked = len(server.requests)
+        again = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="again",
+                          show_progress=False)
+        assert len(server.requests) == asked  # every reply came from the cache
+    assert len(list(cache.glob("*/*.json"))) == asked  # stored in the driver's folder
+    records = [json.loads((run.run_dir / "manifest.json").read_text())["cache"]
+               for run in (first, again)]
+    assert [(r["hits"], r["misses"]) for r in records] == [(0, asked), (asked, 0)]
+
+
+@pytest.mark.slow
+def test_the_driver_stops_after_failures_in_a_row(ray_cluster, testbed_dir, tmp_path, capsys):
+    from llm_aai.llm.fake_server import ServerError
+
+    with FakeChatServer(responder=lambda body: ServerError(503)) as server:
+        config = _config(testbed_dir, model="openai/fake", trials=3, concurrency=2,
+                         stop_after_failed_episodes=2, max_relaunches=0,
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64,
+                                                    max_retries=0))
+        outcome = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="r",
+                            show_progress=False)
+    sealed = RunStore(outcome.run_dir).finished_results().values()
+    assert sealed and all(r.end_reason == "infrastructure" for r in sealed)
+    assert len(sealed) < 9  # 3 tasks x 3 trials: the rest were not started
+    assert "stopped: the last" in capsys.readouterr().err
+
+
+def _with_agent(monkeypatch, make_agent, seal_hook=None):
+    """Play the ray runs of this test with ``make_agent`` (a test agent the workers import);
+    ``seal_hook(suite, result)`` is called by the driver after each episode it seals."""
+    from llm_aai.runner import app
+    from llm_aai.runner.ray_suite import RaySuite
+
+    class WithTestAgent(RaySuite):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.make_agent = make_agent
+
+        def _seal(self, spec, attempt, played):
+            result = super()._seal(spec, attempt, played)
+            if seal_hook is not None:
+                seal_hook(self, result)
+            return result
+
+    monkeypatch.setitem(app.SUITES, "ray", WithTestAgent)
+
+
+@pytest.mark.slow
+def test_a_node_lost_mid_run_costs_no_episode_and_duplicates_none(ray_cluster, testbed_dir,
+                                                                  tmp_path, monkeypatch):
+    import functools
+    import threading
+    import time
+
+    from tests.runner.ray_jobs import MarkingHeuristic
+
+    doomed = ray_cluster.add_node(num_cpus=1, object_store_memory=100 * 1024 * 1024)
+    ray_cluster.wait_for_nodes()
+    doomed_id = doomed.node_id
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    sealed: set[int] = set()
+    lock = threading.Lock()
+    removed = threading.Event()
+
+    def lose_the_node_once_it_plays(suite, result):
+        with lock:
+            sealed.add(result.seed)
+            if removed.is_set():
+                return
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # an episode in flight on the doomed node
+                if any(int(m.name.split(".")[0]) not in sealed
+                       for m in marks.glob(f"*.{doomed_id}")):
+                    ray_cluster.remove_node(doomed, allow_graceful=False)
+                    removed.set()
+                    return
+                time.sleep(0.05)
+
+    _with_agent(monkeypatch, functools.partial(MarkingHeuristic, str(marks)),
+                lose_the_node_once_it_plays)
+    config = _config(testbed_dir, trials=2, concurrency=3,
+                     protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=5))
+    outcome = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="r",
+                        show_progress=False)
+    assert removed.is_set()
+    store = RunStore(outcome.run_dir)
+    results = store.finished_results()
+    assert len(results) == 6 and len(_summary(outcome.run_dir)) == 6  # none lost
+    assert not list(store.episodes_dir.glob("*.attempt-*"))  # none written twice
+    assert all(r.end_reason != "infrastructure" and r.attempts == 1 for r in results.values())
+    interrupted = {int(m.name.split(".")[0]) for m in marks.glob(f"*.{doomed_id}")} - {
+        r.seed for r in results.values() if r.node_id == doomed_id}
+    assert interrupted  # an episode the lost node was playing was played again elsewhere
+    assert all(r.node_id != doomed_id for r in results.values() if r.seed in interrupted)
+
+
+@pytest.mark.slow
+def test_an_episode_that_kills_its_worker_is_recorded_not_retried_for_ever(
+        ray_cluster, testbed_dir, tmp_path, monkeypatch):
+    import functools
+
+    from llm_aai.execution.ray_executor import RETRIES
+    from llm_aai.settings import episode_seed
+    from tests.runner.ray_jobs import CrashingHeuristic
+
+    tally = tmp_path / "crashes"
+    _with_agent(monkeypatch, functools.partial(CrashingHeuristic,
+                                               episode_seed(7, "01-04-03", 1), str(tally)))
+    config = _config(testbed_dir, tasks="01-04-03,02-02-01", max_relaunches=0)
+    outcome = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="r",
+                        show_progress=False)
+    results = RunStore(outcome.run_dir).finished_results()
+    crashed, fine = results["01-04-03_t1"], results["02-02-01_t1"]
+    assert crashed.end_reason == "infrastructure"
+    assert crashed.infra_error.startswith("crash: the worker process died")
+    assert len(tally.read_text().splitlines()) == 1 + RETRIES  # Ray's tries, then recorded
+    assert fine.end_reason != "infrastructure" and fine.node_id
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_ray_run_cleanly_and_resume_finishes_it(ray_cluster, testbed_dir,
+                                                                tmp_path):
+    import signal
+    import time
+
+    from llm_aai.runner import ResumeOverrides, resume_run
+    from tests.helpers.runs import keyless_env
+    from tests.helpers.signals import start_module, stop, wait_until
+
+    run_dir = tmp_path / "r"
+    with FakeChatServer(default="Turn(30);", latency_s=0.3) as server:
+        process = start_module(
+            "llm_aai.run", "--model", "openai/fake", "--api-base", server.url, "--tasks", TASKS,
+            "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r", "--resolution",
+            64, "--max-scripts", 5, "--concurrency", 2, "--executor", "ray", "--ray-address",
+            ray_cluster.address, "--no-progress", env=keyless_env())
+        wait_until(lambda: len(server.requests) >= 2, process, timeout=120)
+        _, stderr = stop(process, signal.SIGTERM)
+        assert process.returncode == 143, stderr  # as a local run's SIGTERM
+        assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr
+        assert f"continue with --resume {run_dir}" in stderr
+        asked = len(server.requests)
+        time.sleep(1.5)
+        assert len(server.requests) == asked  # the episodes in flight were ended with it
+        store = RunStore(run_dir)
+        sealed = set(store.finished_results())
+        assert len(sealed) < 3
+        # the driver writes an episode only once it is whole: no folder without its result
+        assert {p.name for p in store.episodes_dir.glob("*")} == sealed
+        assert len(_summary(run_dir)) == len(sealed)
+        resume_run(run_dir, ResumeOverrides(api_base=server.url), show_progress=False)
+    results = store.finished_results()
+    assert set(results) == {"01-04-03_t1", "01-06-02_t1", "02-02-01_t1"}
+    assert {r.node_id for r in results.values()} <= _cluster_nodes()  # resumed on the cluster
