@@ -15,7 +15,7 @@ from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.stats import DEFAULT_BOOTSTRAP, Bootstrap, paired_difference
 
 MEASURES = ("passed", "progress")
-COLUMNS = ["measure", "level", "level_name", "tasks", "a_n", "b_n", "a", "b", "difference",
+COLUMNS = ["measure", "level", "level_name", "tasks", "differing", "a_n", "b_n", "a", "b", "difference",
            "low", "high", "p_value", "exact"]
 
 
@@ -70,7 +70,8 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, name_a: str = "A", name_b:
                                        bootstrap)
             rows.append({"measure": measure, "level": level,
                          "level_name": LEVEL_NAMES.get(level, "all levels"),
-                         "tasks": result.tasks, "a_n": int(pa["count"].sum()),
+                         "tasks": result.tasks, "differing": result.differing,
+                         "a_n": int(pa["count"].sum()),
                          "b_n": int(pb["count"].sum()), "a": result.rate_a, "b": result.rate_b,
                          "difference": result.difference, "low": result.low,
                          "high": result.high, "p_value": result.p_value, "exact": result.exact})

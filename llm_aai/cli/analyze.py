@@ -286,8 +286,8 @@ def _compare(args) -> int:
     print(f"\nA, B: each run's rate over the tasks both played (infrastructure failures left "
           f"out); passed = proportion of trials passed, progress = mean share of the pass "
           f"mark's reward obtained (1 for a pass). A - B [{Bootstrap(seed=args.seed).describe()}, "
-          "tasks resampled in pairs]; p: two-sided paired sign-flip test over tasks "
-          "(exact, or * sampled flips beyond 16 tasks).")
+          "tasks resampled in pairs]; p: two-sided paired sign-flip test over the tasks whose "
+          "rates differ (a tie has no sign; exact, or * sampled flips beyond 16 of them).")
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.csv, index=False)

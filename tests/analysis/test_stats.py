@@ -177,6 +177,34 @@ def test_paired_sign_flip_matches_the_sign_test_on_binary_tasks():
     assert result.p_value == pytest.approx(binomtest(wins, discordant).pvalue)
 
 
+def test_paired_sign_test_counts_only_the_tasks_that_differ():
+    """24 tasks with one trial each, 6 of them discordant: ties at zero carry no sign, so the
+    test is the exact sign test over the 6 (scipy's binomial test), not sampled flips of 24."""
+    from scipy.stats import binomtest
+
+    a = [1, 1, 1, 1, 1, 0] + [1] * 9 + [0] * 9
+    b = [0, 0, 0, 0, 0, 1] + [1] * 9 + [0] * 9
+    result = paired_difference(a, [1] * 24, b, [1] * 24)
+    assert result.exact and result.p_value == pytest.approx(binomtest(5, 6).pvalue, rel=1e-12)
+    assert result.tasks == 24 and result.differing == 6
+
+
+def test_paired_sign_flip_with_ties_matches_scipys_exact_permutation_test():
+    """17 tasks of 3 trials, 7 of them with a nonzero difference: scipy's exact paired
+    permutation test of the mean difference (all 2^17 sign flips, where a tie's flip changes
+    nothing) gives the p-value that the enumeration of the 7 differing tasks gives."""
+    from scipy.stats import permutation_test
+
+    a = [3, 2, 3, 1, 2, 3, 0] + [0, 1, 2, 3, 3, 0, 1, 2, 2, 1]
+    b = [1, 0, 2, 2, 0, 1, 1] + [0, 1, 2, 3, 3, 0, 1, 2, 2, 1]
+    result = paired_difference(a, [3] * 17, b, [3] * 17)
+    scipy_p = permutation_test(
+        (np.array(a) / 3, np.array(b) / 3), lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples", n_resamples=np.inf, vectorized=True).pvalue
+    assert result.exact and result.p_value == pytest.approx(scipy_p, rel=1e-9)
+    assert result.differing == 7
+
+
 @hypothesis_settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=12))
 def test_paired_is_antisymmetric(pairs):
