@@ -15,8 +15,8 @@ from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.stats import DEFAULT_BOOTSTRAP, Bootstrap, paired_difference
 
 MEASURES = ("passed", "progress")
-COLUMNS = ["measure", "level", "level_name", "tasks", "differing", "a_n", "b_n", "a", "b", "difference",
-           "low", "high", "p_value", "exact"]
+COLUMNS = ["measure", "level", "level_name", "tasks", "differing", "a_n", "b_n", "a", "b",
+           "difference", "low", "high", "p_value", "exact"]
 
 
 def progress(episodes: pd.DataFrame) -> pd.Series:

@@ -58,6 +58,28 @@ def format_rate(k: int, n: int) -> str:
     return f"{k}/{n} {k / n:.2f} {format_interval(*wilson_interval(k, n))}"
 
 
+def format_clustered_rate(passed: Sequence[float], tasks: Sequence[str],
+                          settings: Bootstrap | None = None) -> str:
+    """``k/n p [Wilson] tasks[cluster bootstrap]``, as the level tables print a rate.
+
+    Args:
+        passed: per episode, 1 (or True) for a pass, else 0.
+        tasks: per episode, the task it clusters on (a variant's testbed task).
+        settings: draws, seed and coverage of the bootstrap over tasks.
+
+    Returns:
+        ``-`` without episodes; the bootstrap part is ``tasks-`` with fewer than two tasks.
+    """
+    values = np.asarray(passed, dtype=float)
+    if not len(values):
+        return "-"
+    labels, cluster = np.unique(np.asarray(tasks, dtype=object).astype(str), return_inverse=True)
+    totals = np.bincount(cluster, weights=values, minlength=len(labels))
+    counts = np.bincount(cluster, minlength=len(labels))
+    over_tasks = cluster_bootstrap_interval(totals, counts, settings)
+    return f"{format_rate(int(values.sum()), len(values))} tasks{format_interval(*over_tasks)}"
+
+
 def bootstrap_mean_interval(values: Sequence[float], *, draws: int = 2000, seed: int = 0,
                             level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``, one value per cluster.

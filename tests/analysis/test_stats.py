@@ -59,19 +59,35 @@ def test_symmetric_in_successes_and_failures(kn):
 
 def test_every_table_prints_intervals_one_way():
     from llm_aai.analysis import probes, report, variants
-    from llm_aai.analysis.stats import format_interval, format_rate
+    from llm_aai.analysis.stats import (
+        DEFAULT_BOOTSTRAP,
+        cluster_bootstrap_interval,
+        format_clustered_rate,
+        format_interval,
+        format_rate,
+    )
 
     assert format_interval(0.14, 0.4) == "[0.14, 0.40]"
     assert format_interval(math.nan, math.nan) == "-"
     assert format_rate(3, 12) == "3/12 0.25 [0.09, 0.53]" and format_rate(0, 0) == "-"
-    assert variants._rate(3, 12) == format_rate(3, 12)
-    row = {"n": 12, "k": 3, "infra_failures": 0, "proportion": 0.25, "ci_low": 0.0893,
-           "ci_high": 0.5323}
-    assert report._rate(row) == "3/12 0.25 [0.09, 0.53]"
     import pandas as pd
 
-    group = pd.DataFrame({"infra_failure": [False] * 12, "passed": [True] * 3 + [False] * 9})
-    assert probes._cell(group) == "3/12 0.25 [0.09, 0.53]"
+    # 12 trials of 4 tasks, 3 passed, all on the first task
+    tasks = [t for t in ("01-04-03", "01-06-02", "01-21-01", "01-23-01") for _ in range(3)]
+    passed = [True] * 3 + [False] * 9
+    low, high = cluster_bootstrap_interval([3, 0, 0, 0], [3, 3, 3, 3], DEFAULT_BOOTSTRAP)
+    cell = f"3/12 0.25 [0.09, 0.53] tasks{format_interval(low, high)}"
+    assert format_clustered_rate(passed, tasks) == cell
+    row = {"n": 12, "k": 3, "infra_failures": 0, "proportion": 0.25, "ci_low": 0.0893,
+           "ci_high": 0.5323, "boot_low": low, "boot_high": high}
+    assert report._rate(row) == cell
+    group = pd.DataFrame({"infra_failure": [False] * 12, "passed": passed, "task_id": tasks})
+    assert probes._cell(group, DEFAULT_BOOTSTRAP) == cell
+    originals = group.assign(label="m", level=1, parent_task=None)
+    played = pd.concat([originals, originals.assign(task_id=originals["task_id"] + "-v1",
+                                                    parent_task=originals["task_id"])])
+    both = variants.variants_table(played).iloc[0]
+    assert both["original"] == both["variant"] == cell
 
 
 def test_bootstrap_interval_over_tasks():
