@@ -41,6 +41,7 @@ from llm_aai.analysis.report import (
 from llm_aai.analysis.stats import Bootstrap
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.arena.catalog import children_subset
+from llm_aai.grounding.nearness import NEARNESS_CSV, NearnessError, read_nearness
 from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 from llm_aai.oracle import DEFAULT_BUDGET
@@ -287,16 +288,22 @@ def _compare(args) -> int:
         return _fail("--compare prints its own table: leave out --plot and --by")
     try:
         a, b = (load_runs([path], with_turns=False).episodes for path in args.runs)
+        if all((path / NEARNESS_CSV).is_file() for path in args.runs):
+            a, b = (side.assign(nearer=side["episode_id"].map(read_nearness(path)))
+                    for side, path in zip((a, b), args.runs, strict=True))
         table = compare_runs(a, b, name_a=str(args.runs[0]), name_b=str(args.runs[1]),
                              bootstrap=Bootstrap(seed=args.seed))
-    except (RunDirectoryError, ValueError) as error:
+    except (RunDirectoryError, NearnessError, ValueError) as error:
         return _fail(str(error))
     labels = [", ".join(pd.unique(side["label"])) for side in (a, b)]
     print(f"A = {args.runs[0]} ({labels[0]}); B = {args.runs[1]} ({labels[1]})")
     print(render(compare_report(table)))
-    print(f"\nA, B: each run's rate over the tasks both played (infrastructure failures left "
-          f"out); passed = proportion of trials passed, progress = mean share of the pass "
-          f"mark's reward obtained (1 for a pass). A - B [{Bootstrap(seed=args.seed).describe()}, "
+    print("\nA, B: each run's rate over the tasks both played (infrastructure failures left "
+          "out); passed = proportion of trials passed, progress = mean share of the pass "
+          "mark's reward obtained (1 for a pass)"
+          + (", nearer = mean share of the walking distance to the nearest goal closed "
+             "(1 for a pass; from each run's nearness.csv)" if "nearer" in set(table["measure"])
+             else "") + f". A - B [{Bootstrap(seed=args.seed).describe()}, "
           "tasks resampled in pairs]; p: two-sided paired sign-flip test over the tasks whose "
           "rates differ (a tie has no sign; exact, or * sampled flips beyond 16 of them).")
     if args.csv:
