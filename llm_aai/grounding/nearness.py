@@ -10,7 +10,8 @@ distance that was closed, ``(start - end) / start`` clipped to [0, 1], and 1 for
 Both instants come from re-simulating the logged episode (``llm_aai.replay.resimulate``), not
 from anything stored: the start is the first initial observation, the end is the state after
 the last logged turn. An episode whose nearest goal cannot be walked to at the start (a ball on
-a platform reached only by pushing a block) has no such measure (``nearer`` empty), and an
+a platform reached only by pushing a block) has no such measure (``nearer`` empty), passed or
+not, and an
 agent that ends where no goal can be walked to has closed none of the way (0).
 """
 
@@ -57,15 +58,19 @@ def goal_distance(backend: Any) -> float:
 def nearer(start_m: float, end_m: float, passed: bool) -> float:
     """The share of the way to the nearest goal closed: 1 for a pass, NaN if none to close.
 
+    An episode whose goals cannot be walked to at the start has no measure even when passed
+    (its goal was had by pushing, climbing or leaping off the map): counting its passes but
+    not its failures would favour whichever agent passes such tasks.
+
     Args:
         start_m: walking distance at the start.
         end_m: walking distance at the end (inf: no goal can be walked to from there).
         passed: whether the episode passed.
     """
-    if passed:
-        return 1.0
     if not math.isfinite(start_m) or start_m <= 0:
         return math.nan
+    if passed:
+        return 1.0
     if not math.isfinite(end_m):
         return 0.0
     return min(max((start_m - end_m) / start_m, 0.0), 1.0)

@@ -47,7 +47,10 @@ def test_nearer_is_the_share_of_the_way_closed():
     assert nearer(20.0, 25.0, passed=False) == 0.0  # ended farther: none closed
     assert nearer(20.0, math.inf, passed=False) == 0.0  # ended where no goal can be reached
     assert nearer(20.0, 20.0, passed=True) == 1.0
-    assert math.isnan(nearer(math.inf, 3.0, passed=False))  # nothing to walk to at the start
+    # nothing to walk to at the start: no measure, passed or not (else passes would count
+    # on such tasks and failures would not)
+    assert math.isnan(nearer(math.inf, 3.0, passed=False))
+    assert math.isnan(nearer(math.inf, 0.5, passed=True))
 
 
 def _distance(tmp_path, text: str) -> float:
