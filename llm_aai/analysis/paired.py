@@ -3,8 +3,9 @@
 Two runs (two models, modes, prompts, or originals against their variants) are paired by task:
 a variant counts under its testbed task (``parent_task``), so ``analyze ORIGINALS VARIANTS
 --compare`` compares each task with its own variants. Infrastructure failures are left out.
-Each measure (``passed``; ``progress``, the partial credit) is compared per level and over all
-levels with ``stats.paired_difference``.
+Each measure (``passed``; ``progress``, the partial credit; ``nearer``, the share of the way
+to the nearest goal closed, when both runs' episodes carry it) is compared per level and over
+all levels with ``stats.paired_difference``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.stats import DEFAULT_BOOTSTRAP, Bootstrap, paired_difference
 
 MEASURES = ("passed", "progress")
-COLUMNS = ["measure", "level", "level_name", "tasks", "a_n", "b_n", "a", "b", "difference",
-           "low", "high", "p_value", "exact"]
+OPTIONAL_MEASURES = ("nearer",)
+"""Compared when both runs' episodes have the column (NaN: the episode has no such value)."""
+COLUMNS = ["measure", "level", "level_name", "tasks", "differing", "a_n", "b_n", "a", "b",
+           "difference", "low", "high", "p_value", "exact"]
 
 
 def progress(episodes: pd.DataFrame) -> pd.Series:
@@ -59,18 +62,22 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, name_a: str = "A", name_b:
                          f"(A played {_some(a)}; B played {_some(b)})")
     level_of = a.drop_duplicates("pair_task").set_index("pair_task")["level"]
     rows = []
-    for measure in MEASURES:
+    optional = tuple(m for m in OPTIONAL_MEASURES if m in a and m in b)
+    for measure in (*MEASURES, *optional):
         per_a = a.groupby("pair_task")[measure].agg(["sum", "count"]).reindex(shared)
         per_b = b.groupby("pair_task")[measure].agg(["sum", "count"]).reindex(shared)
         levels = level_of.reindex(shared).astype(int)
         for level in [*sorted(set(levels)), 0]:
             chosen = (levels == level).to_numpy() if level else slice(None)
             pa, pb = per_a[chosen], per_b[chosen]
+            if not ((pa["count"] > 0) & (pb["count"] > 0)).any():
+                continue  # an optional measure no task of this level has on both sides
             result = paired_difference(pa["sum"], pa["count"], pb["sum"], pb["count"],
                                        bootstrap)
             rows.append({"measure": measure, "level": level,
                          "level_name": LEVEL_NAMES.get(level, "all levels"),
-                         "tasks": result.tasks, "a_n": int(pa["count"].sum()),
+                         "tasks": result.tasks, "differing": result.differing,
+                         "a_n": int(pa["count"].sum()),
                          "b_n": int(pb["count"].sum()), "a": result.rate_a, "b": result.rate_b,
                          "difference": result.difference, "low": result.low,
                          "high": result.high, "p_value": result.p_value, "exact": result.exact})

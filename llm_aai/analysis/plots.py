@@ -101,6 +101,7 @@ def plot_pass_rates(
     style: str = "screen",
     size: tuple[float, float] | str | None = None,
     caption: str | None = None,
+    overall: pd.DataFrame | None = None,
 ) -> Path:
     """Draw the comparison figure and save it; the format follows the file's extension.
 
@@ -114,6 +115,10 @@ def plot_pass_rates(
         size: ``"single"`` or ``"double"`` column, or ``(width, height)`` in inches;
             default: the style's.
         caption: a line under the legend, e.g. ``settings_caption(runs.runs)``.
+        overall: ``model_summary(episodes)`` of the same labels: its interval over tasks
+            (``boot_low``, ``boot_high``) is drawn in the all-levels panel. The level rows
+            cannot give it (pooling levels' intervals is not resampling their tasks); without
+            it that panel shows Wilson's interval only.
 
     Returns:
         The path written.
@@ -144,7 +149,7 @@ def plot_pass_rates(
     look = _fitted(look, inches, len(levels))
     with plt.rc_context({**TEXT_AS_TEXT, **look.rc}):
         fig = _figure(plt, level_table, ref, labels, levels, populations,
-                      title if look.title else None, inches, look, caption)
+                      title if look.title else None, inches, look, caption, overall)
         try:
             fig.savefig(path, dpi=look.dpi)
         finally:
@@ -189,7 +194,8 @@ def is_ceiling(label: str) -> bool:
     return label.split()[0].lower().startswith("oracle") if label.strip() else False
 
 
-def _figure(plt, level_table, ref, labels, levels, populations, title, inches, look, caption):
+def _figure(plt, level_table, ref, labels, levels, populations, title, inches, look, caption,
+            overall):
     ceilings = [label for label in labels if is_ceiling(label)]
     labels = [label for label in labels if not is_ceiling(label)]
     slots = max(len(labels) + len(populations), 1)
@@ -209,7 +215,8 @@ def _figure(plt, level_table, ref, labels, levels, populations, title, inches, l
         colour = MODEL_COLOURS[i % len(MODEL_COLOURS)]
         offset = _offset(i, slots, width)
         handles.append(_draw_model(ax, rows, label, x_of, offset, width, colour))
-        _draw_model(ax_all, _pooled_model(rows), label, {0: 0}, offset, width, colour)
+        _draw_model(ax_all, _pooled_model(rows, _row_of(overall, label)), label, {0: 0}, offset,
+                    width, colour, band_id="tasks-band-all")
     for j, population in enumerate(populations):
         rows = ref[(ref["population"] == population) & ref["level"].isin(levels)]
         offset = _offset(len(labels) + j, slots, width)
@@ -232,12 +239,32 @@ def _draw_ceiling(ax, rows: pd.DataFrame, label: str, x_of, style: str):
     return line, f"{label}: ceiling (privileged search in the simulator)"
 
 
-def _pooled_model(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row at "level 0": the model's trials over every level, with its Wilson interval."""
+def _row_of(overall: pd.DataFrame | None, label: str) -> pd.Series | None:
+    """The label's ``model_summary`` row, if given; a missing one is an error."""
+    if overall is None:
+        return None
+    found = overall[overall["label"] == label]
+    if found.empty:
+        raise ValueError(f"overall has no row for model {label!r}: pass model_summary of the "
+                         "episodes the level table was made from")
+    return found.iloc[0]
+
+
+def _pooled_model(rows: pd.DataFrame, overall: pd.Series | None = None) -> pd.DataFrame:
+    """One row at "level 0": the model's trials over every level, with its Wilson interval.
+
+    With the model's ``model_summary`` row, also its cluster-bootstrap interval over tasks.
+    """
     k, n = int(rows["k"].sum()), int(rows["n"].sum())
     low, high = wilson_interval(k, n)
-    return pd.DataFrame([{"level": 0, "k": k, "n": n, "proportion": k / n if n else 0.0,
-                          "ci_low": low, "ci_high": high}])
+    pooled = {"level": 0, "k": k, "n": n, "proportion": k / n if n else 0.0,
+              "ci_low": low, "ci_high": high}
+    if overall is not None:
+        if (int(overall["k"]), int(overall["n"])) != (k, n):
+            raise ValueError(f"overall's {overall['label']!r} has {overall['k']}/{overall['n']} "
+                             f"passed, the level table {k}/{n}: not the same episodes")
+        pooled.update(boot_low=overall["boot_low"], boot_high=overall["boot_high"])
+    return pd.DataFrame([pooled])
 
 
 def _draw_pooled_population(ax, rows: pd.DataFrame, population: str, offset, width) -> None:
@@ -287,7 +314,8 @@ def _offset(slot: int, slots: int, width: float) -> float:
     return (slot - (slots - 1) / 2) * width
 
 
-def _draw_model(ax, rows: pd.DataFrame, label: str, x_of, offset, width, colour) -> None:
+def _draw_model(ax, rows: pd.DataFrame, label: str, x_of, offset, width, colour,
+                band_id: str = "tasks-band") -> None:
     rows = rows[rows["n"] > 0]
     x = [x_of[int(level)] + offset for level in rows["level"]]
     p = rows["proportion"].to_numpy()
@@ -305,7 +333,7 @@ def _draw_model(ax, rows: pd.DataFrame, label: str, x_of, offset, width, colour)
         ax.errorbar(bx, bp, yerr=[bp - boot["boot_low"].to_numpy(),
                                   boot["boot_high"].to_numpy() - bp],
                     fmt="none", ecolor="#555555", alpha=0.35, elinewidth=width * 40,
-                    capsize=0, zorder=2.5)
+                    capsize=0, zorder=2.5, gid=band_id)
         tasks = ", 95% cluster bootstrap over tasks (grey band)"
     ax.errorbar(x, p, yerr=error, fmt="none", ecolor="black", elinewidth=1, capsize=2.5,
                 zorder=3)

@@ -13,9 +13,10 @@ import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.metrics import pass_rates
+from llm_aai.analysis.paired import task_of
 from llm_aai.analysis.plan_reference import References
 from llm_aai.analysis.reference import reference_levels
-from llm_aai.analysis.stats import format_rate
+from llm_aai.analysis.stats import DEFAULT_BOOTSTRAP, Bootstrap, format_clustered_rate
 from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs.store import read_manifest
 from llm_aai.plans.evaluate import evaluate_plan_episode
@@ -25,9 +26,9 @@ from llm_aai.settings import settings_of
 PROBE_ORDER = ("image", "text", "text (allocentric)", "both", "both (allocentric)", "plan")
 
 
-def _cell(group: pd.DataFrame) -> str:
+def _cell(group: pd.DataFrame, bootstrap: Bootstrap) -> str:
     agent = group[~group["infra_failure"]]
-    return format_rate(int(agent["passed"].sum()), len(agent))
+    return format_clustered_rate(agent["passed"], task_of(agent), bootstrap)
 
 
 def _ordered(episodes: pd.DataFrame) -> list[str]:
@@ -37,8 +38,12 @@ def _ordered(episodes: pd.DataFrame) -> list[str]:
 
 
 def probe_table(episodes: pd.DataFrame, reference: pd.DataFrame | None = None,
-                populations: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Rows per model and level, one column per probe the runs hold (``k/n p [CI]``).
+                populations: tuple[str, ...] = (),
+                bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
+    """Rows per model and level, one column per probe the runs hold.
+
+    A cell reads ``k/n p [Wilson] tasks[bootstrap]``: the Wilson interval over trials and the
+    cluster bootstrap over tasks (``bootstrap``), the one that respects tasks.
 
     Infrastructure failures are left out, as in every agent metric. A probe a model was
     not run under shows ``-``. Each population of ``populations`` (``children``,
@@ -51,7 +56,7 @@ def probe_table(episodes: pd.DataFrame, reference: pd.DataFrame | None = None,
     for (model, level), group in episodes.groupby(["model", "level"], sort=True):
         row = {"model": model, "level": int(level), "level_name": LEVEL_NAMES.get(int(level))}
         for probe in probes:
-            row[probe] = _cell(group[group["probe"] == probe])
+            row[probe] = _cell(group[group["probe"] == probe], bootstrap)
         for population in populations:
             row[population] = _population_cell(levels, population, int(level))
         rows.append(row)
@@ -69,19 +74,25 @@ def _population_cell(levels: pd.DataFrame, population: str, level: int) -> str:
     return f"{ref['proportion']:.2f} (IQR {ref['q1']:.2f}-{ref['q3']:.2f})"
 
 
-def probe_levels(episodes: pd.DataFrame) -> pd.DataFrame:
+def probe_levels(episodes: pd.DataFrame,
+                 bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
     """``pass_rates`` per level with one label per model and probe (``claude: text``).
 
     What the comparison figure draws with ``plot_pass_rates``: each probe a bar with its
-    Wilson interval, models in the order loaded, probes in ``PROBE_ORDER``.
+    Wilson interval and its interval over tasks, models in the order loaded, probes in
+    ``PROBE_ORDER``.
     """
+    return pass_rates(probe_labelled(episodes), by="level", bootstrap=bootstrap)
+
+
+def probe_labelled(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episodes labelled by model and probe (``claude: text``), ordered for the figure."""
     rank = {probe: i for i, probe in enumerate(_ordered(episodes))}
     order = {model: i for i, model in enumerate(pd.unique(episodes["model"]))}
     ordered = episodes.assign(_model=episodes["model"].map(order),
                               _probe=episodes["probe"].map(rank))
     ordered = ordered.sort_values(["_model", "_probe"], kind="stable")
-    labelled = ordered.assign(label=ordered["model"] + ": " + ordered["probe"])
-    return pass_rates(labelled, by="level")
+    return ordered.assign(label=ordered["model"] + ": " + ordered["probe"])
 
 
 def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = None,

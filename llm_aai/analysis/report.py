@@ -101,7 +101,8 @@ def compare_report(table: pd.DataFrame) -> pd.DataFrame:
         "measure": table["measure"],
         "level": [str(v) if v else "all" for v in table["level"]],
         "name": table["level_name"],
-        "tasks": table["tasks"].astype(str),
+        "tasks (differ)": [f"{t} ({d})" for t, d in
+                           zip(table["tasks"], table["differing"], strict=True)],
         "A": [f"{v:.2f} (n={n})" for v, n in zip(table["a"], table["a_n"], strict=True)],
         "B": [f"{v:.2f} (n={n})" for v, n in zip(table["b"], table["b_n"], strict=True)],
         "A - B": [f"{d:+.2f} {format_interval(low, high)}" for d, low, high in

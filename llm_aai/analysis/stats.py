@@ -58,6 +58,28 @@ def format_rate(k: int, n: int) -> str:
     return f"{k}/{n} {k / n:.2f} {format_interval(*wilson_interval(k, n))}"
 
 
+def format_clustered_rate(passed: Sequence[float], tasks: Sequence[str],
+                          settings: Bootstrap | None = None) -> str:
+    """``k/n p [Wilson] tasks[cluster bootstrap]``, as the level tables print a rate.
+
+    Args:
+        passed: per episode, 1 (or True) for a pass, else 0.
+        tasks: per episode, the task it clusters on (a variant's testbed task).
+        settings: draws, seed and coverage of the bootstrap over tasks.
+
+    Returns:
+        ``-`` without episodes; the bootstrap part is ``tasks-`` with fewer than two tasks.
+    """
+    values = np.asarray(passed, dtype=float)
+    if not len(values):
+        return "-"
+    labels, cluster = np.unique(np.asarray(tasks, dtype=object).astype(str), return_inverse=True)
+    totals = np.bincount(cluster, weights=values, minlength=len(labels))
+    counts = np.bincount(cluster, minlength=len(labels))
+    over_tasks = cluster_bootstrap_interval(totals, counts, settings)
+    return f"{format_rate(int(values.sum()), len(values))} tasks{format_interval(*over_tasks)}"
+
+
 def bootstrap_mean_interval(values: Sequence[float], *, draws: int = 2000, seed: int = 0,
                             level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``, one value per cluster.
@@ -138,16 +160,20 @@ class PairedDifference:
 
     Attributes:
         tasks: tasks in both runs.
+        differing: those of them whose two sides differ (in total or in episodes): the only
+            ones the sign-flip test flips, since a tie has no sign.
         rate_a: A's pooled rate over those tasks.
         rate_b: B's.
         difference: ``rate_a - rate_b``.
         low: the cluster-bootstrap interval's lower bound (tasks resampled in pairs).
         high: its upper bound.
         p_value: two-sided, from the paired sign-flip test over tasks.
-        exact: whether the p-value enumerated every flip (up to ``EXACT_TASKS`` tasks).
+        exact: whether the p-value enumerated every flip (up to ``EXACT_TASKS`` differing
+            tasks).
     """
 
     tasks: int
+    differing: int
     rate_a: float
     rate_b: float
     difference: float
@@ -161,7 +187,7 @@ DEFAULT_BOOTSTRAP = Bootstrap()
 """2000 resamples, seed 0, 95 %: what every table uses unless ``analyze --seed`` says else."""
 
 EXACT_TASKS = 16
-"""Up to this many tasks the sign-flip test enumerates all 2^tasks flips (65536)."""
+"""Up to this many differing tasks the sign-flip test enumerates all 2^tasks flips (65536)."""
 
 
 def paired_difference(a_totals: Sequence[float], a_counts: Sequence[int],
@@ -175,7 +201,12 @@ def paired_difference(a_totals: Sequence[float], a_counts: Sequence[int],
     as likely as the one observed. It keeps each task's trials together (tasks, not trials,
     are the independent units), needs no normal approximation, and takes unequal numbers of
     trials and several variants of one task. McNemar's test would need episodes paired one to
-    one and would count every trial as independent.
+    one and would count every trial as independent. A task with the same total over as many
+    episodes on both sides is a tie: it carries no sign and is not flipped (as the sign test
+    and Wilcoxon's test drop zero differences). Swapping a tie leaves the statistic as it
+    was, so the p-value is that of all 2^tasks flips, enumerated exactly up to
+    ``EXACT_TASKS`` tasks that differ. (Equal rates over unequal numbers of episodes are no
+    tie: the pooled rate weighs tasks by episodes, and swapping them moves it.)
 
     Args:
         a_totals: per task (in the same order for A and B), the sum of A's episode values.
@@ -183,7 +214,7 @@ def paired_difference(a_totals: Sequence[float], a_counts: Sequence[int],
         b_totals: B's sums.
         b_counts: B's episodes per task.
         settings: bootstrap draws, seed and coverage; the seed also drives the sampled flips
-            beyond ``EXACT_TASKS`` tasks.
+            beyond ``EXACT_TASKS`` differing tasks.
 
     Raises:
         ValueError: the sequences differ in length, or no task has episodes on both sides.
@@ -205,17 +236,25 @@ def paired_difference(a_totals: Sequence[float], a_counts: Sequence[int],
                  - kb[picks].sum(axis=1) / nb[picks].sum(axis=1))
         tail = (1 - settings.level) / 2
         low, high = (float(v) for v in np.quantile(diffs, [tail, 1 - tail]))
-    exact = len(na) <= EXACT_TASKS
+    # a task whose two sides are the same (a zero difference over as many episodes) carries
+    # no sign: swapping it changes nothing, so only the others are flipped and counted
+    # against EXACT_TASKS; the p-value is that of all 2^tasks flips, now exact more often
+    tied = np.isclose(ka, kb, rtol=0.0, atol=1e-12) & (na == nb)
+    signed = np.flatnonzero(~tied)
+    exact = len(signed) <= EXACT_TASKS
     if exact:
-        flips = ((np.arange(2 ** len(na))[:, None] >> np.arange(len(na))) & 1).astype(bool)
+        some = ((np.arange(2 ** len(signed))[:, None] >> np.arange(len(signed))) & 1)
     else:
-        flips = rng.integers(0, 2, size=(settings.draws * 5, len(na))).astype(bool)
+        some = rng.integers(0, 2, size=(settings.draws * 5, len(signed)))
+    flips = np.zeros((len(some), len(na)), dtype=bool)
+    flips[:, signed] = some.astype(bool)
     flipped = (np.where(flips, kb, ka).sum(axis=1) / np.where(flips, nb, na).sum(axis=1)
                - np.where(flips, ka, kb).sum(axis=1) / np.where(flips, na, nb).sum(axis=1))
     extreme = int((np.abs(flipped) >= abs(difference) - 1e-12).sum())
     p_value = extreme / len(flips) if exact else (extreme + 1) / (len(flips) + 1)
-    return PairedDifference(int(len(na)), float(ka.sum() / na.sum()), float(kb.sum() / nb.sum()),
-                            float(difference), low, high, float(min(p_value, 1.0)), exact)
+    return PairedDifference(int(len(na)), int(len(signed)), float(ka.sum() / na.sum()),
+                            float(kb.sum() / nb.sum()), float(difference), low, high,
+                            float(min(p_value, 1.0)), exact)
 
 
 def _clusters(totals: Sequence[float], counts: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ from llm_aai.analysis.plots import (
     plot_pass_rates,
     settings_caption,
 )
-from llm_aai.analysis.probes import plan_metrics_table, probe_levels, probe_table
+from llm_aai.analysis.probes import plan_metrics_table, probe_labelled, probe_table
 from llm_aai.analysis.report import (
     compare_report,
     level_report,
@@ -41,6 +41,7 @@ from llm_aai.analysis.report import (
 from llm_aai.analysis.stats import Bootstrap
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.arena.catalog import children_subset
+from llm_aai.grounding.nearness import NEARNESS_CSV, NearnessError, read_nearness
 from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 from llm_aai.oracle import DEFAULT_BUDGET
@@ -149,11 +150,14 @@ def _report_grounding(args) -> int:
             episodes += episode_rows(run)
         except SummaryInputError as error:
             return _fail(str(error))
-    table = pd.DataFrame(by_group(claims, episodes), columns=["agent", "level", "what", "value"])
+    boot = Bootstrap(seed=args.seed)
+    table = pd.DataFrame(by_group(claims, episodes, boot),
+                         columns=["agent", "level", "what", "value"])
     print(table.rename(columns={"agent": "model", "what": "claims or episodes",
-                                "value": "true/checked share [Wilson 95% CI] or count"})
+                                "value": "true/checked share [Wilson 95% CI] tasks[..] or count"})
           .to_string(index=False))
-    print("\nclaims: share of checked claims that are true (unverifiable ones beside it); "
+    print(f"\nclaims: share of checked claims that are true, [Wilson over claims] "
+          f"tasks[{boot.describe()}] (unverifiable ones beside it); "
           "episodes: failed episodes classed by their first kind of false claim "
           "(perception: about what is seen).")
     if args.csv is not None:
@@ -176,7 +180,7 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     table = pass_rates(runs.episodes, by="level" if args.by == "mode" else args.by,
                        bootstrap=boot)
     if args.by == "mode":
-        table = _mode_tables(runs.episodes, reference, populations)
+        table = _mode_tables(runs.episodes, reference, populations, boot)
     elif args.by == "level":
         print(render(level_report(levels, overall, reference, populations)))
     else:
@@ -195,28 +199,30 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
         with_reference(table, reference, populations).to_csv(args.csv, index=False)
         print(f"\ntable written to {args.csv}")
     if args.plot:
-        return _plot(levels, reference, args, populations, runs)
+        return _plot(levels, reference, args, populations, runs, overall=overall)
     return 0
 
 
-def _mode_tables(episodes, reference, populations: tuple[str, ...]):
+def _mode_tables(episodes, reference, populations: tuple[str, ...], boot: Bootstrap):
     """Print one table per model (and prompt) with a column per mode; return them as one."""
     tables = []
     for (model, prompt), played in episodes.groupby(["model", "prompt"], sort=False):
         by_mode = played.assign(label=played["mode"])
-        levels = pass_rates(by_mode, by="level")
+        levels = pass_rates(by_mode, by="level", bootstrap=boot)
         print(f"{model} [{prompt}] by mode ({', '.join(pd.unique(by_mode['mode']))}):")
-        print(render(level_report(levels, model_summary(by_mode), reference, populations)))
+        print(render(level_report(levels, model_summary(by_mode, bootstrap=boot), reference,
+                                  populations)))
         print()
         tables.append(levels.rename(columns={"label": "mode"}).assign(model=model, prompt=prompt))
     return pd.concat(tables, ignore_index=True)
 def _report_probes(runs, args, populations: tuple[str, ...]) -> int:
     """Each model's pass rate per level under each probe, the plan metrics, the figure."""
     reference = reference_populations()
-    table = probe_table(runs.episodes, reference, populations)
+    boot = Bootstrap(seed=args.seed)
+    table = probe_table(runs.episodes, reference, populations, bootstrap=boot)
     print(render(table))
-    print("\nk/n proportion [Wilson 95% CI] per probe; infrastructure failures excluded; "
-          "populations: pooled rate (interquartile range).")
+    print(f"\nk/n proportion [Wilson 95% CI] tasks[{boot.describe()}] per probe; "
+          "infrastructure failures excluded; populations: pooled rate (interquartile range).")
     try:
         references = (RunReferences(args.reference) if args.reference is not None
                       else OracleReferences(budget=args.oracle_budget))
@@ -233,8 +239,10 @@ def _report_probes(runs, args, populations: tuple[str, ...]) -> int:
         table.to_csv(args.csv, index=False)
         print(f"\ntable written to {args.csv}")
     if args.plot:
-        return _plot(probe_levels(runs.episodes), reference, args, populations, runs,
-                     title="Proportion of trials passed per level, by probe")
+        labelled = probe_labelled(runs.episodes)
+        return _plot(pass_rates(labelled, by="level", bootstrap=boot), reference, args,
+                     populations, runs, title="Proportion of trials passed per level, by probe",
+                     overall=model_summary(labelled, bootstrap=boot))
     return 0
 
 
@@ -244,17 +252,21 @@ def _report_variants(runs, args) -> int:
         return _fail("--plot draws levels against the reference populations; with --by "
                      "variants write --csv and plot that table")
     try:
-        table = variants_table(runs.episodes)
+        boot = Bootstrap(seed=args.seed)
+        table = variants_table(runs.episodes, bootstrap=boot)
     except ValueError as error:
         return _fail(str(error))
     shown = table.assign(level=table["level"].map(lambda v: v or "all"),
-                         gap=table.apply(_gap_cell, axis=1))
-    print(render(shown[["label", "level", "level_name", "original", "variant", "gap",
-                        "flag"]]))
-    print("\nk/n proportion [Wilson 95% CI]; originals are the parents of the variants played; "
-          "gap = original - variant [Newcombe 95% CI]; "
+                         gap=table.apply(_gap_cell, axis=1),
+                         p=table["p_value"].map(lambda p: "-" if p != p else f"{p:.3g}"))
+    print(render(shown[["label", "level", "level_name", "tasks", "original", "variant", "gap",
+                        "p", "flag"]]))
+    print("\nk/n proportion [Wilson 95% CI] tasks[interval over tasks]; originals are the "
+          "parents of the variants played; gap = original - variant [Newcombe 95% CI, trials "
+          f"as if independent] tasks[{boot.describe()}, each task with its variants]; p: "
+          "paired sign-flip test over tasks; "
           f"'{MEMORISATION_FLAG}': the originals are passed more often beyond the interval "
-          "(episodes of one task are not independent: a pointer, not a test)")
+          "over tasks (a pointer, not a test of contamination)")
     flagged = table[table["flag"] != ""]
     for row in flagged.itertuples(index=False):
         where = "over all levels" if row.level == 0 else f"on level {row.level}"
@@ -276,18 +288,24 @@ def _compare(args) -> int:
         return _fail("--compare prints its own table: leave out --plot and --by")
     try:
         a, b = (load_runs([path], with_turns=False).episodes for path in args.runs)
+        if all((path / NEARNESS_CSV).is_file() for path in args.runs):
+            a, b = (side.assign(nearer=side["episode_id"].map(read_nearness(path)))
+                    for side, path in zip((a, b), args.runs, strict=True))
         table = compare_runs(a, b, name_a=str(args.runs[0]), name_b=str(args.runs[1]),
                              bootstrap=Bootstrap(seed=args.seed))
-    except (RunDirectoryError, ValueError) as error:
+    except (RunDirectoryError, NearnessError, ValueError) as error:
         return _fail(str(error))
     labels = [", ".join(pd.unique(side["label"])) for side in (a, b)]
     print(f"A = {args.runs[0]} ({labels[0]}); B = {args.runs[1]} ({labels[1]})")
     print(render(compare_report(table)))
-    print(f"\nA, B: each run's rate over the tasks both played (infrastructure failures left "
-          f"out); passed = proportion of trials passed, progress = mean share of the pass "
-          f"mark's reward obtained (1 for a pass). A - B [{Bootstrap(seed=args.seed).describe()}, "
-          "tasks resampled in pairs]; p: two-sided paired sign-flip test over tasks "
-          "(exact, or * sampled flips beyond 16 tasks).")
+    print("\nA, B: each run's rate over the tasks both played (infrastructure failures left "
+          "out); passed = proportion of trials passed, progress = mean share of the pass "
+          "mark's reward obtained (1 for a pass)"
+          + (", nearer = mean share of the walking distance to the nearest goal closed "
+             "(1 for a pass; from each run's nearness.csv)" if "nearer" in set(table["measure"])
+             else "") + f". A - B [{Bootstrap(seed=args.seed).describe()}, "
+          "tasks resampled in pairs]; p: two-sided paired sign-flip test over the tasks whose "
+          "rates differ (a tie has no sign; exact, or * sampled flips beyond 16 of them).")
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.csv, index=False)
@@ -298,7 +316,9 @@ def _compare(args) -> int:
 def _gap_cell(row) -> str:
     if row["gap"] != row["gap"]:  # NaN: one side has no episodes
         return "-"
-    return f"{row['gap']:+.2f} [{row['gap_low']:+.2f}, {row['gap_high']:+.2f}]"
+    over_tasks = ("-" if row["gap_boot_low"] != row["gap_boot_low"]
+                  else f"[{row['gap_boot_low']:+.2f}, {row['gap_boot_high']:+.2f}]")
+    return f"{row['gap']:+.2f} [{row['gap_low']:+.2f}, {row['gap_high']:+.2f}] tasks{over_tasks}"
 
 
 def _reference_note(references) -> str:
@@ -311,7 +331,7 @@ def _reference_note(references) -> str:
 
 
 def _plot(levels, reference, args, populations: tuple[str, ...], runs,
-          title: str = "Proportion of trials passed per level") -> int:
+          title: str = "Proportion of trials passed per level", *, overall) -> int:
     """Write the figure; models it leaves out become notes, a figure it cannot draw an error."""
     path = args.plot
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -320,7 +340,7 @@ def _plot(levels, reference, args, populations: tuple[str, ...], runs,
         warnings.simplefilter("always")
         try:
             plot_pass_rates(levels, reference, path, populations=populations, style=args.style,
-                            size=args.size, caption=caption, title=title)
+                            size=args.size, caption=caption, title=title, overall=overall)
         except ValueError as error:
             return _fail(f"{path}: no figure written: {error}")
     for warning in caught:  # ours become notes; any other warning is shown as it was raised

@@ -1,8 +1,11 @@
 """Read ``grounding.csv`` back and summarise it: the share of true claims per kind, with intervals.
 
 The share is over the claims that could be checked (true or false); unverifiable ones are
-counted beside it. The interval is Wilson's over claims (``llm_aai.analysis.stats``): claims of
-one episode are not independent, so read it as a lower bound on the uncertainty.
+counted beside it. Two 95 % intervals go with it (``llm_aai.analysis.stats``): Wilson's over
+claims, and a cluster bootstrap over tasks (``tasks[..]``: the tasks are resampled with all
+their episodes' claims). Claims of one episode, and episodes of one task, share a scene and
+a layout, so they are not independent: Wilson's interval is a lower bound on the uncertainty,
+the one over tasks the interval to compare agents by.
 """
 
 from __future__ import annotations
@@ -13,11 +16,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from llm_aai.analysis.stats import format_interval, wilson_interval
+from llm_aai.analysis.stats import (
+    DEFAULT_BOOTSTRAP,
+    Bootstrap,
+    cluster_bootstrap_interval,
+    format_interval,
+    wilson_interval,
+)
 from llm_aai.grounding.claims import KINDS
 from llm_aai.grounding.ground import COLUMNS, EPISODE_COLUMNS, EPISODES_CSV, GROUNDING_CSV
 
 FAILURES: tuple[str, ...] = ("perception", "numeric", "other")
+ALL_LEVELS = 0
+"""The level key of the rows over all of an agent's levels (printed ``all``)."""
 
 
 class SummaryInputError(ValueError):
@@ -26,12 +37,24 @@ class SummaryInputError(ValueError):
 
 @dataclass(frozen=True)
 class KindShare:
-    """Claims of one kind in one group."""
+    """Claims of one kind in one group.
+
+    Attributes:
+        kind: the claim kind.
+        true: claims found true.
+        false: claims found false.
+        unverifiable: claims that could not be checked.
+        tasks_low: the share's cluster-bootstrap interval over tasks, lower bound (NaN with
+            checked claims from fewer than two tasks).
+        tasks_high: its upper bound.
+    """
 
     kind: str
     true: int
     false: int
     unverifiable: int
+    tasks_low: float = float("nan")
+    tasks_high: float = float("nan")
 
     @property
     def checked(self) -> int:
@@ -39,12 +62,13 @@ class KindShare:
         return self.true + self.false
 
     def render(self) -> str:
-        """``12/15 0.80 [0.55, 0.93] (+2 unverifiable)``."""
+        """``12/15 0.80 [0.55, 0.93] tasks[0.40, 1.00] (+2 unverifiable)``."""
         if not self.checked:
             share = "-"
         else:
             share = (f"{self.true}/{self.checked} {self.true / self.checked:.2f} "
-                     f"{format_interval(*wilson_interval(self.true, self.checked))}")
+                     f"{format_interval(*wilson_interval(self.true, self.checked))} "
+                     f"tasks{format_interval(self.tasks_low, self.tasks_high)}")
         return share + (f" (+{self.unverifiable} unverifiable)" if self.unverifiable else "")
 
 
@@ -79,21 +103,39 @@ def episode_rows(run_dir: Path) -> list[dict[str, str]]:
     return read_rows(Path(run_dir) / EPISODES_CSV, EPISODE_COLUMNS)
 
 
-def shares(rows: Iterable[Mapping[str, str]]) -> list[KindShare]:
-    """Per kind (in ``KINDS`` order, kinds with no claim left out)."""
+def shares(rows: Iterable[Mapping[str, str]],
+           bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> list[KindShare]:
+    """Per kind (in ``KINDS`` order, kinds with no claim left out), with both intervals.
+
+    Args:
+        rows: ``grounding.csv``'s rows (``kind``, ``verdict``, ``task``).
+        bootstrap: draws and seed of the interval over tasks.
+    """
     counts: dict[str, Counter] = defaultdict(Counter)
+    per_task: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for row in rows:
         counts[row["kind"]][row["verdict"]] += 1
-    return [KindShare(kind, c["true"], c["false"], c["unverifiable"])
-            for kind in (*KINDS, *sorted(set(counts) - set(KINDS))) if (c := counts.get(kind))]
+        per_task[row["kind"]][row["task"]][row["verdict"]] += 1
+    found = []
+    for kind in (*KINDS, *sorted(set(counts) - set(KINDS))):
+        if not (c := counts.get(kind)):
+            continue
+        tasks = per_task[kind].values()
+        low, high = cluster_bootstrap_interval([t["true"] for t in tasks],
+                                               [t["true"] + t["false"] for t in tasks],
+                                               bootstrap)
+        found.append(KindShare(kind, c["true"], c["false"], c["unverifiable"], low, high))
+    return found
 
 
 def render_summary(claims: Sequence[Mapping[str, str]],
-                   episodes: Sequence[Mapping[str, str]]) -> str:
+                   episodes: Sequence[Mapping[str, str]],
+                   bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> str:
     """The printed summary: claims per kind, then the failed episodes' classes."""
     lines = [f"{len(claims)} claims in {len(episodes)} episodes; share of checked claims "
-             "that are true, 95% Wilson interval:"]
-    lines += [f"  {share.kind:<18} {share.render()}" for share in shares(claims)]
+             "that are true, 95% Wilson interval over claims, tasks[cluster bootstrap 95% "
+             "over tasks]:"]
+    lines += [f"  {share.kind:<18} {share.render()}" for share in shares(claims, bootstrap)]
     failed = [e for e in episodes if e["failure"] != "passed"]
     classes = Counter(e["failure"] for e in failed)
     lines.append(f"failed episodes: {len(failed)} of {len(episodes)}"
@@ -102,9 +144,13 @@ def render_summary(claims: Sequence[Mapping[str, str]],
     return "\n".join(lines)
 
 
-def by_group(claims: Sequence[Mapping[str, str]], episodes: Sequence[Mapping[str, str]]
-             ) -> list[dict[str, str]]:
-    """One row per (agent, level, kind) and per (agent, level) failure class, for ``analyze``."""
+def by_group(claims: Sequence[Mapping[str, str]], episodes: Sequence[Mapping[str, str]],
+             bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> list[dict[str, str]]:
+    """One row per (agent, level, kind) and per (agent, level) failure class, for ``analyze``.
+
+    An agent seen on more than one level also gets rows over all its levels (level ``all``),
+    the figures to compare agents by.
+    """
     table = []
     groups: dict[tuple[str, int], list] = defaultdict(list)
     for row in claims:
@@ -112,15 +158,22 @@ def by_group(claims: Sequence[Mapping[str, str]], episodes: Sequence[Mapping[str
     failures: dict[tuple[str, int], Counter] = defaultdict(Counter)
     for row in episodes:
         failures[(row["agent"], int(row["level"]))][row["failure"]] += 1
-    for key in sorted(set(groups) | set(failures)):
+    for agent in {agent for agent, _ in (*groups, *failures)}:
+        if len({level for a, level in (*groups, *failures) if a == agent}) > 1:
+            groups[(agent, ALL_LEVELS)] = [r for (a, _), rows in list(groups.items())
+                                           if a == agent for r in rows]
+            failures[(agent, ALL_LEVELS)] = sum((c for (a, _), c in list(failures.items())
+                                                 if a == agent), Counter())
+    for key in sorted(set(groups) | set(failures), key=lambda k: (k[0], k[1] or 99)):
         agent, level = key
-        for share in shares(groups.get(key, [])):
-            table.append({"agent": agent, "level": str(level), "what": share.kind,
+        shown = str(level) if level != ALL_LEVELS else "all"
+        for share in shares(groups.get(key, []), bootstrap):
+            table.append({"agent": agent, "level": shown, "what": share.kind,
                           "value": share.render()})
         counts = failures.get(key, Counter())
         total = sum(counts.values())
         for name in ("passed", *FAILURES):
             if counts[name]:
-                table.append({"agent": agent, "level": str(level), "what": f"episodes {name}",
+                table.append({"agent": agent, "level": shown, "what": f"episodes {name}",
                               "value": f"{counts[name]}/{total}"})
     return table

@@ -110,6 +110,8 @@ class Resimulation:
         duration_s: wall time of the re-simulation (env build included).
         probes: what ``probe`` returned at the instant each script turn's observation was
             taken, by turn number (empty unless a probe was given).
+        final: what ``final_probe`` returned once the last logged turn was played (None
+            unless one was given).
 
     """
 
@@ -122,6 +124,7 @@ class Resimulation:
     steps: int = 0
     duration_s: float = 0.0
     probes: Mapping[int, Any] = field(default_factory=dict)
+    final: Any = None
 
     @property
     def ok(self) -> bool:
@@ -221,6 +224,7 @@ def resimulate(
     arenas_dir: str | Path | None = None,
     overview_size: int | None = None,
     probe: Callable[[Any], Any] | None = None,
+    final_probe: Callable[[Any], Any] | None = None,
 ) -> Resimulation:
     """Replay the episode's logged actions in the embedded simulator and compare every turn.
 
@@ -232,6 +236,8 @@ def resimulate(
         probe: if given, called with the env's backend at the instant each script turn's
             observation is taken (the last initial observation for the first script, the end
             of the turn before for the others); its results land in ``Resimulation.probes``.
+        final_probe: if given, called with the env's backend once after the last logged
+            turn (the state the episode ended in); its result is ``Resimulation.final``.
 
     Raises:
         ReplayInputError: the run was not embedded, or its manifest lacks what is needed.
@@ -264,11 +270,12 @@ def resimulate(
                 probes[following.turn] = capture()
         if episode.result is not None and not walk.stopped:
             rows.append(_check_totals(episode, start.outcome, walk))
+        final = final_probe(env.backend) if final_probe is not None else None
     finally:
         env.close()
     steps = start.outcome.steps + walk.steps
     return Resimulation(episode.episode_id, arena, setup["seed"], setup["resolution"],
-                        tuple(rows), overviews, steps, time.monotonic() - started, probes)
+                        tuple(rows), overviews, steps, time.monotonic() - started, probes, final)
 
 
 def _settings(episode: LoggedEpisode) -> ResolvedRun:

@@ -1,7 +1,13 @@
 import pytest
 from PIL import Image
 
-from llm_aai.analysis import load_runs, pass_rates, plot_pass_rates, reference_populations
+from llm_aai.analysis import (
+    load_runs,
+    model_summary,
+    pass_rates,
+    plot_pass_rates,
+    reference_populations,
+)
 from llm_aai.analysis.plots import parse_size, settings_caption
 from llm_aai.cli.analyze import main as analyze
 
@@ -125,15 +131,39 @@ def test_pooled_panel_draws_each_model_at_its_overall_rate(levels, tmp_path, mon
     drawn = []
     original = plots._draw_model
 
-    def spy(ax, rows, label, x_of, offset, width, colour):
+    def spy(ax, rows, label, x_of, offset, width, colour, **kwargs):
         drawn.append((label, list(rows["level"]), list(rows["k"]), list(rows["n"])))
-        return original(ax, rows, label, x_of, offset, width, colour)
+        return original(ax, rows, label, x_of, offset, width, colour, **kwargs)
 
     monkeypatch.setattr(plots, "_draw_model", spy)
     plot_pass_rates(levels, reference_populations(), tmp_path / "fig.png")
     pooled = {label: (k[0], n[0]) for label, lv, k, n in drawn if lv == [0]}
     for label, group in levels.groupby("label"):
         assert pooled[label] == (group["k"].sum(), group["n"].sum())
+
+
+def test_all_levels_panel_draws_each_models_interval_over_tasks(two_models, tmp_path,
+                                                               monkeypatch):
+    import llm_aai.analysis.plots as plots
+
+    episodes = load_runs(two_models, with_turns=False).episodes
+    overall = model_summary(episodes)
+    drawn = {}
+    original = plots._draw_model
+
+    def spy(ax, rows, label, x_of, offset, width, colour, **kwargs):
+        if list(rows["level"]) == [0]:
+            drawn[label] = rows.iloc[0]
+        return original(ax, rows, label, x_of, offset, width, colour, **kwargs)
+
+    monkeypatch.setattr(plots, "_draw_model", spy)
+    text = plot_pass_rates(pass_rates(episodes), reference_populations(), tmp_path / "fig.svg",
+                           overall=overall).read_text()
+    assert text.count('id="tasks-band-all"') == 2  # a grey band for alpha and for beta
+    for row in overall.itertuples():
+        pooled = drawn[row.label]
+        assert (pooled["boot_low"], pooled["boot_high"]) == (row.boot_low, row.boot_high)
+        assert pooled["boot_low"] < pooled["boot_high"]
 
 
 def test_caption_line_names_each_run_and_its_settings(two_models, tmp_path):

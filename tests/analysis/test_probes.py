@@ -8,6 +8,12 @@ import pytest
 from llm_aai.analysis.load import probe_of
 from llm_aai.analysis.probes import probe_levels, probe_table
 from llm_aai.analysis.reference import reference_levels, reference_populations
+from llm_aai.analysis.stats import (
+    Bootstrap,
+    cluster_bootstrap_interval,
+    format_interval,
+    wilson_interval,
+)
 from llm_aai.cli.analyze import main as analyze_main
 from llm_aai.runner import RunConfig, start_run
 
@@ -26,6 +32,7 @@ def test_the_table_has_a_column_per_probe_and_leaves_out_infrastructure_failures
         "probe": ["image", "image", "text", "plan", "text"],
         "passed": [True, False, True, False, False],
         "infra_failure": [False, False, False, False, True],
+        "task_id": ["01-04-03", "01-06-02", "01-04-03", "01-04-03", "02-02-01"],
     })
     table = probe_table(episodes)
     assert list(table.columns) == ["model", "level", "level_name", "image", "text", "plan"]
@@ -35,9 +42,28 @@ def test_the_table_has_a_column_per_probe_and_leaves_out_infrastructure_failures
     assert table.iloc[1]["text"] == "-" and table.iloc[1]["image"] == "-"
 
 
+def test_each_probe_cell_gives_the_interval_over_tasks_beside_wilson():
+    """Four tasks x three trials, two passed every time and two never: the cluster bootstrap
+    over tasks (a variant under its task) is the one the level tables give, and it is wider
+    than Wilson's over the 12 trials as if independent."""
+    tasks = ["01-04-03", "01-06-02", "01-21-01", "01-23-01"]
+    rows = [{"model": "m", "level": 1, "probe": "text", "task_id": task, "parent_task": None,
+             "passed": i < 2, "infra_failure": False} for i, task in enumerate(tasks)
+            for _ in range(3)]
+    rows[-1] |= {"task_id": "01-23-01-v1", "parent_task": "01-23-01"}
+    episodes = pd.DataFrame(rows)
+    cell = probe_table(episodes, bootstrap=Bootstrap(seed=5)).iloc[0]["text"]
+    totals, counts = [3, 3, 0, 0], [3, 3, 3, 3]
+    low, high = cluster_bootstrap_interval(totals, counts, Bootstrap(seed=5))
+    assert cell == f"6/12 0.50 {format_interval(*wilson_interval(6, 12))} tasks[{low:.2f}, " \
+                   f"{high:.2f}]"
+    assert high - low > wilson_interval(6, 12)[1] - wilson_interval(6, 12)[0]
+
+
 def test_the_table_gives_children_and_olympics_beside_the_probes():
     episodes = pd.DataFrame({"model": ["m", "m"], "level": [1, 10], "probe": ["image", "text"],
-                             "passed": [True, False], "infra_failure": [False, False]})
+                             "passed": [True, False], "infra_failure": [False, False],
+                             "task_id": ["01-04-03", "10-07-01"]})
     reference = reference_populations()
     table = probe_table(episodes, reference, ("children", "olympics_top10"))
     assert list(table.columns)[-2:] == ["children", "olympics_top10"]

@@ -59,19 +59,35 @@ def test_symmetric_in_successes_and_failures(kn):
 
 def test_every_table_prints_intervals_one_way():
     from llm_aai.analysis import probes, report, variants
-    from llm_aai.analysis.stats import format_interval, format_rate
+    from llm_aai.analysis.stats import (
+        DEFAULT_BOOTSTRAP,
+        cluster_bootstrap_interval,
+        format_clustered_rate,
+        format_interval,
+        format_rate,
+    )
 
     assert format_interval(0.14, 0.4) == "[0.14, 0.40]"
     assert format_interval(math.nan, math.nan) == "-"
     assert format_rate(3, 12) == "3/12 0.25 [0.09, 0.53]" and format_rate(0, 0) == "-"
-    assert variants._rate(3, 12) == format_rate(3, 12)
-    row = {"n": 12, "k": 3, "infra_failures": 0, "proportion": 0.25, "ci_low": 0.0893,
-           "ci_high": 0.5323}
-    assert report._rate(row) == "3/12 0.25 [0.09, 0.53]"
     import pandas as pd
 
-    group = pd.DataFrame({"infra_failure": [False] * 12, "passed": [True] * 3 + [False] * 9})
-    assert probes._cell(group) == "3/12 0.25 [0.09, 0.53]"
+    # 12 trials of 4 tasks, 3 passed, all on the first task
+    tasks = [t for t in ("01-04-03", "01-06-02", "01-21-01", "01-23-01") for _ in range(3)]
+    passed = [True] * 3 + [False] * 9
+    low, high = cluster_bootstrap_interval([3, 0, 0, 0], [3, 3, 3, 3], DEFAULT_BOOTSTRAP)
+    cell = f"3/12 0.25 [0.09, 0.53] tasks{format_interval(low, high)}"
+    assert format_clustered_rate(passed, tasks) == cell
+    row = {"n": 12, "k": 3, "infra_failures": 0, "proportion": 0.25, "ci_low": 0.0893,
+           "ci_high": 0.5323, "boot_low": low, "boot_high": high}
+    assert report._rate(row) == cell
+    group = pd.DataFrame({"infra_failure": [False] * 12, "passed": passed, "task_id": tasks})
+    assert probes._cell(group, DEFAULT_BOOTSTRAP) == cell
+    originals = group.assign(label="m", level=1, parent_task=None)
+    played = pd.concat([originals, originals.assign(task_id=originals["task_id"] + "-v1",
+                                                    parent_task=originals["task_id"])])
+    both = variants.variants_table(played).iloc[0]
+    assert both["original"] == both["variant"] == cell
 
 
 def test_bootstrap_interval_over_tasks():
@@ -175,6 +191,34 @@ def test_paired_sign_flip_matches_the_sign_test_on_binary_tasks():
     discordant = sum(x != y for x, y in zip(a, b, strict=True))
     wins = sum(x > y for x, y in zip(a, b, strict=True))
     assert result.p_value == pytest.approx(binomtest(wins, discordant).pvalue)
+
+
+def test_paired_sign_test_counts_only_the_tasks_that_differ():
+    """24 tasks with one trial each, 6 of them discordant: ties at zero carry no sign, so the
+    test is the exact sign test over the 6 (scipy's binomial test), not sampled flips of 24."""
+    from scipy.stats import binomtest
+
+    a = [1, 1, 1, 1, 1, 0] + [1] * 9 + [0] * 9
+    b = [0, 0, 0, 0, 0, 1] + [1] * 9 + [0] * 9
+    result = paired_difference(a, [1] * 24, b, [1] * 24)
+    assert result.exact and result.p_value == pytest.approx(binomtest(5, 6).pvalue, rel=1e-12)
+    assert result.tasks == 24 and result.differing == 6
+
+
+def test_paired_sign_flip_with_ties_matches_scipys_exact_permutation_test():
+    """17 tasks of 3 trials, 7 of them with a nonzero difference: scipy's exact paired
+    permutation test of the mean difference (all 2^17 sign flips, where a tie's flip changes
+    nothing) gives the p-value that the enumeration of the 7 differing tasks gives."""
+    from scipy.stats import permutation_test
+
+    a = [3, 2, 3, 1, 2, 3, 0] + [0, 1, 2, 3, 3, 0, 1, 2, 2, 1]
+    b = [1, 0, 2, 2, 0, 1, 1] + [0, 1, 2, 3, 3, 0, 1, 2, 2, 1]
+    result = paired_difference(a, [3] * 17, b, [3] * 17)
+    scipy_p = permutation_test(
+        (np.array(a) / 3, np.array(b) / 3), lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples", n_resamples=np.inf, vectorized=True).pvalue
+    assert result.exact and result.p_value == pytest.approx(scipy_p, rel=1e-9)
+    assert result.differing == 7
 
 
 @hypothesis_settings(max_examples=40, deadline=None)

@@ -22,15 +22,33 @@ def episodes(rows) -> pd.DataFrame:
 
 
 def test_a_model_that_passes_only_the_originals_is_flagged():
-    rows = [("m", 1, "01-04-03", None, True)] * 12 + \
-           [("m", 1, "01-04-03-v1", "01-04-03", False)] * 12 + \
-           [("m", 1, "01-06-02", None, True)] * 5  # no variant played: not compared
+    tasks = ["01-04-03", "01-06-02", "01-21-01", "01-23-01"]
+    rows = [("m", 1, task, None, True) for task in tasks for _ in range(3)] + \
+           [("m", 1, f"{task}-v1", task, False) for task in tasks for _ in range(3)] + \
+           [("m", 1, "02-02-01", None, True)] * 5  # no variant played: not compared
     table = variants_table(episodes(rows))
     level = table[table["level"] == 1].iloc[0]
     assert (level["original_k"], level["original_n"]) == (12, 12)
     assert (level["variant_k"], level["variant_n"]) == (0, 12)
+    assert level["tasks"] == 4 and (level["gap_boot_low"], level["gap_boot_high"]) == (1, 1)
+    assert level["p_value"] == pytest.approx(2 / 2 ** 4)  # all four tasks one way
+    assert level["original"].endswith("tasks[1.00, 1.00]")
     assert level["flag"] == MEMORISATION_FLAG
     assert list(table["level"]) == [1, 0]
+
+
+def test_a_gap_carried_by_one_task_is_not_flagged():
+    """One task passed 12 times as the original and never as a variant, another alike on both
+    sides: Newcombe's interval (24 trials a side, as if independent) lies above zero, the
+    interval over the two tasks does not, and the flag follows the tasks."""
+    rows = [("m", 1, "01-04-03", None, True)] * 12 + \
+           [("m", 1, "01-04-03-v1", "01-04-03", False)] * 12 + \
+           [("m", 1, "01-06-02", None, False)] * 12 + \
+           [("m", 1, "01-06-02-v1", "01-06-02", False)] * 12
+    level = variants_table(episodes(rows)).iloc[0]
+    assert level["gap"] == 0.5 and level["gap_low"] > 0  # Newcombe alone would flag it
+    assert level["tasks"] == 2 and level["gap_boot_low"] <= 0 < level["gap_boot_high"]
+    assert level["flag"] == ""
 
 
 def test_equal_rates_are_not_flagged_and_models_are_kept_apart():

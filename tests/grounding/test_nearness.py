@@ -1,0 +1,110 @@
+"""The second partial credit: how much nearer the nearest goal (walking) an episode ended."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pandas as pd
+import pytest
+
+from llm_aai.cli.analyze import main as analyze
+from llm_aai.cli.grounding import main as grounding
+from llm_aai.env import AnimalAIEnv
+from llm_aai.grounding.nearness import NEARNESS_CSV, goal_distance, nearer, read_nearness
+from llm_aai.runner import RunConfig, start_run
+
+OPEN = """
+!ArenaConfig
+arenas:
+  0: !Arena
+    timeLimit: 250
+    items:
+    - !Item
+      name: Agent
+      positions:
+      - !Vector3 {x: 20, y: 0, z: 10}
+      rotations: [0]
+    - !Item
+      name: GoodGoal
+      positions:
+      - !Vector3 {x: 20, y: 0, z: 30}
+      sizes:
+      - !Vector3 {x: 1, y: 1, z: 1}
+"""
+WALLED = OPEN + """    - !Item
+      name: Wall
+      positions:
+      - !Vector3 {x: 20, y: 0, z: 20}
+      rotations: [0]
+      sizes:
+      - !Vector3 {x: 30, y: 5, z: 1}
+"""
+
+
+def test_nearer_is_the_share_of_the_way_closed():
+    assert nearer(20.0, 5.0, passed=False) == 0.75
+    assert nearer(20.0, 25.0, passed=False) == 0.0  # ended farther: none closed
+    assert nearer(20.0, math.inf, passed=False) == 0.0  # ended where no goal can be reached
+    assert nearer(20.0, 20.0, passed=True) == 1.0
+    # nothing to walk to at the start: no measure, passed or not (else passes would count
+    # on such tasks and failures would not)
+    assert math.isnan(nearer(math.inf, 3.0, passed=False))
+    assert math.isnan(nearer(math.inf, 0.5, passed=True))
+
+
+def _distance(tmp_path, text: str) -> float:
+    arena = tmp_path / "arena.yaml"
+    arena.write_text(text)
+    env = AnimalAIEnv(resolution=64)
+    try:
+        env.reset(seed=0, options={"arena": str(arena)})
+        return goal_distance(env.backend)
+    finally:
+        env.close()
+
+
+def test_walking_distance_goes_round_a_wall(tmp_path):
+    """In the open the walk is the straight line (20 m, less the ball's reach on the grid);
+    a 30 m wall across the way makes it a detour round the wall's end, over 2 x 15 m."""
+    straight = _distance(tmp_path, OPEN)
+    assert straight == pytest.approx(20.0, abs=1.0)
+    detour = _distance(tmp_path, WALLED)
+    assert detour > 2 * math.hypot(15.0, 10.0) - 1.0
+
+
+def test_nearness_of_real_runs_and_their_comparison(testbed_dir, tmp_path, capsys):
+    for model in ("heuristic", "random"):
+        start_run(RunConfig(model=model, tasks="01-04-03,01-06-02", arenas_dir=testbed_dir,
+                            resolution=64), out=tmp_path, run_id=model, show_progress=False)
+        assert grounding([str(tmp_path / model), "--nearness"]) == 0
+    out = capsys.readouterr().out
+    assert "2 episodes measured" in out and NEARNESS_CSV in out
+    with (tmp_path / "heuristic" / NEARNESS_CSV).open(newline="") as handle:
+        rows = {row["episode"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == {"01-04-03_t1", "01-06-02_t1"}
+    for row in rows.values():
+        start, end = float(row["start_m"]), float(row["end_m"])
+        assert start > 1.0
+        expected = nearer(start, end, row["passed"] == "true")
+        assert float(row["nearer"]) == pytest.approx(expected, abs=1e-4)
+    assert read_nearness(tmp_path / "heuristic")["01-04-03_t1"] == float(
+        rows["01-04-03_t1"]["nearer"])
+    table = tmp_path / "compare.csv"
+    assert analyze([str(tmp_path / "heuristic"), str(tmp_path / "random"), "--compare",
+                    "--csv", str(table)]) == 0
+    assert "nearer = mean share of the walking distance" in capsys.readouterr().out
+    compared = pd.read_csv(table)
+    row = compared[(compared["measure"] == "nearer") & (compared["level"] == 0)].iloc[0]
+    heuristic = pd.Series([float(r["nearer"]) for r in rows.values()]).mean()
+    assert row["tasks"] == 2 and row["a"] == pytest.approx(heuristic, abs=1e-4)
+
+
+def test_a_missing_or_broken_nearness_file_is_a_clear_error(tmp_path):
+    from llm_aai.grounding.nearness import NearnessError
+
+    with pytest.raises(NearnessError, match=r"nearness\.csv: not found .*--nearness"):
+        read_nearness(tmp_path)
+    (tmp_path / NEARNESS_CSV).write_text("episode,nearer\n01-04-03_t1,0.5\n01-06-02_t1,far\n")
+    with pytest.raises(NearnessError, match=r"nearness\.csv:3: nearer 'far' is not a number"):
+        read_nearness(tmp_path)
