@@ -149,3 +149,40 @@ def test_joining_a_cluster_keeps_the_commands_sigterm_handler(cluster):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "stopped cleanly" in done.stdout
+
+
+def _closed_port() -> int:
+    """A port of this machine that nothing listens on (bound once, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("command", [
+    ["llm_aai.audit", "--out", "{out}", "--tasks", "01-01-01", "--no-progress"],
+    ["llm_aai.variants", "make", "01-04-03", "--count", "1", "--out", "{out}"],
+    ["llm_aai.run", "--model", "heuristic", "--tasks", "01-04-03", "--out", "{out}",
+     "--no-progress"],
+], ids=["audit", "variants-make", "run"])
+def test_an_unreachable_cluster_address_fails_fast_naming_it(command, testbed_dir, tmp_path):
+    """Ray's driver retries an address nobody answers at for minutes (over 200 s): a mistyped
+    --ray-address must say so at once instead of looking like a hung command."""
+    import subprocess
+
+    pytest.importorskip("ray")
+    address = f"127.0.0.1:{_closed_port()}"
+    argv = [part.replace("{out}", str(tmp_path / "out")) for part in command]
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", *argv, "--arenas-dir", str(testbed_dir),
+                           "--executor", "ray", "--ray-address", address],
+                          capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    assert elapsed < 30
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"--ray-address {address}: no Ray cluster answers there" in lines[0]
+    if argv[0] == "llm_aai.run":  # a run refuses before it makes its directory
+        assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
