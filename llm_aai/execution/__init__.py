@@ -16,10 +16,10 @@ from llm_aai.execution.executor import (
     Outcome,
     ProcessExecutor,
 )
-from llm_aai.execution.ray_executor import RayExecutor, RayUnavailable
+from llm_aai.execution.ray_executor import RayExecutor, RayUnavailable, RayUnreachable
 from llm_aai.execution.registry import CHOICES, EXECUTORS, make_executor
 from llm_aai.execution.signals import interrupt_on_sigterm
 
 __all__ = ["CHOICES", "EXECUTORS", "LOCAL_NODE", "WORKER_DIED", "Executor", "InProcessExecutor",
            "Job", "Outcome", "ProcessExecutor", "RayExecutor", "RayUnavailable",
-           "interrupt_on_sigterm", "make_executor"]
+           "RayUnreachable", "interrupt_on_sigterm", "make_executor"]

@@ -13,7 +13,7 @@ The contract is the one in ``llm_aai.execution.executor``, held across machines:
   MuJoCo) is retried the same way, ``RETRIES`` times at most, and then recorded as
   ``WORKER_DIED``: never retried for ever. A job that raises is not retried (Ray does not
   retry application errors unless told to): its exception is its outcome, as locally.
-* An interrupt cancels the tasks in flight (their workers are ended) and propagates; what the
+* An interrupt ends the tasks in flight (their workers with them) and propagates; what the
   caller recorded is what a rerun skips.
 
 Tasks, not an actor pool of warm simulators: an audit episode or a variant check builds its
@@ -32,7 +32,8 @@ from typing import Any
 
 from llm_aai.execution.executor import WORKER_DIED, Job, Outcome, describe_error
 
-__all__ = ["INSTALL_HINT", "RETRIES", "RayExecutor", "RayUnavailable", "connect", "import_ray"]
+__all__ = ["CONNECT_TIMEOUT_S", "INSTALL_HINT", "RETRIES", "RayExecutor", "RayUnavailable",
+           "RayUnreachable", "check_address", "connect", "import_ray"]
 
 INSTALL_HINT = "--executor ray needs Ray: pip install 'llm-aai[ray]' (or pip install ray)"
 """What to do when Ray is not installed."""
@@ -41,8 +42,16 @@ RETRIES = 2
 """How often Ray replays a task whose worker died (a node lost, or the job's own crash)."""
 
 
+CONNECT_TIMEOUT_S = 5.0
+"""How long a cluster address may take to accept a connection before it counts as down."""
+
+
 class RayUnavailable(RuntimeError):
-    """Ray is not installed (the message says how to install it)."""
+    """Ray cannot be used: it is not installed, or no cluster answers (the message says which)."""
+
+
+class RayUnreachable(RayUnavailable):
+    """Nothing answers at the cluster address given (``--ray-address``)."""
 
 
 def import_ray() -> Any:
@@ -70,10 +79,12 @@ def connect(address: str | None, cpus: int) -> bool:
 
     Raises:
         RayUnavailable: Ray is not installed.
+        RayUnreachable: nothing answers at ``address`` (see ``check_address``).
     """
     ray = import_ray()
     if ray.is_initialized():
         return False
+    check_address(address)
     in_main = threading.current_thread() is threading.main_thread()
     kept = {signum: signal.getsignal(signum) for signum in _KEPT_SIGNALS} if in_main else {}
     try:
@@ -88,6 +99,45 @@ def connect(address: str | None, cpus: int) -> bool:
                 signal.signal(signum, handler)
     return True
 
+
+def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Fail at once if nothing accepts a connection at a cluster ``address``.
+
+    Ray's driver does not give up on a cluster that does not answer: it retries the address
+    for minutes (20 tries of about 10 s each in Ray 2.x) before it raises, so a mistyped
+    ``--ray-address`` would look like a hung command. Ray's own connect timeouts are process-
+    wide settings read when Ray starts (``RAY_gcs_rpc_server_connect_timeout_s`` and the number
+    of tries), which would also cut the wait for a real cluster's head that is slow to
+    recover; a TCP connection to the one port the driver needs first (the GCS's, or the Ray
+    Client server's for ``ray://``) tells the same thing within ``timeout`` seconds and
+    changes nothing of Ray's. A GCS host that Ray reads as this machine (``localhost``,
+    ``127.0.0.1``) is checked at the node address Ray connects to instead. ``auto`` and an
+    address without a port are left to Ray, which resolves them itself.
+
+    Raises:
+        RayUnreachable: the connection is refused or times out (the message names the
+            address and ``--ray-address``).
+    """
+    if address is None:
+        return
+    client = address.startswith("ray://")
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return
+    if host in _THIS_MACHINE and not client:
+        host = import_ray().util.get_node_ip_address()
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        why = "no answer" if isinstance(error, TimeoutError) else error.strerror or str(error)
+        raise RayUnreachable(f"--ray-address {address}: no Ray cluster answers there ({why}); "
+                             "give the address `ray start --head` printed, or leave "
+                             "--ray-address out to start Ray here") from None
+
+
+_THIS_MACHINE = frozenset({"localhost", "127.0.0.1", "::1"})
+"""Hosts Ray replaces with this machine's node address before it connects."""
 
 _KEPT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP")
                       if hasattr(signal, name))
@@ -146,9 +196,24 @@ class RayExecutor:
                     yield self._outcome(job, ref)
                     submit()
         except BaseException:  # an interrupt: stop the tasks before they do any more
-            for ref in pending:
-                ray.cancel(ref, force=True)
+            self._abandon(pending)
             raise
+
+    def _abandon(self, pending: dict[Any, Job]) -> None:
+        """End the tasks in flight (an interrupt).
+
+        A connection made here is closed: Ray ends the tasks a departed driver owned, their
+        workers with them. Cancelling each task instead can abort this process inside Ray's
+        core when a task's reply arrives as it is cancelled (Ray 2.x, "Tried to complete task
+        that was not pending": an interrupted audit of short episodes hit it one time in
+        three, with either kind of cancel); cancelling stays the way when the caller owns the
+        connection, which must outlive this executor.
+        """
+        if self._started_here:
+            self.close()
+            return
+        for ref in pending:
+            self._ray.cancel(ref, force=True)
 
     def _outcome(self, job: Job, ref: Any) -> Outcome:
         exceptions = self._ray.exceptions

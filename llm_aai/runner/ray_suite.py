@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from llm_aai.execution.executor import WORKER_DIED, describe_error
-from llm_aai.execution.ray_executor import RETRIES, connect, import_ray
+from llm_aai.execution.ray_executor import RETRIES, check_address, connect, import_ray
 from llm_aai.frames import FrameFormat
 from llm_aai.llm.lost_input import LostInputWatch, image_token_floor
 from llm_aai.llm.pricing import Prices
@@ -190,10 +190,12 @@ class RaySuite(Suite):
         """Refuse what a run on Ray cannot do, before its directory exists.
 
         Raises:
-            RayUnavailable: Ray is not installed (the message says how to install it).
+            RayUnavailable: Ray is not installed (the message says how to install it), or
+                nothing answers at ``--ray-address`` (``RayUnreachable``).
             ValueError: a mode the remote episodes cannot play (the message says which).
         """
         import_ray()
+        check_address(config.ray_address)
         if config.modes.across_tasks:
             raise ValueError("--context across-tasks plays a trial's tasks in one conversation "
                              "on one machine; --executor ray does not run it yet")
