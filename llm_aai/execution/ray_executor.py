@@ -13,7 +13,7 @@ The contract is the one in ``llm_aai.execution.executor``, held across machines:
   MuJoCo) is retried the same way, ``RETRIES`` times at most, and then recorded as
   ``WORKER_DIED``: never retried for ever. A job that raises is not retried (Ray does not
   retry application errors unless told to): its exception is its outcome, as locally.
-* An interrupt ends the tasks in flight (their workers with them) and propagates; what the
+* An interrupt cancels the tasks in flight (their workers are ended) and propagates; what the
   caller recorded is what a rerun skips.
 
 Tasks, not an actor pool of warm simulators: an audit episode or a variant check builds its
@@ -196,24 +196,9 @@ class RayExecutor:
                     yield self._outcome(job, ref)
                     submit()
         except BaseException:  # an interrupt: stop the tasks before they do any more
-            self._abandon(pending)
+            for ref in pending:
+                ray.cancel(ref, force=True)
             raise
-
-    def _abandon(self, pending: dict[Any, Job]) -> None:
-        """End the tasks in flight (an interrupt).
-
-        A connection made here is closed: Ray ends the tasks a departed driver owned, their
-        workers with them. Cancelling each task instead can abort this process inside Ray's
-        core when a task's reply arrives as it is cancelled (Ray 2.x, "Tried to complete task
-        that was not pending": an interrupted audit of short episodes hit it one time in
-        three, with either kind of cancel); cancelling stays the way when the caller owns the
-        connection, which must outlive this executor.
-        """
-        if self._started_here:
-            self.close()
-            return
-        for ref in pending:
-            self._ray.cancel(ref, force=True)
 
     def _outcome(self, job: Job, ref: Any) -> Outcome:
         exceptions = self._ray.exceptions
