@@ -13,25 +13,10 @@ from llm_aai.cli.grounding import main as grounding
 from llm_aai.env import AnimalAIEnv
 from llm_aai.grounding.nearness import NEARNESS_CSV, goal_distance, nearer, read_nearness
 from llm_aai.runner import RunConfig, start_run
+from tests.helpers.arenas import goal_ahead
 
-OPEN = """
-!ArenaConfig
-arenas:
-  0: !Arena
-    timeLimit: 250
-    items:
-    - !Item
-      name: Agent
-      positions:
-      - !Vector3 {x: 20, y: 0, z: 10}
-      rotations: [0]
-    - !Item
-      name: GoodGoal
-      positions:
-      - !Vector3 {x: 20, y: 0, z: 30}
-      sizes:
-      - !Vector3 {x: 1, y: 1, z: 1}
-"""
+OPEN = goal_ahead(goal=(20, 30))
+"""The agent facing a green ball 20 m ahead, nothing between."""
 WALLED = OPEN + """    - !Item
       name: Wall
       positions:
