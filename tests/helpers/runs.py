@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from llm_aai.cli.run import main as run_main
 
-__all__ = ["audit_rows", "keyless_env", "make_run", "run_module"]
+__all__ = ["audit_rows", "call_costs", "keyless_env", "make_run", "run_module"]
 
 
 def make_run(testbed_dir: Path, out: Path, run_id: str, *flags: str,
@@ -41,3 +42,14 @@ def audit_rows(out: Path) -> list[dict[str, str]]:
     """The rows of an audit folder's ``audit.csv``, as its CSV reader gives them."""
     with (Path(out) / "audit.csv").open(newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+def call_costs(run_dir: Path) -> list[float]:
+    """The dollars of every priced model call a run's turn logs record, episode by episode."""
+    costs = []
+    for turns in sorted(Path(run_dir).glob("episodes/*/turns.jsonl")):
+        for line in turns.read_text().splitlines():
+            usage = json.loads(line).get("usage") or {}
+            if usage.get("cost_usd"):
+                costs.append(usage["cost_usd"])
+    return costs

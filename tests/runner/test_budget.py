@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 
 import pytest
 
@@ -15,6 +14,7 @@ from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, ResumeOverrides, RunConfig, resume_run, start_run
 from llm_aai.runner.app import RunError
 from llm_aai.settings import read_settings
+from tests.helpers.runs import call_costs
 
 PRICES = (100.0, 100.0)  # $ per million tokens: a call costs about 20 cents
 
@@ -25,16 +25,6 @@ def config(testbed_dir, url, *, concurrency, budget, prices=PRICES):
         resolution=64, concurrency=concurrency, budget_usd=budget,
         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=3),
         model_options=ModelOptions(api_base=url, max_tokens=64, price_per_mtok=prices))
-
-
-def call_costs(run_dir):
-    costs = []
-    for turns in sorted(run_dir.glob("episodes/*/turns.jsonl")):
-        for line in turns.read_text().splitlines():
-            usage = json.loads(line).get("usage") or {}
-            if usage.get("cost_usd"):
-                costs.append(usage["cost_usd"])
-    return costs
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, start_run
+from tests.helpers.runs import call_costs
 
 TASKS = "01-04-03,01-06-02,02-02-01"
 TIMING = {"duration_s", "node_id", "host"}  # and each call's latency in the turn logs
@@ -132,16 +133,6 @@ def test_a_model_over_real_http_plays_the_same_on_the_cluster_within_its_provide
 PRICES = (100.0, 100.0)  # $ per million tokens: a call costs about 20 cents
 
 
-def _call_costs(run_dir):
-    costs = []
-    for turns in sorted(run_dir.glob("episodes/*/turns.jsonl")):
-        for line in turns.read_text().splitlines():
-            usage = json.loads(line).get("usage") or {}
-            if usage.get("cost_usd"):
-                costs.append(usage["cost_usd"])
-    return costs
-
-
 @pytest.mark.slow
 def test_the_hard_budget_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_path, capsys):
     budget = 1.2
@@ -155,7 +146,7 @@ def test_the_hard_budget_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_
                             show_progress=False)
         calls = len(server.requests)
     store = RunStore(outcome.run_dir)
-    costs = _call_costs(outcome.run_dir)
+    costs = call_costs(outcome.run_dir)
     assert len(costs) == calls > 2  # every call paid for is in a log the driver wrote
     assert store.spent()[1] <= budget  # never over, with episodes on two nodes at once
     results = store.finished_results().values()
