@@ -27,8 +27,8 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["ARRIVAL_SLACK_S", "LEASE_MARGIN_S", "WINDOW_S", "LocalGate", "ProviderPace", "RollingWindow",
-           "local_gate"]
+__all__ = ["ARRIVAL_SLACK_S", "LEASE_MARGIN_S", "WINDOW_S", "LocalGate", "ProviderPace",
+           "RollingWindow", "local_gate"]
 
 WINDOW_S = 60.0
 """The span ``--provider-rpm`` counts calls in (a minute; tests shorten it)."""
@@ -40,7 +40,7 @@ actor's answer reaching the worker) varies by a fraction of a second: two calls 
 here could arrive less than a window apart there. A second's slack costs under 2 % of a
 minute's calls."""
 
-LEASE_MARGIN_S = 10.0
+LEASE_MARGIN_S = 5.0
 """How much longer than its call's timeout a cluster slot is lent: the round trips to the
 actor and a loaded machine's delays. A call never outlives its timeout (``call_within``), so
 a slot not given back by then belongs to a worker that died holding it."""
