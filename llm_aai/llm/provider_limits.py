@@ -9,14 +9,18 @@ a Ray cluster (the ``ProviderSlots`` actor, ``llm_aai.runner.ray_services``) tog
 within them. ``ProviderPace`` is the part both share: pure bookkeeping with no clock or lock of
 its own, so the thread-safe gate and the actor's event loop each drive it their way.
 
-Requests per minute are counted in a rolling window (a log of the last calls' start times),
-not a token bucket: a bucket of N tokens refilled at N per minute lets a full bucket's burst
-and then the refill through, up to 2N calls in one 60 s span, while the rolling window never
-starts more than N calls in any 60 s span, which is what a provider's "N requests per minute"
-promises to accept. The log holds at most N times, so it stays small. Of the libraries
-considered, ``aiolimiter`` is a leaky bucket (the 2N burst above) for asyncio only, and
-``limits``' moving window answers "allowed now?" without waiting, so callers would poll it;
-neither is smaller than ``RollingWindow`` below.
+Requests per minute are counted in a rolling window, not a token bucket: a bucket of N tokens
+refilled at N per minute lets a full bucket's burst and then the refill through, up to 2N calls
+in one 60 s span, while the rolling window never lets more than N calls into any 60 s span,
+which is what a provider's "N requests per minute" promises to accept. The provider counts
+*arrivals*, and when a call arrives is known here only to lie between its start (its turn) and
+its end (its reply, or its error): the HTTP client's set-up before sending took over two
+seconds on a loaded machine, so counting starts let three calls arrive within one second under
+a limit of two in three. So a call counts from its start until one window after its end (in
+flight, it always counts): two arrivals N calls apart are then always a window apart. The
+price is a call's own duration per window: calls of 5 s send about 8 % fewer than N a minute.
+Of the libraries considered, ``aiolimiter`` is a leaky bucket (the 2N burst above) and
+``limits``' moving window counts instants given to it; neither knows a call lasts.
 """
 
 from __future__ import annotations
@@ -27,18 +31,14 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["ARRIVAL_SLACK_S", "LEASE_MARGIN_S", "WINDOW_S", "LocalGate", "ProviderPace",
+__all__ = ["LEASE_MARGIN_S", "POLL_S", "WINDOW_S", "LocalGate", "ProviderPace",
            "RollingWindow", "local_gate"]
 
 WINDOW_S = 60.0
 """The span ``--provider-rpm`` counts calls in (a minute; tests shorten it)."""
 
-ARRIVAL_SLACK_S = 1.0
-"""How much longer than ``WINDOW_S`` the calls' starts are counted over. The provider counts
-arrivals, and a call's way there (the HTTP client's set-up, a loaded machine, on a cluster the
-actor's answer reaching the worker) varies by a fraction of a second: two calls a window apart
-here could arrive less than a window apart there. A second's slack costs under 2 % of a
-minute's calls."""
+POLL_S = 0.05
+"""How often a call held back only by calls in flight looks again (they may end any time)."""
 
 LEASE_MARGIN_S = 5.0
 """How much longer than its call's timeout a cluster slot is lent: the round trips to the
@@ -47,10 +47,13 @@ a slot not given back by then belongs to a worker that died holding it."""
 
 
 class RollingWindow:
-    """At most ``limit`` starts in any span of ``window_s`` seconds.
+    """At most ``limit`` calls reaching the provider in any span of ``window_s`` seconds.
+
+    A call counts while in flight and until ``window_s`` after it ended (see the module's
+    docstring for why not from its start).
 
     Args:
-        limit: starts allowed per window (>= 1).
+        limit: calls allowed per window (>= 1).
         window_s: the window's length in seconds.
     """
 
@@ -59,19 +62,30 @@ class RollingWindow:
             raise ValueError(f"a rate limit must be >= 1 call per window, got {limit}")
         self.limit = limit
         self.window_s = window_s
-        self._starts: deque[float] = deque()
+        self.in_flight = 0
+        self._ends: deque[float] = deque()
 
     def delay(self, now: float) -> float:
-        """Seconds from ``now`` until a start keeps within the limit (0: at once)."""
-        while self._starts and self._starts[0] <= now - self.window_s:
-            self._starts.popleft()
-        if len(self._starts) < self.limit:
-            return 0.0
-        return self._starts[0] + self.window_s - now
+        """Seconds from ``now`` until a call may start (0: at once).
 
-    def record(self, now: float) -> None:
-        """Count a start at ``now`` (after ``delay(now)`` said 0)."""
-        self._starts.append(now)
+        ``POLL_S`` when only calls in flight hold it back: they may end at any time.
+        """
+        while self._ends and self._ends[0] <= now - self.window_s:
+            self._ends.popleft()
+        if self.in_flight + len(self._ends) < self.limit:
+            return 0.0
+        return self._ends[0] + self.window_s - now if self._ends else POLL_S
+
+    def begin(self) -> None:
+        """Count a call that starts now (after ``delay`` said 0)."""
+        self.in_flight += 1
+
+    def end(self, now: float) -> None:
+        """A call counted by ``begin`` ended at ``now``."""
+        self.in_flight -= 1
+        self._ends.append(now)
+        if len(self._ends) > 1 and self._ends[-2] > now:  # ends told late: kept in order
+            self._ends = deque(sorted(self._ends))
 
 
 class ProviderPace:
@@ -89,9 +103,9 @@ class ProviderPace:
         self.limit_rate(rpm)
 
     def limit_rate(self, rpm: int | None) -> None:
-        """Count starts against ``rpm`` per window from now on (None: no change)."""
+        """Count calls against ``rpm`` per window from now on (None: no change)."""
         if rpm is not None and self.window is None:
-            self.window = RollingWindow(rpm, self.window_s + ARRIVAL_SLACK_S)
+            self.window = RollingWindow(rpm, self.window_s)
 
     def delay(self, now: float) -> float:
         """Seconds from ``now`` until a call may start (0: at once)."""
@@ -100,10 +114,15 @@ class ProviderPace:
             wait = max(wait, self.window.delay(now))
         return wait
 
-    def start(self, now: float) -> None:
-        """Count a call started at ``now``."""
+    def start(self) -> None:
+        """Count a call that starts now."""
         if self.window is not None:
-            self.window.record(now)
+            self.window.begin()
+
+    def finish(self, now: float) -> None:
+        """A call counted by ``start`` ended at ``now``."""
+        if self.window is not None:
+            self.window.end(now)
 
     def pause(self, until: float) -> None:
         """Start no call before ``until`` (a later pause already asked is kept)."""
@@ -136,13 +155,16 @@ class LocalGate:
         with self.slots:
             while True:
                 with self._lock:
-                    now = time.monotonic()
-                    wait = self.pace.delay(now)
+                    wait = self.pace.delay(time.monotonic())
                     if wait <= 0:
-                        self.pace.start(now)
+                        self.pace.start()
                         break
                 time.sleep(wait)
-            yield
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self.pace.finish(time.monotonic())
 
     def pause(self, seconds: float) -> None:
         """Hold every call to this endpoint back for ``seconds`` (a 429's Retry-After)."""

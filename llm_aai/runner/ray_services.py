@@ -178,18 +178,20 @@ class ProviderSlots:
         return pace
 
     def _expire(self, key: str, now: float) -> None:
+        """Take back the leases of ``key`` that ran out; their calls ended by then at the latest."""
         leases = self._leases[key]
         for lease, (deadline, _) in list(leases.items()):
             if deadline <= now:
                 del leases[lease]
+                self._paces[key].finish(deadline)
                 self.reclaimed += 1
 
     async def acquire(self, key: str, limit: int, rpm: int | None, lease_s: float,
                       holder: dict[str, Any]) -> int:
         """Wait for a free slot of ``key``, then for the call's turn; the lease's number.
 
-        The slot comes first: a call that waited for its turn and then for a slot would start
-        later than the turn it was counted at, and the window could see too many starts.
+        The slot comes first: a call that had its turn and then waited for a slot would be
+        counted in the window long before it was sent.
         """
         leases = self._leases.setdefault(key, {})
         freed = self._freed.setdefault(key, asyncio.Condition())
@@ -209,17 +211,21 @@ class ProviderSlots:
             lease = self._next_lease = self._next_lease + 1
             leases[lease] = (float("inf"), holder)  # held while it waits for its turn
             self._peak[key] = max(self._peak.get(key, 0), len(leases))
-        while (wait := pace.delay(time.monotonic())) > 0:
+        while True:  # check and count in one step of the event loop: no other call between
+            now = time.monotonic()
+            self._expire(key, now)  # a call in flight with a dead worker ends with its lease
+            wait = pace.delay(now)
+            if wait <= 0:
+                break
             await asyncio.sleep(wait)
-        now = time.monotonic()
-        pace.start(now)
-        if lease in leases:
-            leases[lease] = (now + lease_s, holder)
+        pace.start()
+        leases[lease] = (now + lease_s, holder)
         return lease
 
     async def release(self, key: str, lease: int) -> None:
         """Give back a slot of ``key`` (nothing if its lease had run out and was taken back)."""
-        self._leases[key].pop(lease, None)
+        if self._leases[key].pop(lease, None) is not None:
+            self._paces[key].finish(time.monotonic())
         async with self._freed[key]:
             self._freed[key].notify_all()
 

@@ -24,16 +24,25 @@ def most_in_any_window(times: list[float], window_s: float) -> int:
                default=0)
 
 
-def test_the_rolling_window_never_starts_more_than_its_limit_in_any_window():
+def test_the_rolling_window_never_lets_more_than_its_limit_into_any_window():
     window, now, starts = RollingWindow(3, 10.0), 0.0, []
-    for _ in range(12):  # callers that start as soon as they are let
+    for _ in range(12):  # callers that start as soon as they are let, calls of 1 s
         now += window.delay(now)
-        window.record(now)
+        window.begin()
         starts.append(now)
-        now += 0.5
+        now += 1.0
+        window.end(now)
     assert most_in_any_window(starts, 10.0) == 3
-    assert starts[3] == pytest.approx(starts[0] + 10.0)  # the fourth waited for the first's
-    # window to pass, no longer: a limit, not a slowdown
+    assert starts[3] == pytest.approx(starts[0] + 1.0 + 10.0)  # a window after the first ended
+
+
+def test_calls_in_flight_count_until_they_end():
+    window = RollingWindow(2, 10.0)
+    window.begin()
+    window.begin()
+    assert window.delay(100.0) > 0  # however long ago they started: the provider may not have
+    window.end(100.0)               # seen them yet
+    assert window.delay(105.0) == pytest.approx(5.0)
 
 
 def test_a_rate_limit_below_one_is_refused():
@@ -52,7 +61,7 @@ def _threads_call(client: LiteLLMClient, count: int) -> None:
 def test_the_threads_of_a_process_share_one_rate_limit(monkeypatch):
     from llm_aai.llm import provider_limits
 
-    monkeypatch.setattr(provider_limits, "WINDOW_S", 1.5)  # a short "minute" (and its 1 s slack)
+    monkeypatch.setattr(provider_limits, "WINDOW_S", 1.5)  # a short "minute"
     with FakeChatServer(default="Go(1);") as server:
         clients = [LiteLLMClient("openai/fake", api_base=server.url, retry_policy=FAST,
                                  max_concurrent=4, requests_per_minute=2) for _ in range(2)]

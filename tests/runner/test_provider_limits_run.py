@@ -22,7 +22,7 @@ from llm_aai.runner import ModelOptions, RunConfig, run_config_of, start_run
 from tests.helpers.runs import make_run
 from tests.llm.test_provider_limits import most_in_any_window
 
-WINDOW_S = 2.0  # the tests' "minute" (with the 1 s slack the limit counts over 3 s)
+WINDOW_S = 2.0  # the tests' "minute"
 RPM = 2
 
 
@@ -139,6 +139,8 @@ def test_a_slot_held_by_a_killed_worker_comes_back_when_its_lease_runs_out(
         requests = list(server.requests)
     assert killed
     held_at, next_at = requests[0].received_at, requests[1].received_at
-    assert next_at - held_at <= lease_s + 3.0  # the lease ran out, the next call had the slot
+    # nobody gave the slot back (the call's own timeout passed in the dead worker): the lease
+    # ran out, and the next call had the slot then
+    assert lease_s - 0.5 <= next_at - held_at <= lease_s + 3.0
     results = RunStore(outcome.run_dir).finished_results().values()
     assert len(results) == 2 and all(r.end_reason != "infrastructure" for r in results)
