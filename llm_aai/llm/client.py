@@ -88,7 +88,7 @@ class LiteLLMClient:
         timeout_s: the longest one attempt may take, from sending to the whole reply.
         max_retries: retries after the first attempt for transient errors.
         max_concurrent: simultaneous calls allowed per provider endpoint.
-        requests_per_minute: calls started per provider endpoint in any minute (None: no
+        requests_per_minute: calls per provider endpoint in any minute (None: no
             limit). With ``max_concurrent`` and the pauses a 429's ``Retry-After`` asks, held
             by the endpoint's gate (``self.gate``), which every client of the process calling
             it shares; a run on Ray replaces it with the cluster's.

@@ -70,7 +70,7 @@ class ModelOptions:
         max_retries: retries of a call on 429, 5xx and refused connections, with backoff
             and Retry-After (a call that timed out is not retried: ``RetryPolicy``).
         provider_concurrency: simultaneous calls to one provider; None: the run's concurrency.
-        provider_rpm: calls started to one provider in any minute, on this machine or the
+        provider_rpm: calls to one provider in any minute, on this machine or the
             whole Ray cluster (``llm_aai.llm.provider_limits``); None: no limit. Not in the
             response cache's key: it changes when calls are sent, not their replies.
         keep_last_images: send only the last K images (older ones become a text placeholder);
