@@ -138,8 +138,8 @@ AGENTS: dict[str, AgentEntry] = {
 
 #: options that configure the model client.
 CLIENT_OPTIONS = frozenset({"api_base", "api_key", "temperature", "max_tokens", "timeout_s",
-                            "max_retries", "max_concurrent", "retry_policy", "extra_params",
-                            "seed", "price_per_mtok"})
+                            "max_retries", "max_concurrent", "requests_per_minute",
+                            "retry_policy", "extra_params", "seed", "price_per_mtok"})
 #: every option a model agent accepts (client options plus LLMAgent options).
 MODEL_OPTIONS = CLIENT_OPTIONS | {"keep_last_images", "keep_last_turns", "prompt_caching",
                                   "image_placeholder", "fold_system_prompt"}

@@ -220,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--provider-concurrency", dest="model_options.provider_concurrency",
                      type=_at_least(1),
                      help="simultaneous calls to one provider (default: --concurrency)")
+    llm.add_argument("--provider-rpm", dest="model_options.provider_rpm", type=_at_least(1),
+                     help="calls to one provider in any minute, across the Ray "
+                          "cluster too (default: no limit)")
     llm.add_argument("--keep-last-images", dest="model_options.keep_last_images", type=_at_least(1),
                      help="send only the last K images; older ones become a text placeholder")
     llm.add_argument("--keep-last-turns", dest="model_options.keep_last_turns", type=_at_least(1),

@@ -13,11 +13,13 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.errors import CallTimeout, ContextOverflow, LLMRequestError, MalformedReply
 from llm_aai.llm.pricing import Prices
+from llm_aai.llm.provider_limits import LEASE_MARGIN_S, local_gate
 from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.retry import (
     DEFAULT_MAX_RETRIES,
@@ -26,13 +28,14 @@ from llm_aai.llm.retry import (
     describe_error,
     is_timeout,
     is_transient,
+    retry_after_seconds,
 )
 from llm_aai.llm.sanitize import sanitize_reply
 from llm_aai.llm.secrets import Secret, redact
 from llm_aai.llm.types import LLMResponse, Message
 
 __all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_MAX_TOKENS", "DEFAULT_TEMPERATURE", "DEFAULT_TIMEOUT_S",
-           "ChatClient", "LiteLLMClient", "provider_semaphore"]
+           "ChatClient", "LiteLLMClient", "ProviderGate"]
 
 # The client's defaults, which the run configuration (and so the run command's flags) takes
 # over: one value each, so a run and a client built by hand behave alike.
@@ -44,24 +47,23 @@ DEFAULT_TIMEOUT_S = 120.0
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_SEMAPHORES: dict[tuple[str, str | None, int], threading.BoundedSemaphore] = {}
-_SEMAPHORES_LOCK = threading.Lock()
+class ProviderGate(Protocol):
+    """What a client's every call to its provider goes through (``llm_aai.llm.provider_limits``).
 
-
-def provider_semaphore(provider: str, api_base: str | None,
-                       limit: int) -> threading.BoundedSemaphore:
-    """Return the process-wide semaphore bounding concurrent calls to one provider endpoint.
-
-    Clients for the same provider, endpoint and limit share it, so sixteen episodes
-    running in threads still make at most ``limit`` simultaneous requests.
+    One gate per endpoint is shared by every client of the run that calls it, in this process
+    (``LocalGate``) or across a Ray cluster (``llm_aai.runner.ray_services.ClusterGate``).
     """
-    if limit < 1:
-        raise ValueError(f"max_concurrent must be >= 1, got {limit}")
-    key = (provider, api_base, limit)
-    with _SEMAPHORES_LOCK:
-        if key not in _SEMAPHORES:
-            _SEMAPHORES[key] = threading.BoundedSemaphore(limit)
-        return _SEMAPHORES[key]
+
+    def turn(self, lease_s: float) -> AbstractContextManager[None]:
+        """Hold a slot and wait for the call's turn (its rate, any pause); the call runs inside.
+
+        A slot not given back within ``lease_s`` may be taken back.
+        """
+        ...
+
+    def pause(self, seconds: float) -> None:
+        """Hold every call to the endpoint back for ``seconds``."""
+        ...
 
 
 class ChatClient(Protocol):
@@ -86,6 +88,10 @@ class LiteLLMClient:
         timeout_s: the longest one attempt may take, from sending to the whole reply.
         max_retries: retries after the first attempt for transient errors.
         max_concurrent: simultaneous calls allowed per provider endpoint.
+        requests_per_minute: calls per provider endpoint in any minute (None: no
+            limit). With ``max_concurrent`` and the pauses a 429's ``Retry-After`` asks, held
+            by the endpoint's gate (``self.gate``), which every client of the process calling
+            it shares; a run on Ray replaces it with the cluster's.
         retry_policy: full control of the backoff; overrides ``max_retries``.
         extra_params: passed through to ``litellm.completion`` (e.g. ``top_p``).
         price_per_mtok: dollars per million input and output tokens, used instead of
@@ -104,6 +110,7 @@ class LiteLLMClient:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
         max_concurrent: int = 8,
+        requests_per_minute: int | None = None,
         retry_policy: RetryPolicy | None = None,
         extra_params: dict[str, Any] | None = None,
         seed: int | None = None,
@@ -119,7 +126,9 @@ class LiteLLMClient:
         self.retry_policy = retry_policy or RetryPolicy(max_attempts=max_retries + 1)
         self.max_concurrent = max_concurrent
         self.extra_params = dict(extra_params or {})
-        self._semaphore = provider_semaphore(self.spec.provider, api_base, max_concurrent)
+        self.requests_per_minute = requests_per_minute
+        self.gate: ProviderGate = local_gate(self.spec.provider, api_base, max_concurrent,
+                                             requests_per_minute)
         self._rng = random.Random(seed)
         self.prices = Prices(*price_per_mtok) if price_per_mtok is not None else None
 
@@ -134,7 +143,10 @@ class LiteLLMClient:
         return {"model": self.model, "alias": self.spec.alias, "api_base": self.api_base,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "timeout_s": self.timeout_s, "max_attempts": self.retry_policy.max_attempts,
-                "max_concurrent": self.max_concurrent, **self.extra_params}
+                "max_concurrent": self.max_concurrent,
+                **({"requests_per_minute": self.requests_per_minute}
+                   if self.requests_per_minute is not None else {}),
+                **self.extra_params}
 
     def _secrets(self) -> list[str | None]:
         secrets = [self._api_key.reveal() if self._api_key else None]
@@ -166,19 +178,28 @@ class LiteLLMClient:
         return request
 
     def _attempt(self, request: dict[str, Any]) -> tuple[Any, float]:
-        litellm = import_litellm()
-        with self._semaphore:
-            started = time.perf_counter()
-            try:
-                response = call_within(lambda: litellm.completion(**request), self.timeout_s,
-                                       self._timeout_message())
-            except Exception as exc:
-                if is_timeout(exc) and not isinstance(exc, CallTimeout):  # litellm's own
-                    raise CallTimeout(self._timeout_message()) from None
-                raise
-            if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
-                raise MalformedReply(f"{self.model}: the reply holds no choice")
-            return response, time.perf_counter() - started
+        litellm = import_litellm()  # before the turn: a call's turn is when it is sent
+        try:
+            with self.gate.turn(self.timeout_s + LEASE_MARGIN_S):
+                return self._send(litellm, request)
+        except Exception as exc:
+            asked = retry_after_seconds(exc)
+            if asked is not None:  # the endpoint's answer, not this call's: every call waits
+                self.gate.pause(min(asked, self.retry_policy.max_wait_s))
+            raise
+
+    def _send(self, litellm: Any, request: dict[str, Any]) -> tuple[Any, float]:
+        started = time.perf_counter()
+        try:
+            response = call_within(lambda: litellm.completion(**request), self.timeout_s,
+                                   self._timeout_message())
+        except Exception as exc:
+            if is_timeout(exc) and not isinstance(exc, CallTimeout):  # litellm's own
+                raise CallTimeout(self._timeout_message()) from None
+            raise
+        if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
+            raise MalformedReply(f"{self.model}: the reply holds no choice")
+        return response, time.perf_counter() - started
 
     def _timeout_message(self) -> str:
         """What a call that timed out says: what a slow server needs to answer in time."""

@@ -735,6 +735,7 @@ def _agent_options(config: RunConfig) -> dict[str, Any]:
         "max_tokens": options.max_tokens, "timeout_s": options.timeout_s,
         "max_retries": options.max_retries,
         "max_concurrent": options.provider_concurrency or config.concurrency,
+        "requests_per_minute": options.provider_rpm,
         "keep_last_images": options.keep_last_images, "prompt_caching": options.prompt_caching,
         "keep_last_turns": options.keep_last_turns, "extra_params": options.extra_params,
         "fold_system_prompt": options.fold_system_prompt or None,

@@ -1,19 +1,22 @@
-"""The response cache and the provider's concurrency limit of a run on Ray, each one actor.
+"""The response cache and the provider's limits of a run on Ray, each one actor.
 
 Besides its budget, a run shares these two across the cluster, each held by one named actor
 on the driver's node.
 
 Locally both live in the run's process: ``ResponseCache`` is a folder of the driver's disk and
-``provider_semaphore`` a per-process semaphore. Episodes played as Ray tasks on several
-machines reach them through an actor instead (as the budget does, ``llm_aai.runner.ray_budget``):
+``local_gate`` a per-process gate (``llm_aai.llm.provider_limits``). Episodes played as Ray
+tasks on several machines reach them through an actor instead (as the budget does,
+``llm_aai.runner.ray_budget``):
 
 * ``CacheServer`` serves the driver's ``ResponseCache``: a worker on any node looks replies up
   and stores them through it, so the cache stays one folder on the driver's disk and the
   cluster needs no shared filesystem. ``RayResponseCache`` is the cache's interface over it,
   used by ``CachedClient`` unchanged.
-* ``ProviderSlots`` holds one semaphore per provider endpoint for the whole cluster;
-  ``SlottedClient`` takes a slot around each call, so at most ``--provider-concurrency``
-  calls are in flight to a provider however many nodes play.
+* ``ProviderSlots`` holds each provider endpoint's gate for the whole cluster; a client's
+  ``ClusterGate`` takes a slot around each call, so at most ``--provider-concurrency`` calls
+  are in flight to a provider and ``--provider-rpm`` start in any minute however many nodes
+  play, a 429's ``Retry-After`` holds back every node's calls, and a slot a dead worker held
+  is taken back when its lease runs out.
 
 Each proxy pickles as the actor's name, so it travels to the workers with the episode and
 finds the actor where it lands. The actors are pinned to the driver's node: a worker node
@@ -23,17 +26,21 @@ lost takes neither the cache nor the slots with it.
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from llm_aai.execution.ray_executor import import_ray
 from llm_aai.llm.cache import ResponseCache
-from llm_aai.llm.types import LLMResponse, Message
+from llm_aai.llm.provider_limits import WINDOW_S, ProviderPace
+from llm_aai.llm.types import LLMResponse
 
-__all__ = ["CacheServer", "ProviderSlots", "RayResponseCache", "SlottedClient",
-           "actor_name", "start_on_driver"]
+__all__ = ["CacheServer", "ClusterGate", "ProviderSlots", "RayResponseCache", "actor_name",
+           "cluster_gate", "endpoint_key", "start_on_driver"]
 
 
 def actor_name(kind: str) -> str:
@@ -138,70 +145,152 @@ class RayResponseCache(_ByName):
 
 
 class ProviderSlots:
-    """The actor's body: one semaphore per provider endpoint for the whole cluster.
+    """The actor's body: each provider endpoint's gate for the whole cluster.
 
-    Its methods are coroutines, so Ray runs them concurrently in the actor's event loop: an
-    ``acquire`` waits for a ``release`` sent by another worker, as a thread waits on a
-    semaphore locally. ``peak`` says how many calls were ever in flight at once per endpoint.
+    Per endpoint it lends at most ``limit`` slots at once, starts at most ``rpm`` calls in any
+    window (``ProviderPace``, the rolling window a local gate keeps too) and holds every call
+    back while a pause that a 429's ``Retry-After`` asked lasts. Its methods are coroutines,
+    so Ray runs them concurrently in the actor's event loop: an ``acquire`` waits for a
+    ``release`` sent by another worker, as a thread waits on a semaphore locally, and the
+    event loop makes each check-and-take one step.
+
+    A slot is a lease: a worker that dies holding one (its process killed, its node lost)
+    never gives it back, so a slot not released within its ``lease_s`` (the call's timeout
+    and a margin: a call cannot outlive its timeout) is taken back.
+
+    Args:
+        window_s: the rate limit's window (``WINDOW_S``, read on the driver).
     """
 
-    def __init__(self) -> None:
-        self._slots: dict[str, asyncio.Semaphore] = {}
-        self._held: dict[str, int] = {}
+    def __init__(self, window_s: float = WINDOW_S) -> None:
+        self.window_s = window_s
+        self._leases: dict[str, dict[int, tuple[float, dict[str, Any]]]] = {}
+        self._paces: dict[str, ProviderPace] = {}
+        self._freed: dict[str, asyncio.Condition] = {}
+        self._next_lease = 0
         self._peak: dict[str, int] = {}
+        self.reclaimed = 0
 
-    async def acquire(self, key: str, limit: int) -> None:
-        """Wait for a free slot of ``key`` (at most ``limit`` held at once)."""
-        slots = self._slots.setdefault(key, asyncio.Semaphore(limit))
-        await slots.acquire()
-        self._held[key] = self._held.get(key, 0) + 1
-        self._peak[key] = max(self._peak.get(key, 0), self._held[key])
+    def _pace(self, key: str, rpm: int | None) -> ProviderPace:
+        """The endpoint's pace, made at its first call (or at a pause, the rate added later)."""
+        pace = self._paces.setdefault(key, ProviderPace(rpm, self.window_s))
+        pace.limit_rate(rpm)
+        return pace
 
-    async def release(self, key: str) -> None:
-        """Free a slot of ``key``."""
-        self._held[key] -= 1
-        self._slots[key].release()
+    def _expire(self, key: str, now: float) -> None:
+        """Take back the leases of ``key`` that ran out; their calls ended by then at the latest."""
+        leases = self._leases[key]
+        for lease, (deadline, _) in list(leases.items()):
+            if deadline <= now:
+                del leases[lease]
+                self._paces[key].finish(deadline)
+                self.reclaimed += 1
+
+    async def acquire(self, key: str, limit: int, rpm: int | None, lease_s: float,
+                      holder: dict[str, Any]) -> int:
+        """Wait for a free slot of ``key``, then for the call's turn; the lease's number.
+
+        The slot comes first: a call that had its turn and then waited for a slot would be
+        counted in the window long before it was sent.
+        """
+        leases = self._leases.setdefault(key, {})
+        freed = self._freed.setdefault(key, asyncio.Condition())
+        pace = self._pace(key, rpm)
+        async with freed:
+            while True:
+                now = time.monotonic()
+                self._expire(key, now)
+                if len(leases) < limit:
+                    break
+                next_expiry = min(deadline for deadline, _ in leases.values())
+                try:  # no deadline while every holder still waits for its turn
+                    await asyncio.wait_for(freed.wait(), None if next_expiry == float("inf")
+                                           else max(0.0, next_expiry - now))
+                except TimeoutError:
+                    pass  # a lease ran out: looked at again
+            lease = self._next_lease = self._next_lease + 1
+            leases[lease] = (float("inf"), holder)  # held while it waits for its turn
+            self._peak[key] = max(self._peak.get(key, 0), len(leases))
+        while True:  # check and count in one step of the event loop: no other call between
+            now = time.monotonic()
+            self._expire(key, now)  # a call in flight with a dead worker ends with its lease
+            wait = pace.delay(now)
+            if wait <= 0:
+                break
+            await asyncio.sleep(wait)
+        pace.start()
+        leases[lease] = (now + lease_s, holder)
+        return lease
+
+    async def release(self, key: str, lease: int) -> None:
+        """Give back a slot of ``key`` (nothing if its lease had run out and was taken back)."""
+        if self._leases[key].pop(lease, None) is not None:
+            self._paces[key].finish(time.monotonic())
+        async with self._freed[key]:
+            self._freed[key].notify_all()
+
+    async def pause(self, key: str, seconds: float) -> None:
+        """Start no call to ``key`` for ``seconds`` (a 429's Retry-After seen by a worker)."""
+        self._pace(key, None).pause(time.monotonic() + seconds)
+
+    async def holders(self) -> dict[str, list[dict[str, Any]]]:
+        """Who holds each endpoint's slots now (each holder's node id and process id)."""
+        return {key: [holder for _, holder in leases.values()]
+                for key, leases in self._leases.items()}
 
     async def peak(self) -> dict[str, int]:
-        """The most slots each endpoint ever had held at once."""
+        """The most slots each endpoint ever had lent at once."""
         return dict(self._peak)
 
 
-class SlottedClient(_ByName):
-    """A model client whose every call holds one of its provider's cluster-wide slots.
+class ClusterGate(_ByName):
+    """A client's provider gate (``llm_aai.llm.client.ProviderGate``) held by ``ProviderSlots``.
+
+    ``EpisodeKit`` gives each model client of a worker one in place of the process's own, so
+    every call on every node takes one of its endpoint's slots, waits for its turn and heeds a
+    pause any worker reported.
 
     Args:
-        inner: the client that makes the calls (``LiteLLMClient``).
         name: the ``ProviderSlots`` actor's name.
+        key: the provider endpoint (``endpoint_key``).
+        limit: slots of the endpoint (``--provider-concurrency``).
+        rpm: calls per window (``--provider-rpm``; None: no limit).
     """
 
-    def __init__(self, inner: Any, name: str) -> None:
+    def __init__(self, name: str, key: str, limit: int, rpm: int | None) -> None:
         super().__init__(name)
-        self.inner = inner
+        self.key, self.limit, self.rpm = key, limit, rpm
 
     def __getstate__(self) -> dict:
-        return {"name": self.name, "inner": self.inner}
+        return {"name": self.name, "key": self.key, "limit": self.limit, "rpm": self.rpm}
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        self.inner = state["inner"]
+        self.key, self.limit, self.rpm = state["key"], state["limit"], state["rpm"]
 
-    def __getattr__(self, name: str) -> Any:  # model, max_tokens, temperature... of the inner
-        if name in ("inner", "name", "_handle"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    @property
-    def slot_key(self) -> str:
-        """The provider endpoint the slots are counted for."""
-        provider = getattr(getattr(self.inner, "spec", None), "provider", self.inner.model)
-        return f"{provider}|{getattr(self.inner, 'api_base', None) or ''}"
-
-    def complete(self, messages: Sequence[Message]) -> LLMResponse:
-        """Take a slot, call, give the slot back (also when the call fails)."""
-        key = self.slot_key
-        self._call("acquire", key, int(self.inner.max_concurrent))
+    @contextmanager
+    def turn(self, lease_s: float) -> Iterator[None]:
+        """Hold a slot of the cluster's for the ``with`` body (lent for ``lease_s``)."""
+        ray = import_ray()
+        holder = {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
+        lease = self._call("acquire", self.key, self.limit, self.rpm, lease_s, holder)
         try:
-            return self.inner.complete(messages)
+            yield
         finally:
-            self._call("release", key)
+            self._call("release", self.key, lease)
+
+    def pause(self, seconds: float) -> None:
+        """Hold back every call to the endpoint, on every node, for ``seconds``."""
+        self._call("pause", self.key, seconds)
+
+
+def endpoint_key(client: Any) -> str:
+    """The provider endpoint a client's calls are counted for: its provider and base URL."""
+    provider = getattr(getattr(client, "spec", None), "provider", client.model)
+    return f"{provider}|{getattr(client, 'api_base', None) or ''}"
+
+
+def cluster_gate(client: Any, name: str) -> ClusterGate:
+    """The gate of ``client``'s endpoint held by the ``ProviderSlots`` actor ``name``."""
+    return ClusterGate(name, endpoint_key(client), int(client.max_concurrent),
+                       getattr(client, "requests_per_minute", None))

@@ -13,7 +13,8 @@ What holds across the cluster:
 
 * the budget: one ``BudgetLedger`` actor (``llm_aai.runner.ray_budget``) every call on every
   node reserves with;
-* the response cache and the provider's concurrency limit: actors on the driver's node
+* the response cache and the provider's limits (calls in flight, per minute, a 429's pause):
+  actors on the driver's node
   (``llm_aai.runner.ray_services``), so no node needs the driver's disk;
 * ``--stop-after-failures``, the relaunches and the summary: counted by the driver as locally;
 * a node lost mid-episode: Ray replays the task on another node (``RETRIES`` times at most);
@@ -40,6 +41,7 @@ import numpy as np
 from llm_aai.execution.executor import WORKER_DIED, describe_error
 from llm_aai.execution.ray_executor import RETRIES, check_address, connect, import_ray
 from llm_aai.frames import FrameFormat
+from llm_aai.llm import provider_limits
 from llm_aai.llm.lost_input import LostInputWatch, image_token_floor
 from llm_aai.llm.pricing import Prices
 from llm_aai.logs.schema import EpisodeResult, TurnRecord
@@ -59,8 +61,8 @@ from llm_aai.runner.ray_services import (
     CacheServer,
     ProviderSlots,
     RayResponseCache,
-    SlottedClient,
     actor_name,
+    cluster_gate,
     start_on_driver,
 )
 from llm_aai.runner.suite import Suite, equip_agent
@@ -79,7 +81,7 @@ class EpisodeKit:
         make_env: builds the run's env (picklable: a module-level function and its config).
         make_agent: builds a fresh agent.
         budget, cache, slots_actor: the cluster's budget gate, response cache and provider
-            slots (each by its actor's name; None when the run has none).
+            gates (each by its actor's name; None when the run has none).
     """
 
     make_env: Callable[[], Any]
@@ -100,8 +102,8 @@ class EpisodeKit:
         """A fresh agent equipped as the local suite equips it, with the cluster's services."""
         agent = self.make_agent()
         client = getattr(agent, "client", None)
-        if self.slots_actor is not None and hasattr(client, "max_concurrent"):
-            agent.client = SlottedClient(client, self.slots_actor)
+        if self.slots_actor is not None and hasattr(client, "gate"):
+            client.gate = cluster_gate(client, self.slots_actor)
         return equip_agent(agent, budget=self.budget, prices=self.prices,
                            resolution=self.resolution, cache=self.cache,
                            lost_input=lost_input)
@@ -218,7 +220,7 @@ class RaySuite(Suite):
     def _start_services(self) -> None:
         ray = self._ray
         slots = actor_name("slots")  # used by model agents only (a client with a limit)
-        self._actors.append(start_on_driver(ProviderSlots, slots))
+        self._actors.append(start_on_driver(ProviderSlots, slots, provider_limits.WINDOW_S))
         if self.cache is not None:
             name = actor_name("cache")
             self._actors.append(start_on_driver(CacheServer, name, str(self.cache.directory)))

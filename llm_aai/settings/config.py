@@ -70,6 +70,9 @@ class ModelOptions:
         max_retries: retries of a call on 429, 5xx and refused connections, with backoff
             and Retry-After (a call that timed out is not retried: ``RetryPolicy``).
         provider_concurrency: simultaneous calls to one provider; None: the run's concurrency.
+        provider_rpm: calls to one provider in any minute, on this machine or the
+            whole Ray cluster (``llm_aai.llm.provider_limits``); None: no limit. Not in the
+            response cache's key: it changes when calls are sent, not their replies.
         keep_last_images: send only the last K images (older ones become a text placeholder);
             None sends them all.
         keep_last_turns: send only the last N turns (each a message and its reply) after
@@ -95,6 +98,7 @@ class ModelOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_retries: int = DEFAULT_MAX_RETRIES
     provider_concurrency: int | None = None
+    provider_rpm: int | None = None
     keep_last_images: int | None = None
     keep_last_turns: int | None = None
     prompt_caching: bool = False
@@ -111,6 +115,7 @@ class ModelOptions:
         _check_number("timeout_s", self.timeout_s, low=0.0, low_open=True)
         _check_number("max_retries", self.max_retries, low=0)
         _check_number("provider_concurrency", self.provider_concurrency, low=1)
+        _check_number("provider_rpm", self.provider_rpm, low=1)
         _check_number("keep_last_images", self.keep_last_images, low=1)
         _check_number("keep_last_turns", self.keep_last_turns, low=1)
         for price in self.price_per_mtok or ():

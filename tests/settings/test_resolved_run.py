@@ -58,6 +58,7 @@ def test_a_version_3_manifest_stores_the_settings_once(tmp_path):
     written["config"]["model_options"].update(  # added since, at their defaults (#35)
         keep_last_turns=None, stop=[], sampling=[], fold_system_prompt=False)
     written["config"].update(executor="local", ray_address=None)  # added since (#36)
+    written["config"]["model_options"]["provider_rpm"] = None  # added since (#36)
     assert run.to_record() == written  # the record round-trips exactly, under today's names
     seeds = {}
     for episode in data["seeds"]["episodes"]:
