@@ -15,8 +15,10 @@ the driver's node whether it may return. The driver, stopping, refuses in one ca
 task that has not been given leave; the actor answers each question in turn, so a task has
 either been given leave (its reply comes through Ray's normal path and is never cancelled)
 or will be refused (it waits at the gate, sends no reply of its own, and is ended by a
-forced cancel, whose only reply is its worker's death, a path Ray handles under the lock).
-A task that has not started yet is taken off Ray's queue by the same cancel.
+forced cancel, whose only reply is its worker's death or "cancelled before it ran", both of
+which Ray's owner takes without that check). A task that has not started yet is taken off
+Ray's queue by the same cancel; one the cancel overtook on its way to a worker is cancelled
+again (``stop_tasks``).
 """
 
 from __future__ import annotations
@@ -25,11 +27,19 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["GATE_TIMEOUT_S", "StopGate", "gated_call", "start_gate", "stop_tasks"]
+__all__ = ["GATE_TIMEOUT_S", "RECANCEL_S", "SETTLE_S", "StopGate", "gated_call", "start_gate",
+           "stop_tasks"]
 
 GATE_TIMEOUT_S = 30.0
 """How long the driver waits for the gate's answer before it gives up cancelling (its exit
 then ends the tasks: Ray ends a departed driver's workers)."""
+
+SETTLE_S = 15.0
+"""How long a stop waits at most for the refused tasks to be ended (normally well under a
+second: the time to end their workers)."""
+
+RECANCEL_S = 1.0
+"""How often a refused task that has not settled is cancelled again."""
 
 
 class StopGate:
@@ -93,19 +103,35 @@ def _wait_to_be_ended() -> None:
         time.sleep(60.0)
 
 
-def stop_tasks(ray: Any, gate: Any, tasks: Mapping[str, Any]) -> None:
+def stop_tasks(ray: Any, gate: Any, tasks: Mapping[str, Any]) -> list[Any]:
     """End the tasks in flight, ``{token: object ref}``, without crossing any reply.
 
     Those the gate gave leave are left to finish (they have; only their reply is on its
-    way); the rest are refused and cancelled with force (their workers are ended). A gate
+    way); the rest are refused and cancelled with force (their workers are ended). A cancel
+    can miss a task that had been handed to its worker but not started there (the cancel
+    overtook it); it then starts, works, and waits at the gate. So the refused tasks are
+    cancelled again, once a second, until each has settled or ``SETTLE_S`` has passed: a
+    refused task sends no reply of its own, so cancelling it again is always safe. A gate
     that does not answer within ``GATE_TIMEOUT_S`` cancels nothing: the tasks then end with
     the driver's connection.
+
+    Returns:
+        The refused tasks' references not settled within ``SETTLE_S`` (none, normally).
     """
     if not tasks:
-        return
+        return []
     try:
         refused = ray.get(gate.refuse.remote(list(tasks)), timeout=GATE_TIMEOUT_S)
     except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-        return
-    for token in refused:
-        ray.cancel(tasks[token], force=True)
+        return []
+    unsettled = [tasks[token] for token in refused]
+    deadline = time.monotonic() + SETTLE_S
+    while unsettled:
+        for ref in unsettled:
+            ray.cancel(ref, force=True)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        _, unsettled = ray.wait(unsettled, num_returns=len(unsettled),
+                                timeout=min(RECANCEL_S, left))
+    return unsettled
