@@ -64,9 +64,18 @@ def _cancel_every_task(ray, gate, tasks) -> None:
         ray.cancel(ref, force=True)
 
 
+_SENT: list[float] = []
+"""When the child's Ctrl-C was sent (the wall time)."""
+
+
+def _send(interrupt: tuple[int, int]) -> None:
+    _SENT.append(time.time())
+    os.kill(*interrupt)
+
+
 def _later(seconds: float, interrupt: tuple[int, int]) -> None:
     """Send the signal in ``seconds`` from a thread that does not keep the process alive."""
-    timer = threading.Timer(seconds, os.kill, interrupt)
+    timer = threading.Timer(seconds, _send, (interrupt,))
     timer.daemon = True
     timer.start()
 
@@ -93,7 +102,8 @@ def child(address: str, folder: Path, seed: int, method: str) -> int:
             if finished == stop_after:
                 _later(rng.uniform(0.0, 0.05), interrupt)
     except KeyboardInterrupt:
-        (folder / "stopped").write_text(f"{time.time():.4f}\n{finished}\n")
+        sent = _SENT[0] if _SENT else time.time()
+        (folder / "stopped").write_text(f"{time.time():.4f}\n{finished}\n{sent:.4f}\n")
         executor.close()
         return 130
     return 1
@@ -191,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster.add_node(**node)
     cluster.wait_for_nodes()
     aborts, continued_tries, continued_tasks, exits, lags, finished = 0, 0, 0, {}, [], []
+    stop_times: list[float] = []
     try:
         with tempfile.TemporaryDirectory(prefix="stress-ray-stop-") as scratch:
             for attempt in range(args.tries):
@@ -217,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                 late = []
                 stopped_file = folder / "stopped"
                 if stopped_file.exists():
-                    stopped_at, count = stopped_file.read_text().split()
+                    stopped_at, count, sent = stopped_file.read_text().split()
                     finished.append(int(count))
+                    stop_times.append(float(stopped_at) - float(sent))
                     beats = _last_beats(folder)
                     lag = max(beats.values(), default=float(stopped_at)) - float(stopped_at)
                     lags.append(lag)
@@ -238,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     if lags:
         print(f"last heartbeat after the stop returned: max {max(lags):.3f} s; "
               f"jobs finished before the stop: median {sorted(finished)[len(finished) // 2]}")
+        stop_times.sort()
+        print(f"from Ctrl-C to the stop's end (the tasks ended): median "
+              f"{stop_times[len(stop_times) // 2]:.2f} s, max {stop_times[-1]:.2f} s")
     return 0 if aborts == 0 and continued_tries == 0 else 1
 
 
