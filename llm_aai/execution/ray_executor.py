@@ -13,8 +13,9 @@ The contract is the one in ``llm_aai.execution.executor``, held across machines:
   MuJoCo) is retried the same way, ``RETRIES`` times at most, and then recorded as
   ``WORKER_DIED``: never retried for ever. A job that raises is not retried (Ray does not
   retry application errors unless told to): its exception is its outcome, as locally.
-* An interrupt cancels the tasks in flight (their workers are ended) and propagates; what the
-  caller recorded is what a rerun skips.
+* An interrupt ends the tasks in flight (their workers with them) and propagates; what the
+  caller recorded is what a rerun skips. It never cancels a task whose reply may be on its
+  way, which can abort the driver inside Ray's core (``llm_aai.execution.ray_stop``).
 
 Tasks, not an actor pool of warm simulators: an audit episode or a variant check builds its
 world from the arena file in well under its playing time (docs/ray.md has the figures), so a
@@ -27,10 +28,12 @@ from __future__ import annotations
 import signal
 import socket
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from llm_aai.execution.executor import WORKER_DIED, Job, Outcome, describe_error
+from llm_aai.execution.ray_stop import gated_call, start_gate, stop_tasks
 
 __all__ = ["CONNECT_TIMEOUT_S", "INSTALL_HINT", "RETRIES", "RayExecutor", "RayUnavailable",
            "RayUnreachable", "check_address", "connect", "import_ray"]
@@ -144,8 +147,16 @@ _KEPT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "S
 """The signals a command answers itself (a clean, resumable stop)."""
 
 
-def _placed(function: Callable[..., Any], args: tuple) -> tuple[Any, str, str]:
-    """Run one job on a Ray worker: its result, the node id and the host it ran on."""
+def _placed(gate: Any, token: str, function: Callable[..., Any],
+            args: tuple) -> tuple[Any, str, str]:
+    """Run one job on a Ray worker: its result, the node id and the host it ran on.
+
+    It returns only with the stop gate's leave (``llm_aai.execution.ray_stop``).
+    """
+    return gated_call(gate, token, _run_placed, (function, args))
+
+
+def _run_placed(function: Callable[..., Any], args: tuple) -> tuple[Any, str, str]:
     import ray
 
     result = function(*args)
@@ -173,6 +184,7 @@ class RayExecutor:
         self.workers = max(1, int(workers))
         self.in_flight = max(1, int(in_flight))
         self._started_here = connect(address, self.workers)
+        self._gate: Any = start_gate(self._ray)
         self._remote = self._ray.remote(num_cpus=1, max_retries=RETRIES)(_placed)
 
     def run(self, jobs: Iterable[Job]) -> Iterator[Outcome]:
@@ -180,11 +192,14 @@ class RayExecutor:
         ray = self._ray
         waiting = iter(jobs)
         pending: dict[Any, Job] = {}
+        tokens: dict[Any, str] = {}
 
         def submit() -> None:
             job = next(waiting, None)
             if job is not None:
-                pending[self._remote.remote(job.function, job.args)] = job
+                token = uuid.uuid4().hex
+                ref = self._remote.remote(self._gate, token, job.function, job.args)
+                pending[ref], tokens[ref] = job, token
 
         try:
             for _ in range(self.workers * self.in_flight):
@@ -193,11 +208,11 @@ class RayExecutor:
                 finished, _ = ray.wait(list(pending), num_returns=1)
                 for ref in finished:
                     job = pending.pop(ref)
+                    del tokens[ref]
                     yield self._outcome(job, ref)
                     submit()
         except BaseException:  # an interrupt: stop the tasks before they do any more
-            for ref in pending:
-                ray.cancel(ref, force=True)
+            stop_tasks(ray, self._gate, {tokens[ref]: ref for ref in pending})
             raise
 
     def _outcome(self, job: Job, ref: Any) -> Outcome:
@@ -213,9 +228,12 @@ class RayExecutor:
         return Outcome(job, result, node_id=node_id, host=host)
 
     def close(self) -> None:
-        """Shut down the Ray this executor started (a cluster it joined stays up)."""
+        """Shut down the Ray this executor started; on a cluster it joined, end its gate."""
         if self._started_here and self._ray.is_initialized():
             self._ray.shutdown()
+        elif self._gate is not None and self._ray.is_initialized():
+            self._ray.kill(self._gate)
+        self._gate = None
         self._started_here = False
 
     def __enter__(self) -> RayExecutor:

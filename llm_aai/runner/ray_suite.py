@@ -21,8 +21,9 @@ What holds across the cluster:
   the driver sees one result, so no episode is lost or written twice. A task that kills its
   worker every time is sealed as an infrastructure failure naming the crash, which the run's
   relaunch count bounds and ``--resume`` plays again;
-* an interrupt (Ctrl-C, SIGTERM): the driver's threads stop waiting, cancel their tasks
-  (their workers are ended) and the run stops as a local one does.
+* an interrupt (Ctrl-C, SIGTERM): the driver's threads stop waiting, end their tasks (their
+  workers with them; never one whose reply may be on its way, which can abort the driver in
+  Ray's core: ``llm_aai.execution.ray_stop``) and the run stops as a local one does.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import dataclasses
 import socket
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,7 @@ import numpy as np
 
 from llm_aai.execution.executor import WORKER_DIED, describe_error
 from llm_aai.execution.ray_executor import RETRIES, check_address, connect, import_ray
+from llm_aai.execution.ray_stop import gated_call, start_gate, stop_tasks
 from llm_aai.frames import FrameFormat
 from llm_aai.llm import provider_limits
 from llm_aai.llm.lost_input import LostInputWatch, image_token_floor
@@ -67,7 +70,7 @@ from llm_aai.runner.ray_services import (
 )
 from llm_aai.runner.suite import Suite, equip_agent
 
-__all__ = ["POLL_S", "EpisodeKit", "PlayedEpisode", "RaySuite", "play_remotely"]
+__all__ = ["POLL_S", "EpisodeKit", "PlayedEpisode", "RaySuite", "play_gated", "play_remotely"]
 
 POLL_S = 0.2
 """How often a driver thread waiting on its episode's task looks for an interrupt."""
@@ -168,6 +171,11 @@ def play_remotely(kit: EpisodeKit, spec: EpisodeSpec) -> PlayedEpisode:
                          lost_input.record())
 
 
+def play_gated(gate: Any, token: str, kit: EpisodeKit, spec: EpisodeSpec) -> PlayedEpisode:
+    """``play_remotely``, returning only with the run's stop gate's leave."""
+    return gated_call(gate, token, play_remotely, (kit, spec))
+
+
 class RaySuite(Suite):
     """A suite whose attempts are Ray tasks, joined to ``config.ray_address`` or a Ray here.
 
@@ -186,6 +194,7 @@ class RaySuite(Suite):
         self._cache_proxy: RayResponseCache | None = None
         self._agent_name: str | None = None
         self._kit_lock = threading.Lock()
+        self._gate: Any = None
 
     @staticmethod
     def check(config: Any) -> None:
@@ -236,7 +245,9 @@ class RaySuite(Suite):
             budget=RayBudgetGate(self._ledger_name) if self._ledger_name else None,
             cache=self._cache_proxy, slots_actor=slots)
         self._kit_ref = ray.put(kit)
-        self._remote = ray.remote(num_cpus=1, max_retries=RETRIES)(play_remotely)
+        self._gate = start_gate(ray)
+        self._actors.append(self._gate)
+        self._remote = ray.remote(num_cpus=1, max_retries=RETRIES)(play_gated)
 
     def _stop_services(self) -> None:
         """Keep what the actors counted, then end them (a run's actors die with the run)."""
@@ -271,14 +282,15 @@ class RaySuite(Suite):
                       attempt: int) -> EpisodeResult:
         """Play an attempt as a Ray task, then write it into the run directory here."""
         ray = self._ray
-        ref = self._remote.remote(self._kit_ref, spec)
+        token = uuid.uuid4().hex
+        ref = self._remote.remote(self._gate, token, self._kit_ref, spec)
         try:
             while not ray.wait([ref], timeout=POLL_S)[0]:
                 if self.cancel.is_set():
                     raise EpisodeCancelled(spec.episode_id)
             played = ray.get(ref)
         except EpisodeCancelled:
-            ray.cancel(ref, force=True)
+            stop_tasks(ray, self._gate, {token: ref})
             raise
         except ray.exceptions.RayTaskError as error:  # the episode raised: as locally
             cause = getattr(error, "cause", None)

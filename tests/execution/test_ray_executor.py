@@ -186,3 +186,38 @@ def test_an_unreachable_cluster_address_fails_fast_naming_it(command, testbed_di
     assert f"--ray-address {address}: no Ray cluster answers there" in lines[0]
     if argv[0] == "llm_aai.run":  # a run refuses before it makes its directory
         assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+AUDIT_TASKS = ("01-01-01,01-02-01,01-03-01,01-04-03,01-05-01,01-06-02,02-01-01,02-02-01,"
+               "02-03-01,02-04-01")
+
+
+@pytest.mark.slow
+def test_a_sigterm_stops_a_ray_audit_cleanly_and_the_same_command_resumes(
+        cluster, testbed_dir, tmp_path, capsys):
+    """The scheduler's stop of an audit on a cluster: the local audit's exit code, the rows
+    that finished kept, no traceback; the same command then plays the rest, each once."""
+    import signal
+
+    from llm_aai.audit.run import read_rows
+    from tests.helpers.signals import has_lines, start_module, stop, wait_until
+
+    out = tmp_path / "audit"
+    argv = ["--out", str(out), "--tasks", AUDIT_TASKS, "--seeds", "2", "--oracle-budget",
+            "1500", "--no-other-build", "--arenas-dir", str(testbed_dir), "--workers", "2",
+            "--no-progress", "--executor", "ray", "--ray-address", cluster.address]
+    process = start_module("llm_aai.audit", *argv)
+    wait_until(has_lines(out / "audit.csv", 2), process, timeout=120)  # a header and a row
+    _, stderr = stop(process, signal.SIGTERM, timeout=60)
+    assert process.returncode == 130, stderr  # as the local audit answers SIGTERM
+    assert "interrupted; finished episodes are in" in stderr
+    assert "Traceback" not in stderr
+    kept = [(row.task_id, row.seed) for row in read_rows(out)]
+    episodes = len(AUDIT_TASKS.split(",")) * 2
+    assert 1 <= len(kept) < episodes and len(set(kept)) == len(kept)
+    assert audit_cli.main(argv) == 0  # the same command, to the end
+    capsys.readouterr()
+    rows = read_rows(out)
+    assert sorted((row.task_id, row.seed) for row in rows) == sorted(
+        (task, seed) for task in AUDIT_TASKS.split(",") for seed in (1, 2))  # each once
+    assert set(kept) <= {(row.task_id, row.seed) for row in rows}
