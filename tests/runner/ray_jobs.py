@@ -42,3 +42,26 @@ class CrashingHeuristic(HeuristicAgent):
                 handle.write("crash\n")
             os._exit(1)
         super().start_episode(system_prompt, seed, prelude)
+
+
+class WaitingHeuristic(HeuristicAgent):
+    """Waits ``wait_s`` seconds as each episode starts (as a model's episode waits on its
+    calls, but without a call to Ray that would lend its CPU out meanwhile), and writes
+    ``<marks>/<seed>``: when the wait began and ended (``time.time``) and the CPUs Ray
+    reserved for the episode's task."""
+
+    def __init__(self, marks: str, wait_s: float) -> None:
+        super().__init__()
+        self.marks = Path(marks)
+        self.wait_s = wait_s
+
+    def start_episode(self, system_prompt, seed, prelude=()):
+        import time
+
+        import ray
+
+        began = time.time()
+        time.sleep(self.wait_s)
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 0.0)
+        (self.marks / str(seed)).write_text(f"{began} {time.time()} {cpus}")
+        super().start_episode(system_prompt, seed, prelude)
