@@ -83,8 +83,10 @@ MODEL_EPISODE_CPUS = 0.25
 
 A model's episode mostly waits on its model: measured, 2.8 CPU s of simulation, rendering
 and harness per 30-script episode against about 150 s of waiting (30 calls at some 5 s each),
-about 2 % of a CPU on average. A whole CPU per episode would leave a cluster of C CPUs with
-C episodes in flight, each CPU idle 98 % of the time. The reservation is not set at that 2 %
+about 2 % of a CPU on average. A whole CPU per episode holds a cluster of C CPUs to about
+C episodes in flight, each CPU idle 98 % of the time (a few more start, late: Ray lends a
+task's CPU while it waits in ``ray.get``, as it does on the provider-slot actor before each
+call). The reservation is not set at that 2 %
 (50 episodes per CPU) because the work comes in bursts, a script's simulation and frames
 at once, which episodes whose calls return together would play on the same core, and
 because each episode in flight holds a worker process with its own simulator; a quarter
