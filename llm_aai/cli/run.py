@@ -69,7 +69,8 @@ RESUME_FLAGS = {"cache_dir": "cache_dir", "concurrency": "concurrency",
                 "budget_usd": "budget_usd",
                 "stop_after_failed_episodes": "stop_after_failed_episodes",
                 "unity_build": "unity_build", "model_options.price_per_mtok": "price_per_mtok",
-                "executor": "executor", "ray_address": "ray_address"}
+                "executor": "executor", "ray_address": "ray_address",
+                "ray_episode_cpus": "ray_episode_cpus"}
 """Settings a resumed run may change -> their ``ResumeOverrides`` field. Giving any other
 setting's flag with a value unlike the run's is refused rather than silently ignored."""
 
@@ -174,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS",
                         help="with --executor ray: the cluster to join (host:6379, ray://..., "
                              "auto); default: start a Ray on this machine")
+    parser.add_argument("--ray-episode-cpus", dest="ray_episode_cpus", type=_positive_float,
+                        metavar="CPUS",
+                        help="with --executor ray: CPUs each episode's task reserves, e.g. 0.25 "
+                             "to play 4 episodes per CPU (default: 1 for a built-in agent, "
+                             "0.25 for a model, which mostly waits on its calls; docs/ray.md)")
     parser.add_argument("--max-relaunches", dest="max_relaunches", type=_at_least(0),
                         help="relaunches of a trial whose model calls kept failing "
                              "(default: %(default)s)")

@@ -33,41 +33,27 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from llm_aai.execution.executor import WORKER_DIED, Job, Outcome, describe_error
+from llm_aai.execution.ray_address import (
+    CONNECT_TIMEOUT_S,
+    INSTALL_HINT,
+    RayUnavailable,
+    RayUnreachable,
+    check_address,
+    import_ray,
+)
 from llm_aai.execution.ray_stop import gated_call, start_gate, stop_tasks
 
-__all__ = ["CONNECT_TIMEOUT_S", "INSTALL_HINT", "RETRIES", "RayExecutor", "RayUnavailable",
-           "RayUnreachable", "check_address", "connect", "import_ray"]
-
-INSTALL_HINT = "--executor ray needs Ray: pip install 'llm-aai[ray]' (or pip install ray)"
-"""What to do when Ray is not installed."""
+__all__ = ["CONNECT_TIMEOUT_S", "INSTALL_HINT", "JOB_CPUS", "RETRIES", "RayExecutor",
+           "RayUnavailable", "RayUnreachable", "check_address", "connect", "import_ray"]
 
 RETRIES = 2
 """How often Ray replays a task whose worker died (a node lost, or the job's own crash)."""
 
-
-CONNECT_TIMEOUT_S = 5.0
-"""How long a cluster address may take to accept a connection before it counts as down."""
-
-
-class RayUnavailable(RuntimeError):
-    """Ray cannot be used: it is not installed, or no cluster answers (the message says which)."""
-
-
-class RayUnreachable(RayUnavailable):
-    """Nothing answers at the cluster address given (``--ray-address``)."""
-
-
-def import_ray() -> Any:
-    """The ``ray`` module.
-
-    Raises:
-        RayUnavailable: it is not installed.
-    """
-    try:
-        import ray
-    except ImportError:
-        raise RayUnavailable(INSTALL_HINT) from None
-    return ray
+JOB_CPUS = 1.0
+"""The CPUs a job's task reserves. An audit episode or a variant check simulates flat out
+(the oracle's search, 1.3 CPU s per audit episode on average), so one job per CPU keeps the
+cluster busy without oversubscribing it; a run's model episodes, which mostly wait on their
+model, reserve a fraction instead (``--ray-episode-cpus``, ``llm_aai.runner.ray_suite``)."""
 
 
 def connect(address: str | None, cpus: int) -> bool:
@@ -82,7 +68,8 @@ def connect(address: str | None, cpus: int) -> bool:
 
     Raises:
         RayUnavailable: Ray is not installed.
-        RayUnreachable: nothing answers at ``address`` (see ``check_address``).
+        RayUnreachable: ``auto`` finds no cluster, or nothing that speaks gRPC answers
+            at ``address`` (``llm_aai.execution.ray_address.check_address``).
     """
     ray = import_ray()
     if ray.is_initialized():
@@ -102,45 +89,6 @@ def connect(address: str | None, cpus: int) -> bool:
                 signal.signal(signum, handler)
     return True
 
-
-def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """Fail at once if nothing accepts a connection at a cluster ``address``.
-
-    Ray's driver does not give up on a cluster that does not answer: it retries the address
-    for minutes (20 tries of about 10 s each in Ray 2.x) before it raises, so a mistyped
-    ``--ray-address`` would look like a hung command. Ray's own connect timeouts are process-
-    wide settings read when Ray starts (``RAY_gcs_rpc_server_connect_timeout_s`` and the number
-    of tries), which would also cut the wait for a real cluster's head that is slow to
-    recover; a TCP connection to the one port the driver needs first (the GCS's, or the Ray
-    Client server's for ``ray://``) tells the same thing within ``timeout`` seconds and
-    changes nothing of Ray's. A GCS host that Ray reads as this machine (``localhost``,
-    ``127.0.0.1``) is checked at the node address Ray connects to instead. ``auto`` and an
-    address without a port are left to Ray, which resolves them itself.
-
-    Raises:
-        RayUnreachable: the connection is refused or times out (the message names the
-            address and ``--ray-address``).
-    """
-    if address is None:
-        return
-    client = address.startswith("ray://")
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    host = host.strip("[]")
-    if not host or not port.isdigit():
-        return
-    if host in _THIS_MACHINE and not client:
-        host = import_ray().util.get_node_ip_address()
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
-    except OSError as error:
-        why = "no answer" if isinstance(error, TimeoutError) else error.strerror or str(error)
-        raise RayUnreachable(f"--ray-address {address}: no Ray cluster answers there ({why}); "
-                             "give the address `ray start --head` printed, or leave "
-                             "--ray-address out to start Ray here") from None
-
-
-_THIS_MACHINE = frozenset({"localhost", "127.0.0.1", "::1"})
-"""Hosts Ray replaces with this machine's node address before it connects."""
 
 _KEPT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP")
                       if hasattr(signal, name))
@@ -185,7 +133,7 @@ class RayExecutor:
         self.in_flight = max(1, int(in_flight))
         self._started_here = connect(address, self.workers)
         self._gate: Any = start_gate(self._ray)
-        self._remote = self._ray.remote(num_cpus=1, max_retries=RETRIES)(_placed)
+        self._remote = self._ray.remote(num_cpus=JOB_CPUS, max_retries=RETRIES)(_placed)
 
     def run(self, jobs: Iterable[Job]) -> Iterator[Outcome]:
         """Each job's outcome as it finishes (see the module doc)."""

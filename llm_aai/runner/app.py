@@ -563,6 +563,7 @@ def _plan(config: RunConfig, tasks: list[Task], arena_paths: dict[str, Path],
         SUITES[config.executor].check(config)
     except (RayUnavailable, ValueError) as error:
         raise RunError(str(error)) from error
+    config = SUITES[config.executor].settle(config, agent.kind)  # recorded in the manifest
     prices = _prices(config, agent)
     task_ids = tuple(task.task_id for task in tasks)
     run = ResolvedRun(

@@ -41,7 +41,13 @@ from typing import Any
 import numpy as np
 
 from llm_aai.execution.executor import WORKER_DIED, describe_error
-from llm_aai.execution.ray_executor import RETRIES, check_address, connect, import_ray
+from llm_aai.execution.ray_executor import (
+    JOB_CPUS,
+    RETRIES,
+    check_address,
+    connect,
+    import_ray,
+)
 from llm_aai.execution.ray_stop import gated_call, start_gate, stop_tasks
 from llm_aai.frames import FrameFormat
 from llm_aai.llm import provider_limits
@@ -69,11 +75,34 @@ from llm_aai.runner.ray_services import (
     start_on_driver,
 )
 from llm_aai.runner.suite import Suite, equip_agent
+from llm_aai.settings import ConfigError
 
-__all__ = ["POLL_S", "EpisodeKit", "PlayedEpisode", "RaySuite", "play_gated", "play_remotely"]
+__all__ = ["EPISODE_CPUS", "MODEL_EPISODE_CPUS", "POLL_S", "EpisodeKit", "PlayedEpisode",
+           "RaySuite", "play_gated", "play_remotely"]
 
 POLL_S = 0.2
 """How often a driver thread waiting on its episode's task looks for an interrupt."""
+
+MODEL_EPISODE_CPUS = 0.25
+"""The CPUs a model's episode reserves unless ``--ray-episode-cpus`` says otherwise.
+
+A model's episode mostly waits on its model: measured, 2.8 CPU s of simulation, rendering
+and harness per 30-script episode against about 150 s of waiting (30 calls at some 5 s each),
+about 2 % of a CPU on average. A whole CPU per episode holds a cluster of C CPUs to about
+C episodes in flight, each CPU idle 98 % of the time (a few more start, late: Ray lends a
+task's CPU while it waits in ``ray.get``, as it does on the provider-slot actor before each
+call). The reservation is not set at that 2 %
+(50 episodes per CPU) because the work comes in bursts, a script's simulation and frames
+at once, which episodes whose calls return together would play on the same core, and
+because each episode in flight holds a worker process with its own simulator; a quarter
+lets one CPU carry 4 episodes (a 2-CPU node 8), and ``--concurrency`` and the provider's
+limits bound the episodes in flight in any case. A run whose model answers slowly can go
+lower (``--ray-episode-cpus 0.05``: 20 per CPU). Measured on two one-CPU nodes, 8 model
+episodes at ``--concurrency 8``: 86 s at 1 CPU each, 43 s at 0.25 (docs/ray.md)."""
+
+EPISODE_CPUS = {"builtin": JOB_CPUS, "model": MODEL_EPISODE_CPUS}
+"""An agent's kind (``AgentSpec.kind``) -> the CPUs its episode reserves by default: a built-in
+agent (the heuristic, the oracle's search) simulates flat out, like an audit episode."""
 
 
 @dataclass(frozen=True)
@@ -179,9 +208,10 @@ def play_gated(gate: Any, token: str, kit: EpisodeKit, spec: EpisodeSpec) -> Pla
 class RaySuite(Suite):
     """A suite whose attempts are Ray tasks, joined to ``config.ray_address`` or a Ray here.
 
-    ``concurrency`` driver threads each wait on one task, so ``--concurrency`` episodes play
-    at once across the cluster; everything else (relaunches, failure counts, the budget's
-    stop, the summary) is the local suite's.
+    ``concurrency`` driver threads each wait on one task, so up to ``--concurrency`` episodes
+    play at once across the cluster, as many as its CPUs allow at ``--ray-episode-cpus`` each
+    (``EPISODE_CPUS``); everything else (relaunches, failure counts, the budget's stop, the
+    summary) is the local suite's.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -195,6 +225,16 @@ class RaySuite(Suite):
         self._agent_name: str | None = None
         self._kit_lock = threading.Lock()
         self._gate: Any = None
+
+    @staticmethod
+    def settle(config: Any, agent_kind: str) -> Any:
+        """The config with the CPUs each episode reserves (``EPISODE_CPUS``) unless it has one.
+
+        Decided when the run starts, so the manifest records the value the run played with.
+        """
+        if config.ray_episode_cpus is not None:
+            return config
+        return dataclasses.replace(config, ray_episode_cpus=EPISODE_CPUS[agent_kind])
 
     @staticmethod
     def check(config: Any) -> None:
@@ -219,12 +259,33 @@ class RaySuite(Suite):
         ray = self._ray = import_ray()
         started_here = connect(self.config.ray_address, self.config.concurrency)
         try:
+            self._check_episode_cpus()
             self._start_services()
             return super().run()
         finally:
             self._stop_services()
             if started_here:
                 ray.shutdown()
+
+    @property
+    def episode_cpus(self) -> float:
+        """The CPUs each episode's task reserves (a config not settled: a whole one)."""
+        cpus = self.config.ray_episode_cpus
+        return JOB_CPUS if cpus is None else float(cpus)
+
+    def _check_episode_cpus(self) -> None:
+        """Refuse a reservation no node of the cluster can grant: its tasks would never start.
+
+        Raises:
+            ConfigError: ``ray_episode_cpus`` above the CPUs of the cluster's largest node.
+        """
+        largest = max((node["Resources"].get("CPU", 0.0) for node in self._ray.nodes()
+                       if node["Alive"]), default=0.0)
+        if self.episode_cpus > largest:
+            raise ConfigError("ray_episode_cpus", (
+                f"must be at most {largest:g}, the CPUs of the cluster's largest node (an "
+                f"episode plays on one node), not {self.episode_cpus:g}; nothing was played: "
+                f"continue with --resume {self.store.root} and a smaller {{ray_episode_cpus}}"))
 
     def _start_services(self) -> None:
         ray = self._ray
@@ -247,7 +308,7 @@ class RaySuite(Suite):
         self._kit_ref = ray.put(kit)
         self._gate = start_gate(ray)
         self._actors.append(self._gate)
-        self._remote = ray.remote(num_cpus=1, max_retries=RETRIES)(play_gated)
+        self._remote = ray.remote(num_cpus=self.episode_cpus, max_retries=RETRIES)(play_gated)
 
     def _stop_services(self) -> None:
         """Keep what the actors counted, then end them (a run's actors die with the run)."""

@@ -147,6 +147,14 @@ class Suite:
         Locally nothing is refused; ``RaySuite`` has its limits.
         """
 
+    @staticmethod
+    def settle(config: Any, agent_kind: str) -> Any:
+        """The config with the settings this suite decides by the agent's kind filled in.
+
+        Locally none; ``RaySuite`` chooses the CPUs an episode reserves.
+        """
+        return config
+
     def pending(self) -> list[EpisodeSpec]:
         """Episodes without a sealed result, in task then trial order.
 

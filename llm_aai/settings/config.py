@@ -214,6 +214,11 @@ class RunConfig:
         executor: where episodes play: ``local`` (threads of this process) or ``ray`` (Ray
             tasks on a cluster, docs/ray.md); ``concurrency`` episodes at once either way.
         ray_address: with ``executor`` ray, the cluster to join; None starts a Ray here.
+        ray_episode_cpus: with ``executor`` ray, the CPUs each episode's Ray task reserves, so
+            a cluster of C CPUs plays up to C / ray_episode_cpus episodes at once (bounded by
+            ``concurrency``). None: the agent's (``llm_aai.runner.ray_suite``: 1 for a
+            built-in agent, which simulates flat out; 0.25 for a model, whose episode mostly
+            waits on its calls), decided when the run starts and recorded in its manifest.
 
     """
 
@@ -249,6 +254,7 @@ class RunConfig:
     variant_seed: int | None = None
     executor: str = "local"
     ray_address: str | None = None
+    ray_episode_cpus: float | None = None
 
     def __post_init__(self) -> None:
         """Refuse values a run cannot use, so a library call fails as early as the CLI does.
@@ -268,6 +274,7 @@ class RunConfig:
         _check_number("relaunch_delay_s", self.relaunch_delay_s, low=0.0)
         _check_number("stop_after_failed_episodes", self.stop_after_failed_episodes, low=1)
         _check_number("budget_usd", self.budget_usd, low=0.0, low_open=True)
+        _check_number("ray_episode_cpus", self.ray_episode_cpus, low=1e-4)  # Ray's precision
         if self.physics_build not in PHYSICS_BUILDS:
             raise ConfigError("physics_build", f"must be one of {', '.join(PHYSICS_BUILDS)}, "
                               f"not {self.physics_build!r}")
@@ -283,6 +290,9 @@ class RunConfig:
                               f"{self.executor!r}")
         if self.ray_address is not None and self.executor != "ray":
             raise ConfigError("ray_address", "names a Ray cluster: it needs {executor} ray")
+        if self.ray_episode_cpus is not None and self.executor != "ray":
+            raise ConfigError("ray_episode_cpus", "reserves a Ray cluster's CPUs: it needs "
+                              "{executor} ray")
         if self.unity_build is not None and self.backend != "unity":
             raise ConfigError("unity_build", "needs {backend} unity")
         if self.backend != "embedded" and self.physics_build != PHYSICS_BUILDS[0]:
@@ -389,6 +399,7 @@ class ResumeOverrides:
     cache_dir: Path | None = None
     executor: str | None = None
     ray_address: str | None = None
+    ray_episode_cpus: float | None = None
 
     def apply(self, config: RunConfig) -> RunConfig:
         """The run's config with the given overrides (an arenas folder made absolute)."""
@@ -401,6 +412,7 @@ class ResumeOverrides:
             changes["unity_build"] = Path(self.unity_build).absolute()
         if self.executor == "local" and self.ray_address is None:
             changes["ray_address"] = None  # a run moved off its cluster leaves its address
+            changes["ray_episode_cpus"] = None  # and its CPUs per episode
         model_changes = {name: getattr(self, name) for name in model_fields
                          if getattr(self, name) is not None}
         if model_changes:

@@ -43,3 +43,10 @@ def nap_then_mark(seconds: float, mark: str) -> str:
     time.sleep(seconds)
     Path(mark).write_text("finished")
     return mark
+
+
+def assigned_cpus() -> float:
+    """A job that says how many CPUs Ray reserved for it (run on a Ray worker)."""
+    import ray
+
+    return ray.get_runtime_context().get_assigned_resources().get("CPU", 0.0)

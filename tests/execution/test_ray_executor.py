@@ -160,32 +160,87 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.parametrize("command", [
+COMMANDS = pytest.mark.parametrize("command", [
     ["llm_aai.audit", "--out", "{out}", "--tasks", "01-01-01", "--no-progress"],
     ["llm_aai.variants", "make", "01-04-03", "--count", "1", "--out", "{out}"],
     ["llm_aai.run", "--model", "heuristic", "--tasks", "01-04-03", "--out", "{out}",
      "--no-progress"],
 ], ids=["audit", "variants-make", "run"])
-def test_an_unreachable_cluster_address_fails_fast_naming_it(command, testbed_dir, tmp_path):
-    """Ray's driver retries an address nobody answers at for minutes (over 200 s): a mistyped
-    --ray-address must say so at once instead of looking like a hung command."""
+"""The three commands that take --ray-address, each as it would fail there."""
+
+
+def _refused_fast(command, address, testbed_dir, tmp_path, env=None) -> str:
+    """Run ``command`` on Ray at ``address``; check it fails in seconds with one line (exit 2)
+    and, for a run, before its directory is made. Returns that line."""
     import subprocess
 
     pytest.importorskip("ray")
-    address = f"127.0.0.1:{_closed_port()}"
     argv = [part.replace("{out}", str(tmp_path / "out")) for part in command]
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", *argv, "--arenas-dir", str(testbed_dir),
                            "--executor", "ray", "--ray-address", address],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, env=env)
     elapsed = time.monotonic() - started
     assert done.returncode == 2, done.stderr
     assert elapsed < 30
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert f"--ray-address {address}: no Ray cluster answers there" in lines[0]
     if argv[0] == "llm_aai.run":  # a run refuses before it makes its directory
         assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    return lines[0]
+
+
+@COMMANDS
+def test_an_unreachable_cluster_address_fails_fast_naming_it(command, testbed_dir, tmp_path):
+    """Ray's driver retries an address nobody answers at for minutes (over 200 s): a mistyped
+    --ray-address must say so at once instead of looking like a hung command."""
+    address = f"127.0.0.1:{_closed_port()}"
+    line = _refused_fast(command, address, testbed_dir, tmp_path)
+    assert f"--ray-address {address}: no Ray cluster answers there" in line
+
+
+def _without_a_recorded_cluster(tmp_path, **variables) -> dict[str, str]:
+    """This environment with Ray's temporary folder empty (no cluster another test or person
+    started on this machine is found) and no RAY_ADDRESS, plus ``variables``."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    return {**env, "RAY_TMPDIR": str(tmp_path / "raytmp"), **variables}
+
+
+@COMMANDS
+def test_auto_with_no_cluster_to_find_fails_fast_naming_it(command, testbed_dir, tmp_path):
+    """Ray itself would wait out its retries (or join any Ray it finds running here)."""
+    line = _refused_fast(command, "auto", testbed_dir, tmp_path,
+                         _without_a_recorded_cluster(tmp_path))
+    assert "--ray-address auto: no Ray cluster to join (RAY_ADDRESS is not set" in line
+
+
+@pytest.mark.slow
+def test_auto_joins_the_cluster_ray_address_names(cluster, testbed_dir, tmp_path):
+    import subprocess
+
+    from tests.helpers.runs import audit_rows
+
+    out = tmp_path / "audit"
+    done = subprocess.run(
+        [sys.executable, "-m", "llm_aai.audit", "--out", str(out), "--tasks", "01-01-01",
+         "--arenas-dir", str(testbed_dir), "--oracle-budget", "300", "--no-other-build",
+         "--no-progress", "--executor", "ray", "--ray-address", "auto"],
+        capture_output=True, text=True, timeout=300,
+        env=_without_a_recorded_cluster(tmp_path, RAY_ADDRESS=cluster.address))
+    assert done.returncode == 0, done.stderr
+    cluster_nodes = {node["NodeID"] for node in __import__("ray").nodes() if node["Alive"]}
+    assert [row["node_id"] in cluster_nodes for row in audit_rows(out)] == [True]
+
+
+@pytest.mark.slow
+def test_audit_and_variant_jobs_reserve_a_whole_cpu(cluster):
+    """They simulate flat out (the oracle's search): one job per CPU, unlike a run's model
+    episodes (``--ray-episode-cpus``)."""
+    with make_executor("ray", 2, cluster.address) as executor:
+        outcomes = list(executor.run([Job(0, jobs.assigned_cpus, ())]))
+    assert outcomes[0].result == 1.0
 
 
 AUDIT_TASKS = ("01-01-01,01-02-01,01-03-01,01-04-03,01-05-01,01-06-02,02-01-01,02-02-01,"

@@ -42,3 +42,36 @@ class CrashingHeuristic(HeuristicAgent):
                 handle.write("crash\n")
             os._exit(1)
         super().start_episode(system_prompt, seed, prelude)
+
+
+class WaitingHeuristic(HeuristicAgent):
+    """Waits as each episode starts (as a model's episode waits on its calls, but without a
+    call to Ray that would lend its CPU out meanwhile) until ``together`` episodes wait at once
+    or ``timeout_s`` passes, then writes ``<marks>/<seed>``: the most it saw waiting at once
+    (itself included; 0 if another saw them all first) and the CPUs Ray reserved for its
+    task."""
+
+    def __init__(self, marks: str, together: int, timeout_s: float) -> None:
+        super().__init__()
+        self.marks = Path(marks)
+        self.together = together
+        self.timeout_s = timeout_s
+
+    def start_episode(self, system_prompt, seed, prelude=()):
+        import time
+
+        import ray
+
+        waiting, everyone = self.marks / f"{seed}.waiting", self.marks / "all-waiting"
+        waiting.touch()
+        deadline = time.monotonic() + self.timeout_s
+        seen = 0
+        while not everyone.exists() and time.monotonic() < deadline:
+            seen = max(seen, len(list(self.marks.glob("*.waiting"))))
+            if seen >= self.together:
+                everyone.touch()  # the others may look only once this one has gone on
+            time.sleep(0.05)
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 0.0)
+        (self.marks / str(seed)).write_text(f"{seen} {cpus}")
+        super().start_episode(system_prompt, seed, prelude)
+        waiting.unlink()  # after the others saw it: it started no later than they did

@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import json
 import sys
+import time
 
 import pytest
 
@@ -87,15 +88,16 @@ def _cluster_nodes():
     return {node["NodeID"] for node in ray.nodes() if node["Alive"]}
 
 
-def _same_run(local_dir, ray_dir):
+def _same_run(local_dir, ray_dir, *, nodes=2):
     local_rows, ray_rows = _summary(local_dir), _summary(ray_dir)
-    assert len(local_rows) == len(_tasks_of(local_dir))
+    trials = json.loads((local_dir / "manifest.json").read_text())["run"]["config"]["trials"]
+    assert len(local_rows) == len(_tasks_of(local_dir)) * trials
     assert _without_timing(local_rows) == _without_timing(ray_rows)
     assert _episode_logs(local_dir) == _episode_logs(ray_dir)
     assert {row["node_id"] for row in local_rows} == {LOCAL_NODE}
     assert all(row["host"] for row in local_rows + ray_rows)
     placed = {row["node_id"] for row in ray_rows}
-    assert placed <= _cluster_nodes() and len(placed) == 2  # both nodes played
+    assert placed <= _cluster_nodes() and len(placed) >= nodes  # both nodes played
     for row in ray_rows:  # each episode's result says where it ran, as its row does
         result = RunStore(ray_dir).finished_results()[row["episode_id"]]
         assert (result.node_id, result.host) == (row["node_id"], row["host"])
@@ -109,8 +111,9 @@ def test_the_heuristic_plays_the_same_episodes_on_the_cluster_as_locally(ray_clu
     on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
                        show_progress=False)
     _same_run(local.run_dir, on_ray.run_dir)
-    assert json.loads((on_ray.run_dir / "manifest.json").read_text())["run"]["config"][
-        "executor"] == "ray"
+    recorded = json.loads((on_ray.run_dir / "manifest.json").read_text())["run"]["config"]
+    assert recorded["executor"] == "ray"
+    assert recorded["ray_episode_cpus"] == 1.0  # a built-in agent simulates flat out
 
 
 @pytest.mark.slow
@@ -123,11 +126,99 @@ def test_a_model_over_real_http_plays_the_same_on_the_cluster_within_its_provide
                                                     provider_concurrency=1))
         local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
         server.max_in_flight = 0
-        on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
+        whole_cpus = dataclasses.replace(_on_ray(config, ray_cluster), ray_episode_cpus=1.0)
+        on_ray = start_run(whole_cpus, out=tmp_path, run_id="ray",  # one episode per node
                            show_progress=False)
         peak = server.max_in_flight
     _same_run(local.run_dir, on_ray.run_dir)  # played on both nodes at once...
     assert peak == 1  # ...yet one call at a time, as --provider-concurrency 1 asks
+
+
+def _cluster_cpus() -> float:
+    import ray
+
+    return sum(node["Resources"].get("CPU", 0.0) for node in ray.nodes() if node["Alive"])
+
+
+@pytest.mark.slow
+def test_model_episodes_reserve_a_fraction_of_a_cpu_so_more_play_than_the_cluster_has_cpus(
+        ray_cluster, testbed_dir, tmp_path):
+    """A model's episode mostly waits on its model: a quarter of a CPU each by default, so the
+    two one-CPU nodes play four at once, with the same results as locally."""
+    with FakeChatServer(default="Turn(30);\nGo(20);", latency_s=1.5) as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,02-02-01",
+                         trials=2, concurrency=4,
+                         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=2),
+                         model_options=ModelOptions(api_base=server.url, max_tokens=64))
+        local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
+        server.max_in_flight = 0
+        on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
+                           show_progress=False)
+        peak = server.max_in_flight
+    _same_run(local.run_dir, on_ray.run_dir, nodes=1)  # Ray may pack them on one node
+    assert peak > _cluster_cpus() == 2  # more episodes waited on the model than CPUs exist
+    recorded = json.loads((on_ray.run_dir / "manifest.json").read_text())["run"]["config"]
+    assert recorded["ray_episode_cpus"] == 0.25  # the model's default, as played
+
+
+@pytest.mark.slow
+def test_episodes_hold_their_fraction_of_a_cpu_while_they_wait(ray_cluster, testbed_dir,
+                                                               tmp_path, monkeypatch):
+    """Each episode's task reserves --ray-episode-cpus: at 0.25 the two one-CPU nodes hold
+    all four waiting episodes at once (at 1, two at most: the test then waits 90 s and fails)."""
+    import functools
+
+    from tests.runner.ray_jobs import WaitingHeuristic
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    _with_agent(monkeypatch, functools.partial(WaitingHeuristic, str(marks), 4, 90.0))
+    config = _config(testbed_dir, tasks="01-04-03,02-02-01", trials=2, concurrency=4,
+                     protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1))
+    outcome = start_run(dataclasses.replace(_on_ray(config, ray_cluster), ray_episode_cpus=0.25),
+                        out=tmp_path, run_id="r", show_progress=False)
+    assert len(RunStore(outcome.run_dir).finished_results()) == 4
+    seen = [tuple(map(float, mark.read_text().split())) for mark in marks.glob("*[0-9]")]
+    assert len(seen) == 4
+    assert {cpus for _, cpus in seen} == {0.25}  # what Ray reserved for each
+    assert max(waiting for waiting, _ in seen) == 4 > _cluster_cpus() == 2
+
+
+def test_more_cpus_per_episode_than_a_node_has_are_refused_naming_the_flag(
+        ray_cluster, testbed_dir, tmp_path, capsys):
+    from llm_aai.cli import run as run_cli
+
+    started = time.monotonic()
+    code = run_cli.main(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir",
+                         str(testbed_dir), "--out", str(tmp_path), "--run-id", "r",
+                         "--executor", "ray", "--ray-address", ray_cluster.address,
+                         "--ray-episode-cpus", "1.5", "--no-progress"])
+    assert code == 2 and time.monotonic() - started < 60  # not a task waiting for ever
+    error = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(error) == 1 and error[0].startswith(
+        "error: --ray-episode-cpus must be at most 1, the CPUs of the cluster's largest node")
+    assert f"--resume {tmp_path / 'r'} and a smaller --ray-episode-cpus" in error[0]
+    assert not list((tmp_path / "r" / "episodes").glob("*"))  # nothing played
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--executor", "ray", "--ray-episode-cpus", "0"], "argument --ray-episode-cpus: 0 must"),
+    (["--ray-episode-cpus", "0.5"],
+     "--ray-episode-cpus reserves a Ray cluster's CPUs: it needs --executor ray"),
+])
+def test_a_cpu_reservation_no_run_can_use_is_refused_naming_the_flag(flags, message, tmp_path,
+                                                                     capsys, testbed_dir):
+    from llm_aai.cli import run as run_cli
+
+    argv = ["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), *flags]
+    try:
+        code = run_cli.main(argv)
+    except SystemExit as exited:  # argparse's refusal of the value itself
+        code = exited.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 PRICES = (100.0, 100.0)  # $ per million tokens: a call costs about 20 cents

@@ -57,7 +57,8 @@ def test_a_version_3_manifest_stores_the_settings_once(tmp_path):
     written["config"]["perspective"] = written["config"].pop("frame")  # renamed since (#34)
     written["config"]["model_options"].update(  # added since, at their defaults (#35)
         keep_last_turns=None, stop=[], sampling=[], fold_system_prompt=False)
-    written["config"].update(executor="local", ray_address=None)  # added since (#36)
+    written["config"].update(executor="local", ray_address=None,  # added since (#36)
+                             ray_episode_cpus=None)
     written["config"]["model_options"]["provider_rpm"] = None  # added since (#36)
     assert run.to_record() == written  # the record round-trips exactly, under today's names
     seeds = {}
@@ -171,9 +172,11 @@ def test_request_settings_no_server_can_use_are_refused(options, message):
 def test_where_a_run_plays_round_trips_and_a_resume_may_move_it(tmp_path):
     from llm_aai.settings import ResumeOverrides
 
-    on_ray = RunConfig(model="heuristic", executor="ray", ray_address="10.0.0.5:6379")
+    on_ray = RunConfig(model="heuristic", executor="ray", ray_address="10.0.0.5:6379",
+                       ray_episode_cpus=0.25)
     assert RunConfig.from_record(on_ray.to_record()) == on_ray
     assert ResumeOverrides(executor="local").apply(on_ray) == RunConfig(model="heuristic")
+    assert ResumeOverrides(ray_episode_cpus=0.5).apply(on_ray).ray_episode_cpus == 0.5
     local = RunConfig(model="heuristic")
     assert ResumeOverrides(executor="ray", ray_address="auto").apply(local) == \
         dataclasses.replace(local, executor="ray", ray_address="auto")
@@ -181,3 +184,8 @@ def test_where_a_run_plays_round_trips_and_a_resume_may_move_it(tmp_path):
         RunConfig(model="heuristic", ray_address="auto")  # an address needs executor ray
     with pytest.raises(ConfigError, match="executor"):
         RunConfig(model="heuristic", executor="slurm")
+    with pytest.raises(ConfigError, match="ray_episode_cpus reserves a Ray cluster's CPUs"):
+        RunConfig(model="heuristic", ray_episode_cpus=0.5)  # needs executor ray
+    for refused in (0, -1.0, 0.00001, float("nan")):
+        with pytest.raises(ConfigError, match="^ray_episode_cpus must be"):
+            RunConfig(model="heuristic", executor="ray", ray_episode_cpus=refused)
