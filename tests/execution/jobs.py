@@ -38,6 +38,16 @@ def nap(seconds: float) -> float:
     return seconds
 
 
+def nap_longer_on(node_id: str, there: float, elsewhere: float) -> float:
+    """A nap of ``there`` seconds on the node ``node_id`` and ``elsewhere`` on any other, so
+    that a test knows that node is still busy when the first other job ends."""
+    import ray
+
+    seconds = there if ray.get_runtime_context().get_node_id() == node_id else elsewhere
+    time.sleep(seconds)
+    return seconds
+
+
 def nap_then_mark(seconds: float, mark: str) -> str:
     """A job that takes a while, then leaves a file: it exists only if the job was not stopped."""
     time.sleep(seconds)

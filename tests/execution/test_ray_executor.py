@@ -98,8 +98,11 @@ def test_a_node_lost_mid_run_costs_no_job_and_duplicates_none(cluster):
     doomed_id = doomed.node_id
     seen: list = []
     with RayExecutor(3, cluster.address) as executor:
-        for outcome in executor.run(Job(n, jobs.nap, (1.0,)) for n in range(9)):
-            if not seen:  # the doomed node holds a task now: every CPU is busy
+        # A job on the doomed node naps for 20 s, elsewhere for 1 s: when the first outcome
+        # arrives, the doomed node is in the middle of its job (every CPU is busy).
+        naps = (Job(n, jobs.nap_longer_on, (doomed_id, 20.0, 1.0)) for n in range(9))
+        for outcome in executor.run(naps):
+            if not seen:
                 cluster.remove_node(doomed, allow_graceful=False)
             seen.append(outcome)
     assert sorted(o.job.key for o in seen) == list(range(9))
