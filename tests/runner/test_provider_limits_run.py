@@ -27,10 +27,13 @@ RPM = 2
 
 
 def _config(testbed_dir, server, executor, ray_address, *, max_scripts=3, **options):
+    """Two episodes; on Ray one whole CPU each, so the two one-CPU nodes play one each (a
+    model's default quarter would let one node take both)."""
     return RunConfig(model="openai/fake", tasks="01-04-03,02-02-01", trials=1, seed=7,
                      arenas_dir=testbed_dir, resolution=64, concurrency=2,
                      protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=max_scripts),
                      executor=executor, ray_address=ray_address,
+                     ray_episode_cpus=1.0 if executor == "ray" else None,
                      model_options=ModelOptions(api_base=server.url, max_tokens=64, **options))
 
 
