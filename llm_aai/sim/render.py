@@ -52,11 +52,13 @@ def curve_tessellation(frame_size: int) -> tuple[int, int]:
     its triangles more than its pixels, and MuJoCo's 28 x 16 made each rail about 1,700
     triangles for a bar 1-3 px thick. 16 x 8 drew 84 px frames in 0.73-0.77x the time
     (``python -m benchmarks.bench_frame --tessellation``, three arenas, 300 frames of a
-    random walk each) and changed 3-43 of a frame's 7,056 pixels, most of them by one
-    level (the sky's shading); 0.06-1.1 a frame by more than 16 levels, on a goal's
-    outline. Of the candidates measured (slices 8-16, stacks 4-8, box faces as 1 or 2
-    quads) it gave the most time per changed pixel (docs/bridge.md, "The 84 px frame").
-    Frames of ``SMALL_FRAME`` px and more keep MuJoCo's defaults and are drawn as before.
+    random walk each) and changed 3-43 of a frame's 7,056 pixels, nine in ten by 1-4 levels
+    (the shading across a goal, lit per vertex, and the sky's gradient); 0.06-1.1 a frame
+    by more than 16 levels, on a goal's outline. Of the candidates measured (slices 8-16,
+    stacks 4-8, box faces as 1 or 2 quads), fewer stacks and slices saved the most time per
+    changed pixel, and below 16 x 8 each further step cost many more visible pixels for
+    little time (docs/bridge.md, "Coarser curves in frames under 128 px"). Frames of
+    ``SMALL_FRAME`` px and more keep MuJoCo's defaults and are drawn as before.
     """
     return (28, 16) if frame_size >= SMALL_FRAME else (16, 8)
 
