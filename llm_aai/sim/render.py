@@ -26,7 +26,8 @@ slots took 8.6 ms per arena load, more than compiling the arena; each geom needs
 _GL_SIZE = 1024
 """Nominal size of the shared context; frames go to each MjrContext's own offscreen buffer."""
 SMALL_FRAME = 128
-"""Frames narrower than this (reinforcement-learning observations) are drawn without shadows."""
+"""Frames narrower than this (reinforcement-learning observations) are drawn without shadows
+and with coarser curves."""
 
 
 def draws_shadows(frame_size: int) -> bool:
@@ -40,6 +41,26 @@ def draws_shadows(frame_size: int) -> bool:
     and look and cost exactly as before.
     """
     return frame_size >= SMALL_FRAME
+
+
+def curve_tessellation(frame_size: int) -> tuple[int, int]:
+    """Slices and stacks of the meshes drawing spheres, capsules, cylinders and the sky.
+
+    MuJoCo draws these primitives (goals, the fence's rails, the sky's dome) as meshes of
+    ``visual/quality`` ``numslices`` x ``numstacks``: drawing only, the collision detector
+    works with the analytic shapes. Why coarser below ``SMALL_FRAME``: an 84 px frame costs
+    its triangles more than its pixels, and MuJoCo's 28 x 16 made each rail about 1,700
+    triangles for a bar 1-3 px thick. 16 x 8 drew 84 px frames in 0.73-0.77x the time
+    (``python -m benchmarks.bench_frame --tessellation``, three arenas, 300 frames of a
+    random walk each) and changed 3-43 of a frame's 7,056 pixels, nine in ten by 1-4 levels
+    (the shading across a goal, lit per vertex, and the sky's gradient); 0.06-1.1 a frame
+    by more than 16 levels, on a goal's outline. Of the candidates measured (slices 8-16,
+    stacks 4-8, box faces as 1 or 2 quads), fewer stacks and slices saved the most time per
+    changed pixel, and below 16 x 8 each further step cost many more visible pixels for
+    little time (docs/bridge.md, "Coarser curves in frames under 128 px"). Frames of
+    ``SMALL_FRAME`` px and more keep MuJoCo's defaults and are drawn as before.
+    """
+    return (28, 16) if frame_size >= SMALL_FRAME else (16, 8)
 
 
 _gl_context = None
@@ -105,6 +126,10 @@ class ArenaRenderer:
         """
         self._model = model
         self._posed = self._mujoco.MjData(model)
+        # Like the shadows below, chosen from the eye's size before the context builds the
+        # meshes; the model's physics does not read these.
+        quality = model.vis.quality
+        quality.numslices, quality.numstacks = curve_tessellation(model.vis.global_.offwidth)
         self._make_context()
         self._scene = self._mujoco.MjvScene(model, maxgeom=model.ngeom + _SPARE_GEOMS)
         # Chosen once per model from the eye's size (the scene's offwidth), so a frame never

@@ -11,6 +11,7 @@ from animalai.raycastparser import RayCastObjects, RayCastParser
 from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.exception import UnityEnvironmentException
 
+from llm_aai.env import AnimalAIEnv
 from tests.helpers.arenas import GOAL_AHEAD, write_arena
 
 BEHAVIOR = "AnimalAI?team=0"
@@ -71,6 +72,31 @@ def test_reset_step_until_goal_reward_and_vector_as_aai_defines(launcher, port, 
     finally:
         env.close()
     assert process.poll() == 0  # the player exits on close
+
+
+def test_84_px_frames_are_the_gymnasium_envs_bit_for_bit(launcher, port, tmp_path):
+    """Both build the simulator for the resolution, so both draw small frames alike (no
+    shadows, coarser curves: llm_aai.sim.render)."""
+    arena = write_arena(tmp_path, GOAL_AHEAD)
+    actions = [(1, 0), (1, 1), (0, 2), (1, 0), (2, 1)]
+    gym_env = AnimalAIEnv(arena, resolution=84)
+    try:
+        expected = [gym_env.reset(seed=0)[0]["image"]]
+        expected += [gym_env.step(np.array(action))[0]["image"] for action in actions]
+    finally:
+        gym_env.close()
+    env = _env(launcher, port, arena, resolution=84)
+    try:
+        frames = [env.get_steps(BEHAVIOR)[0].obs[0][0]]
+        for action in actions:
+            frames.append(_step(env, np.array([action], dtype=np.int32))[0].obs[0][0])
+    finally:
+        env.close()
+    assert len(frames) == len(expected) == len(actions) + 1
+    for k, (camera, image) in enumerate(zip(frames, expected, strict=True)):
+        np.testing.assert_array_equal(np.moveaxis(camera, 0, -1),
+                                      image.astype(np.float32) / 255.0, err_msg=f"frame {k}")
+    assert not np.array_equal(expected[0], expected[-1])  # the agent moved
 
 
 def test_rays_follow_animalais_parser_layout(launcher, port, tmp_path):

@@ -2,7 +2,9 @@
 
 ``tests/data/golden_requests/paper-01-04-03.json`` was recorded on main before this change
 (``make_golden_requests.py``): every request's messages, texts and the sha256 of every image
-sent, for four replies covering a script, an invalid reply and a thought-only reply.
+sent, for four replies covering a script, an invalid reply and a thought-only reply. Its
+64 px images' sha256 were recorded again when frames under 128 px got coarser curves
+(``llm_aai.sim.render.curve_tessellation``); nothing else in it changed.
 """
 
 from __future__ import annotations
