@@ -52,8 +52,11 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split(") ")[-1][:1] != "Z"
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:  # it was reaped between the two looks
+        return False
+    return stat.split(") ")[-1][:1] != "Z"
 
 
 def children_of(pid: int) -> set[int]:
