@@ -59,7 +59,17 @@ def _signal_once_running(pid_file, signum) -> threading.Thread:
     return thread
 
 
+@pytest.fixture
+def python_ctrl_c():
+    """SIGINT raising KeyboardInterrupt, as in a terminal: a shell's background job (`cmd &`)
+    inherits SIGINT ignored, and Python then installs no handler for it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_a_signal_is_an_interrupt_that_ends_the_workers(signum, tmp_path):
     pid_file = tmp_path / "pid"
     before = signal.getsignal(signal.SIGTERM)
