@@ -16,7 +16,8 @@ tasks on several machines reach them through an actor instead (as the budget doe
   ``ClusterGate`` takes a slot around each call, so at most ``--provider-concurrency`` calls
   are in flight to a provider and ``--provider-rpm`` start in any minute however many nodes
   play, a 429's ``Retry-After`` holds back every node's calls, and a slot a dead worker held
-  is taken back when its lease runs out.
+  is taken back as soon as Ray knows the worker or its node gone (``ray_liveness``), at the
+  latest when its lease runs out.
 
 Each proxy pickles as the actor's name, so it travels to the workers with the episode and
 finds the actor where it lands. The actors are pinned to the driver's node: a worker node
@@ -38,6 +39,7 @@ from llm_aai.execution.ray_executor import import_ray
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.provider_limits import WINDOW_S, ProviderPace
 from llm_aai.llm.types import LLMResponse
+from llm_aai.runner.ray_liveness import CHECK_EVERY_S, HolderLiveness
 
 __all__ = ["CacheServer", "ClusterGate", "ProviderSlots", "RayResponseCache", "actor_name",
            "cluster_gate", "endpoint_key", "start_on_driver"]
@@ -156,7 +158,10 @@ class ProviderSlots:
 
     A slot is a lease: a worker that dies holding one (its process killed, its node lost)
     never gives it back, so a slot not released within its ``lease_s`` (the call's timeout
-    and a margin: a call cannot outlive its timeout) is taken back.
+    and a margin: a call cannot outlive its timeout) is taken back. Sooner if Ray knows its
+    holder gone: while a call waits for a slot, the actor asks Ray about the holders at most
+    every ``CHECK_EVERY_S`` (``HolderLiveness``) and takes back the slots of those on a lost
+    node or in a lost worker process at once.
 
     Args:
         window_s: the rate limit's window (``WINDOW_S``, read on the driver).
@@ -169,7 +174,10 @@ class ProviderSlots:
         self._freed: dict[str, asyncio.Condition] = {}
         self._next_lease = 0
         self._peak: dict[str, int] = {}
+        self._checked_at: dict[str, float] = {}
+        self.liveness = HolderLiveness()
         self.reclaimed = 0
+        self.reclaimed_lost = {"node": 0, "worker": 0}
 
     def _pace(self, key: str, rpm: int | None) -> ProviderPace:
         """The endpoint's pace, made at its first call (or at a pause, the rate added later)."""
@@ -185,6 +193,25 @@ class ProviderSlots:
                 del leases[lease]
                 self._paces[key].finish(deadline)
                 self.reclaimed += 1
+
+    async def _reclaim_lost(self, key: str) -> None:
+        """Take back the slots of ``key`` whose holders Ray knows to be gone (node or worker).
+
+        Only slots of calls under way: one whose holder still waits for its turn is the
+        actor's own ``acquire`` (it sets the lease's deadline when the turn comes).
+        """
+        self._checked_at[key] = time.monotonic()
+        leases = self._leases[key]
+        under_way = [(lease, holder) for lease, (deadline, holder) in leases.items()
+                     if deadline != float("inf")]
+        if not under_way:
+            return
+        reasons = await asyncio.to_thread(self.liveness.gone, [h for _, h in under_way])
+        for (lease, _), reason in zip(under_way, reasons, strict=True):
+            if reason is not None and lease in leases:  # not released meanwhile
+                del leases[lease]
+                self._paces[key].finish(time.monotonic())  # its call ended by now
+                self.reclaimed_lost[reason] += 1
 
     async def acquire(self, key: str, limit: int, rpm: int | None, lease_s: float,
                       holder: dict[str, Any]) -> int:
@@ -202,12 +229,15 @@ class ProviderSlots:
                 self._expire(key, now)
                 if len(leases) < limit:
                     break
-                next_expiry = min(deadline for deadline, _ in leases.values())
-                try:  # no deadline while every holder still waits for its turn
-                    await asyncio.wait_for(freed.wait(), None if next_expiry == float("inf")
-                                           else max(0.0, next_expiry - now))
+                next_check = self._checked_at.get(key, float("-inf")) + CHECK_EVERY_S
+                if now >= next_check:  # every slot taken: is any holder gone?
+                    await self._reclaim_lost(key)
+                    continue
+                wake = min(next_check, *(deadline for deadline, _ in leases.values()))
+                try:
+                    await asyncio.wait_for(freed.wait(), max(0.0, wake - now))
                 except TimeoutError:
-                    pass  # a lease ran out: looked at again
+                    pass  # a lease ran out, or time to ask Ray again: looked at again
             lease = self._next_lease = self._next_lease + 1
             leases[lease] = (float("inf"), holder)  # held while it waits for its turn
             self._peak[key] = max(self._peak.get(key, 0), len(leases))
@@ -234,13 +264,22 @@ class ProviderSlots:
         self._pace(key, None).pause(time.monotonic() + seconds)
 
     async def holders(self) -> dict[str, list[dict[str, Any]]]:
-        """Who holds each endpoint's slots now (each holder's node id and process id)."""
+        """Who holds each endpoint's slots now (each holder's node, worker and process id)."""
         return {key: [holder for _, holder in leases.values()]
                 for key, leases in self._leases.items()}
 
     async def peak(self) -> dict[str, int]:
         """The most slots each endpoint ever had lent at once."""
         return dict(self._peak)
+
+    async def reclaims(self) -> dict[str, Any]:
+        """Slots taken back so far, by why: lease run out, node lost, worker lost.
+
+        Also whether lost workers are looked for at all (``HolderLiveness.worker_check``).
+        """
+        return {"expired": self.reclaimed, "node lost": self.reclaimed_lost["node"],
+                "worker lost": self.reclaimed_lost["worker"],
+                "worker check": self.liveness.worker_check}
 
 
 class ClusterGate(_ByName):
@@ -272,7 +311,9 @@ class ClusterGate(_ByName):
     def turn(self, lease_s: float) -> Iterator[None]:
         """Hold a slot of the cluster's for the ``with`` body (lent for ``lease_s``)."""
         ray = import_ray()
-        holder = {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
+        context = ray.get_runtime_context()
+        holder = {"node_id": context.get_node_id(), "worker_id": context.get_worker_id(),
+                  "pid": os.getpid()}
         lease = self._call("acquire", self.key, self.limit, self.rpm, lease_s, holder)
         try:
             yield

@@ -1,7 +1,8 @@
-"""Agents for the Ray run's fault tests (module level: Ray workers import them by name).
+"""Agents and jobs for the Ray run's fault tests (module level: Ray workers import them by name).
 
-Each is the heuristic agent with one thing added on the worker: a mark saying which node
-started which episode, or a crash of the worker process in one episode.
+Each agent is the heuristic agent with one thing added on the worker: a mark saying which node
+started which episode, or a crash of the worker process in one episode. ``slot_client`` and
+``call_through_slots`` make a model call that takes a slot of the cluster's provider slots.
 """
 
 from __future__ import annotations
@@ -10,6 +11,22 @@ import os
 from pathlib import Path
 
 from llm_aai.agents.heuristic import HeuristicAgent
+from llm_aai.llm.client import LiteLLMClient
+from llm_aai.llm.types import user_message
+from llm_aai.runner.ray_services import cluster_gate
+
+
+def slot_client(url: str, slots: str) -> LiteLLMClient:
+    """A model client at the default timeout whose calls take a slot of the ``ProviderSlots``
+    actor ``slots`` (one slot for the endpoint)."""
+    client = LiteLLMClient("openai/fake", api_base=url, max_concurrent=1, max_retries=0)
+    client.gate = cluster_gate(client, slots)
+    return client
+
+
+def call_through_slots(url: str, slots: str) -> str:
+    """One model call through the cluster's slots (as a Ray task: where it is placed)."""
+    return slot_client(url, slots).complete([user_message("go")]).text
 
 
 class MarkingHeuristic(HeuristicAgent):
