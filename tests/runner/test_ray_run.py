@@ -424,7 +424,7 @@ def test_conversations_across_tasks_play_the_same_on_the_cluster_as_locally(
     from llm_aai.protocol.modes import ModeSettings
     from tests.helpers.modes import SCRIPT_REPLIES, by_user_count, request_sequence
 
-    with FakeChatServer(responder=by_user_count) as server:
+    with FakeChatServer(responder=by_user_count, latency_s=0.2) as server:
         config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,01-06-02", trials=2,
                          modes=ModeSettings(context="across-tasks"),
                          protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=3),
@@ -432,10 +432,13 @@ def test_conversations_across_tasks_play_the_same_on_the_cluster_as_locally(
         local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
         sent_locally = request_sequence([r.body for r in server.requests])
         del server.requests[:]
+        server.max_in_flight = 0
         whole_cpus = dataclasses.replace(_on_ray(config, ray_cluster), ray_episode_cpus=1.0)
         on_ray = start_run(whole_cpus, out=tmp_path, run_id="ray", show_progress=False)
         sent_on_ray = request_sequence([r.body for r in server.requests])
-    _same_run(local.run_dir, on_ray.run_dir)  # a conversation on each node at once
+        peak = server.max_in_flight
+    _same_run(local.run_dir, on_ray.run_dir)  # a conversation on each node...
+    assert peak == 2  # ...at once
     key = json.dumps
     assert sorted(map(key, sent_on_ray)) == sorted(map(key, sent_locally))
     results = RunStore(on_ray.run_dir).finished_results()
