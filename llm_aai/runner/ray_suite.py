@@ -17,6 +17,8 @@ What holds across the cluster:
   actors on the driver's node
   (``llm_aai.runner.ray_services``), so no node needs the driver's disk;
 * ``--stop-after-failures``, the relaunches and the summary: counted by the driver as locally;
+* ``--context across-tasks``: a driver thread per conversation plays its tasks in order as
+  locally, each task's context shipped with the earlier tasks' frames (``ShippedContext``);
 * a node lost mid-episode: Ray replays the task on another node (``RETRIES`` times at most);
   the driver sees one result, so no episode is lost or written twice. A task that kills its
   worker every time is sealed as an infrastructure failure naming the crash, which the run's
@@ -74,6 +76,7 @@ from llm_aai.runner.ray_services import (
     cluster_gate,
     start_on_driver,
 )
+from llm_aai.runner.shipped_context import ShippedContext
 from llm_aai.runner.suite import Suite, equip_agent
 from llm_aai.settings import ConfigError
 
@@ -180,17 +183,24 @@ class _RecordingWriter(EpisodeWriter):
         self.turns.append(record)
 
 
-def play_remotely(kit: EpisodeKit, spec: EpisodeSpec) -> PlayedEpisode:
-    """Play one episode on a Ray worker and return it whole (the worker writes no run file)."""
+def play_remotely(kit: EpisodeKit, spec: EpisodeSpec,
+                  context: ShippedContext | None = None) -> PlayedEpisode:
+    """Play one episode on a Ray worker and return it whole (the worker writes no run file).
+
+    With ``--context across-tasks`` the task comes with its conversation's context, the
+    earlier tasks' frames written into the scratch folder for the agent to send again.
+    """
     ray = import_ray()
     lost_input = LostInputWatch(image_token_floor(kit.resolution))
     with tempfile.TemporaryDirectory(prefix="llm-aai-episode-") as scratch:
-        writer = _RecordingWriter(Path(scratch) / spec.episode_id, kit.frame_format)
+        writer = _RecordingWriter(Path(scratch) / "episode" / spec.episode_id, kit.frame_format)
         env = kit.make_env()
         try:
             runner = EpisodeRunner(env, kit.agent(lost_input), kit.prompt, kit.protocol,
                                    kit.script_mode, modes=kit.modes,
-                                   observation=kit.observation)
+                                   observation=kit.observation,
+                                   context=None if context is None
+                                   else context.unpack(Path(scratch) / "earlier"))
             result = runner.run(spec, writer)
         finally:
             writer.close()
@@ -200,9 +210,10 @@ def play_remotely(kit: EpisodeKit, spec: EpisodeSpec) -> PlayedEpisode:
                          lost_input.record())
 
 
-def play_gated(gate: Any, token: str, kit: EpisodeKit, spec: EpisodeSpec) -> PlayedEpisode:
+def play_gated(gate: Any, token: str, kit: EpisodeKit, spec: EpisodeSpec,
+               context: ShippedContext | None = None) -> PlayedEpisode:
     """``play_remotely``, returning only with the run's stop gate's leave."""
-    return gated_call(gate, token, play_remotely, (kit, spec))
+    return gated_call(gate, token, play_remotely, (kit, spec, context))
 
 
 class RaySuite(Suite):
@@ -247,9 +258,6 @@ class RaySuite(Suite):
         """
         import_ray()
         check_address(config.ray_address)
-        if config.modes.across_tasks:
-            raise ValueError("--context across-tasks plays a trial's tasks in one conversation "
-                             "on one machine; --executor ray does not run it yet")
         if config.model == "human":
             raise ValueError("--model human asks at this terminal; play it with --executor "
                              "local")
@@ -341,10 +349,16 @@ class RaySuite(Suite):
 
     def _play_attempt(self, spec: EpisodeSpec, context: ConversationContext | None,
                       attempt: int) -> EpisodeResult:
-        """Play an attempt as a Ray task, then write it into the run directory here."""
+        """Play an attempt as a Ray task, then write it into the run directory here.
+
+        A conversation's task ships its context with the earlier tasks' frames
+        (``ShippedContext``): the worker's node need not see the run directory.
+        """
         ray = self._ray
         token = uuid.uuid4().hex
-        ref = self._remote.remote(self._gate, token, self._kit_ref, spec)
+        shipped = None if context is None else ShippedContext.pack(context,
+                                                                    self.store.episodes_dir)
+        ref = self._remote.remote(self._gate, token, self._kit_ref, spec, shipped)
         try:
             while not ray.wait([ref], timeout=POLL_S)[0]:
                 if self.cancel.is_set():

@@ -410,3 +410,103 @@ def test_sigterm_stops_a_ray_run_cleanly_and_resume_finishes_it(ray_cluster, tes
     results = store.finished_results()
     assert set(results) == {"01-04-03_t1", "01-06-02_t1", "02-02-01_t1"}
     assert {r.node_id for r in results.values()} <= _cluster_nodes()  # resumed on the cluster
+
+
+def _users(request: dict) -> int:
+    return sum(message["role"] == "user" for message in request["messages"])
+
+
+@pytest.mark.slow
+def test_conversations_across_tasks_play_the_same_on_the_cluster_as_locally(
+        ray_cluster, testbed_dir, tmp_path):
+    """Two trials' conversations, one per node at once, each task's requests carrying the
+    exchanges of the tasks before it, sent exactly as locally."""
+    from llm_aai.protocol.modes import ModeSettings
+    from tests.helpers.modes import SCRIPT_REPLIES, by_user_count, request_sequence
+
+    with FakeChatServer(responder=by_user_count, latency_s=0.2) as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,01-06-02", trials=2,
+                         modes=ModeSettings(context="across-tasks"),
+                         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=3),
+                         model_options=ModelOptions(api_base=server.url, max_retries=0))
+        local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
+        sent_locally = request_sequence([r.body for r in server.requests])
+        del server.requests[:]
+        server.max_in_flight = 0
+        whole_cpus = dataclasses.replace(_on_ray(config, ray_cluster), ray_episode_cpus=1.0)
+        on_ray = start_run(whole_cpus, out=tmp_path, run_id="ray", show_progress=False)
+        sent_on_ray = request_sequence([r.body for r in server.requests])
+        peak = server.max_in_flight
+    _same_run(local.run_dir, on_ray.run_dir)  # a conversation on each node...
+    assert peak == 2  # ...at once
+    key = json.dumps
+    assert sorted(map(key, sent_on_ray)) == sorted(map(key, sent_locally))
+    results = RunStore(on_ray.run_dir).finished_results()
+    assert {results[f"01-04-03_t{t}"].scripts_used for t in (1, 2)} == {3}
+    first_task_last = [r["messages"] for r in sent_on_ray if _users(r) == 3]
+    second_task_first = [r["messages"] for r in sent_on_ray if _users(r) == 4]
+    assert len(second_task_first) == 2  # one per conversation
+    for messages in second_task_first:  # task 1's exchanges, its frames byte for byte
+        assert messages[:-2] in first_task_last
+        assert messages[-2] == {"role": "assistant", "parts": [SCRIPT_REPLIES[0]]}
+
+
+@pytest.mark.slow
+def test_a_conversation_interrupted_on_the_cluster_resumes_to_the_uninterrupted_run(
+        ray_cluster, testbed_dir, tmp_path, monkeypatch):
+    """As locally (tests/runner/test_resume_modes.py): Ctrl-C while the model answers task 2's
+    second request; resumed, task 2 plays again from its start, sent task 1's history rebuilt
+    from its log, and the run ends as one never interrupted."""
+    import itertools
+    import os
+    import signal
+    import threading
+
+    from llm_aai.protocol.modes import ModeSettings
+    from llm_aai.runner import RunInterrupted, resume_run
+    from tests.helpers.modes import by_user_count, request_sequence, run_record
+
+    resuming = threading.Event()
+    asked = []  # each request as it comes (the server records one when it has answered)
+
+    def interrupting(body, count=itertools.count(1)):
+        asked.append(body)
+        number = next(count)
+        if number == 5:  # task 1 took 3 requests: the 2nd of task 2
+            os.kill(os.getpid(), signal.SIGINT)
+        elif number > 5 and not resuming.is_set():  # the worker waits, as a model would,
+            time.sleep(3.0)  # while the driver ends it (its episode must not finish)
+        return by_user_count(body)
+
+    def placed_anywhere(run_dir):
+        record = run_record(run_dir)
+        for episode in record.values():
+            for field in ("node_id", "host"):
+                episode["result"].pop(field)
+        return record
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeChatServer(responder=by_user_count) as server:
+        config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,01-06-02",
+                         modes=ModeSettings(context="across-tasks"),
+                         protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=3),
+                         model_options=ModelOptions(api_base=server.url, max_retries=0))
+        whole = start_run(config, out=tmp_path, run_id="whole", show_progress=False).run_dir
+        uninterrupted = request_sequence([r.body for r in server.requests])
+    with FakeChatServer(responder=interrupting) as server:
+        config = dataclasses.replace(config, model_options=ModelOptions(
+            api_base=server.url, max_retries=0))
+        with pytest.raises(RunInterrupted):
+            start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="cut",
+                      show_progress=False)
+        cut = tmp_path / "cut"
+        assert set(RunStore(cut).finished_results()) == {"01-04-03_t1"}
+        assert {p.name for p in (cut / "episodes").iterdir()} == {"01-04-03_t1"}
+        before = len(asked)  # the worker may have asked once more before it was ended
+        assert before >= 5
+        resuming.set()
+        resume_run(cut, show_progress=False)
+        resumed = request_sequence(asked[before:])
+    assert resumed == uninterrupted[3:]  # task 2 from its start, after task 1's exchanges
+    assert placed_anywhere(cut) == placed_anywhere(whole)
+    assert {r.node_id for r in RunStore(cut).finished_results().values()} <= _cluster_nodes()
