@@ -177,7 +177,7 @@ def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> No
                    else f"ray://{resolved.address}")
         raise RayUnreachable(f"--ray-address {resolved}: that is {other.service.name}, not "
                              f"{service.name}; write it {written}") from None
-    except _TlsFileMissing as error:
+    except _TlsProblem as error:
         raise RayUnreachable(f"--ray-address {resolved}: {error}") from None
     except (_NotGrpc, _NotRay) as error:
         raise RayUnreachable(f"--ray-address {resolved}: something answers there but it is not "
@@ -256,6 +256,7 @@ def _expect_ray(target: str, service: _RayService, timeout: float) -> None:
 
     Raises:
         _OtherRayPort: the other Ray service answered its own call instead.
+        _TlsProblem: with Ray's TLS on, its files are missing or the handshake failed.
         _NotRay: anything else, with the gRPC status that came back.
     """
     grpc = _import_grpc()
@@ -274,6 +275,9 @@ def _expect_ray(target: str, service: _RayService, timeout: float) -> None:
             raise _NotRay(f"a gRPC server without {service.name}'s {service.method}")
         if status.code is grpc.StatusCode.DEADLINE_EXCEEDED:
             raise _NotRay(f"no gRPC answer within {timeout:g} s")
+        if status.code is grpc.StatusCode.UNAVAILABLE and _tls_on():
+            raise _TlsProblem("no TLS connection with the files Ray's variables "
+                              f"{', '.join(_TLS_FILES)} name ({status.details})")
         raise _NotRay(f"gRPC {status.code.name}: {status.details}")
 
 
@@ -294,6 +298,8 @@ def _is_ray(grpc: Any, channel: Any, service: _RayService, status: _Status,
 
 @dataclass(frozen=True)
 class _Status:
+    """How a gRPC call ended: its ``grpc.StatusCode`` and the server's or channel's words."""
+
     code: Any
     details: str
 
@@ -303,8 +309,13 @@ def _status(grpc: Any, channel: Any, path: str, request: bytes, timeout: float) 
     try:
         channel.unary_unary(path)(request, timeout=timeout)
     except grpc.RpcError as error:
-        return _Status(error.code(), " ".join(str(error.details() or "").split()))
+        details = " ".join(str(error.details() or "").split())
+        return _Status(error.code(), details.removeprefix(_CHANNEL_PREFIX))
     return _Status(grpc.StatusCode.OK, "")
+
+
+_CHANNEL_PREFIX = "failed to connect to all addresses; last error: "
+"""How gRPC's channel begins every failure to connect (one address here: left out)."""
 
 
 def _channel(grpc: Any, target: str) -> Any:
@@ -329,20 +340,20 @@ def _read_tls_file(variable: str) -> bytes:
     """The PEM file Ray's TLS variable ``variable`` names.
 
     Raises:
-        _TlsFileMissing: the variable is not set or its file cannot be read (named).
+        _TlsProblem: the variable is not set or its file cannot be read (named).
     """
     path = os.environ.get(variable, "")
     if not path:
-        raise _TlsFileMissing(f"RAY_USE_TLS is on but {variable} is not set (Ray's TLS needs "
+        raise _TlsProblem(f"RAY_USE_TLS is on but {variable} is not set (Ray's TLS needs "
                               f"{', '.join(_TLS_FILES)})")
     try:
         return Path(path).read_bytes()
     except OSError as error:
-        raise _TlsFileMissing(f"{variable} {path}: {error.strerror or error}") from None
+        raise _TlsProblem(f"{variable} {path}: {error.strerror or error}") from None
 
 
-class _TlsFileMissing(Exception):
-    """A file Ray's TLS needs is not named or cannot be read (the text says which)."""
+class _TlsProblem(Exception):
+    """Ray's TLS is on but its files are missing, or no TLS connection is made with them."""
 
 
 def _import_grpc() -> Any:

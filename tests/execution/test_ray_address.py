@@ -329,6 +329,20 @@ def test_a_cluster_with_tokens_and_tls_passes_and_its_client_server_too(secured_
 
 
 @pytest.mark.slow
+def test_a_tls_cluster_checked_with_another_ca_says_tls_failed(secured_cluster, monkeypatch,
+                                                               tmp_path):
+    gcs, _, tls = secured_cluster
+    for name, value in tls.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("RAY_TLS_CA_CERT", _certificates(tmp_path, "10.9.9.9")["RAY_TLS_CA_CERT"])
+    with pytest.raises(RayUnreachable, match=rf"^--ray-address {gcs}: no TLS connection with "
+                                             r"the files Ray's variables RAY_TLS_SERVER_CERT, "
+                                             r"RAY_TLS_SERVER_KEY, RAY_TLS_CA_CERT name \(.*"
+                                             r"CERTIFICATE_VERIFY_FAILED"):
+        check_address(gcs)
+
+
+@pytest.mark.slow
 def test_a_tls_cluster_checked_without_ray_s_tls_says_what_to_set(secured_cluster, monkeypatch):
     gcs, _, _ = secured_cluster
     monkeypatch.delenv("RAY_USE_TLS", raising=False)
