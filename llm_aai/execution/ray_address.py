@@ -21,13 +21,26 @@ with its own short timeouts, and changes nothing of Ray's:
    is refused.
 2. A TCP connection to the address's port (the GCS's, or the Ray Client server's for
    ``ray://``) must be accepted.
-3. What accepted it must speak HTTP/2, as every gRPC server (Ray's GCS and its client server
-   are gRPC servers) does: to the client's connection preface the server answers with its
-   own, a SETTINGS frame (RFC 9113, section 3.4). A web page, Redis, the dashboard's HTTP port
-   or a listener that never answers fails here. This is the protocol's public contract, not
-   one of Ray's private calls; it does not tell Ray's GCS from another gRPC server (such an
-   address still waits for Ray's retries), and with Ray's TLS on (``RAY_USE_TLS``) the GCS
-   expects a TLS handshake first, so only steps 1 and 2 are done.
+3. Without Ray's TLS, what accepted it must speak HTTP/2, as every gRPC server does: to the
+   client's connection preface the server answers with its own, a SETTINGS frame (RFC 9113,
+   section 3.4). A web page, Redis, the dashboard's HTTP port or a listener that never answers
+   fails here with a message that says what answered; a gRPC client alone reports these as
+   one opaque "failed to connect" or a bare deadline.
+4. What answers must be Ray: one unary gRPC call, with the same short deadline, to a method
+   only Ray serves there. For ``host:port`` it is the GCS's
+   ``NodeInfoGcsService/GetClusterId``, the first call Ray's driver makes (and retries once
+   a second for minutes where it is not served); for ``ray://host:port`` Ray Client's
+   server's ``RayletDriver/ClusterInfo`` with the PING request Ray Client sends while it
+   connects. Any other gRPC server answers UNIMPLEMENTED. A cluster with Ray's token
+   authentication on answers UNAUTHENTICATED (this check sends no token: joining with it is
+   Ray's business), and a method nobody serves with UNIMPLEMENTED, which a server that wants
+   credentials for every call does not; so both together count as Ray. An address that is
+   the other one of Ray's two ports (``ray://`` written for a GCS or left out for a Ray
+   Client server) is named so. With ``RAY_USE_TLS`` the call goes over TLS with the
+   certificates Ray's documented variables name (``RAY_TLS_SERVER_CERT``,
+   ``RAY_TLS_SERVER_KEY``, ``RAY_TLS_CA_CERT``), as Ray's own gRPC clients make it. Requests
+   are raw protobuf bytes, so no module Ray generates is imported; the tests hold them to
+   the installed Ray's.
 """
 
 from __future__ import annotations
@@ -131,16 +144,17 @@ def resolve_address(given: str) -> ResolvedAddress:
 
 
 def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """Fail within seconds unless something that speaks gRPC answers at a cluster ``address``.
+    """Fail within seconds unless a Ray cluster answers at ``address``.
 
     ``auto`` is resolved first (see the module doc). A GCS host that Ray reads as this machine
     (``localhost``, ``127.0.0.1``) is checked at the node address Ray connects to instead. An
-    address without a port (``local``) is left to Ray.
+    address without a port (``local``) is left to Ray. Each step waits ``timeout`` at most.
 
     Raises:
-        RayUnreachable: ``auto`` finds no cluster, the connection is refused or times out, or
-            what answers does not speak HTTP/2 (the message names ``--ray-address``, the
-            address and, for ``auto``, where it was found).
+        RayUnavailable: Ray (and with it gRPC) is not installed.
+        RayUnreachable: ``auto`` finds no cluster, the connection is refused or times out,
+            what answers is not Ray, or is the other of Ray's two ports (the message names
+            ``--ray-address``, the address and, for ``auto``, where it was found).
     """
     if address is None:
         return
@@ -152,11 +166,20 @@ def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> No
         return
     if host in _THIS_MACHINE and not client:
         host = import_ray().util.get_node_ip_address()
+    service = _CLIENT_SERVER if client else _GCS
     try:
         with socket.create_connection((host, int(port)), timeout=timeout) as connection:
             if not _tls_on():
                 _expect_http2(connection, timeout)
-    except _NotGrpc as error:
+        _expect_ray(f"[{host}]:{port}" if ":" in host else f"{host}:{port}", service, timeout)
+    except _OtherRayPort as other:
+        written = (resolved.address.removeprefix("ray://") if client
+                   else f"ray://{resolved.address}")
+        raise RayUnreachable(f"--ray-address {resolved}: that is {other.service.name}, not "
+                             f"{service.name}; write it {written}") from None
+    except _TlsProblem as error:
+        raise RayUnreachable(f"--ray-address {resolved}: {error}") from None
+    except (_NotGrpc, _NotRay) as error:
         raise RayUnreachable(f"--ray-address {resolved}: something answers there but it is not "
                              f"a Ray cluster ({error}); give the address `ray start --head` "
                              "printed (its GCS port, 6379 by default) or ray://host:10001"
@@ -177,8 +200,169 @@ _SETTINGS = 4
 """The type of the frame a server's preface must start with."""
 
 
+@dataclass(frozen=True)
+class _RayService:
+    """One of the two gRPC services a ``--ray-address`` can point at, with a call only it answers.
+
+    Attributes:
+        name: how messages name it.
+        service: its full gRPC service name (from Ray's ``.proto`` files).
+        method: a unary method of it that needs no state and nothing but its request.
+        request: the request, serialized protobuf (raw bytes: no generated module needed).
+    """
+
+    name: str
+    service: str
+    method: str
+    request: bytes
+
+    @property
+    def path(self) -> str:
+        """The call's gRPC path."""
+        return f"/{self.service}/{self.method}"
+
+    @property
+    def unserved_path(self) -> str:
+        """A path under the same service that no server has (the control for tokens)."""
+        return f"/{self.service}/LlmAaiNoSuchMethod"
+
+
+_GCS = _RayService("Ray's GCS", "ray.rpc.NodeInfoGcsService", "GetClusterId", b"")
+"""What ``host:port`` names: the GCS; ``GetClusterIdRequest`` has no fields."""
+_CLIENT_SERVER = _RayService("Ray Client's server", "ray.rpc.RayletDriver", "ClusterInfo",
+                            bytes([0x08, 6]))
+"""What ``ray://host:port`` names: ``ClusterInfoRequest`` with field 1 (``type``, a varint)
+set to ``ClusterInfoType.PING`` (6)."""
+
+
 class _NotGrpc(Exception):
     """What accepted the connection did not answer as an HTTP/2 server does."""
+
+
+class _NotRay(Exception):
+    """What answered is not the Ray service the address names (the text says why)."""
+
+
+class _OtherRayPort(Exception):
+    """What answered is Ray's other service (``service``): ``ray://`` given or left out wrongly."""
+
+    def __init__(self, service: _RayService) -> None:
+        super().__init__(service.name)
+        self.service = service
+
+
+def _expect_ray(target: str, service: _RayService, timeout: float) -> None:
+    """Make ``service``'s call at ``target``; return if Ray answered it.
+
+    Raises:
+        _OtherRayPort: the other Ray service answered its own call instead.
+        _TlsProblem: with Ray's TLS on, its files are missing or the handshake failed.
+        _NotRay: anything else, with the gRPC status that came back.
+    """
+    grpc = _import_grpc()
+    with _channel(grpc, target) as channel:
+        status = _status(grpc, channel, service.path, service.request, timeout)
+        if _is_ray(grpc, channel, service, status, timeout):
+            return
+        if status.code is grpc.StatusCode.UNAUTHENTICATED:
+            raise _NotRay("it wants credentials even for a method nobody serves, which Ray "
+                          "does not")
+        if status.code is grpc.StatusCode.UNIMPLEMENTED:
+            other = _CLIENT_SERVER if service is _GCS else _GCS
+            answer = _status(grpc, channel, other.path, other.request, timeout)
+            if _is_ray(grpc, channel, other, answer, timeout):
+                raise _OtherRayPort(other)
+            raise _NotRay(f"a gRPC server without {service.name}'s {service.method}")
+        if status.code is grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise _NotRay(f"no gRPC answer within {timeout:g} s")
+        if status.code is grpc.StatusCode.UNAVAILABLE and _tls_on():
+            raise _TlsProblem("no TLS connection with the files Ray's variables "
+                              f"{', '.join(_TLS_FILES)} name ({status.details})")
+        raise _NotRay(f"gRPC {status.code.name}: {status.details}")
+
+
+def _is_ray(grpc: Any, channel: Any, service: _RayService, status: _Status,
+            timeout: float) -> bool:
+    """Whether ``status``, the answer to ``service``'s call, came from that Ray service.
+
+    OK does; so does UNAUTHENTICATED (Ray's token authentication) from a server that answers
+    a method nobody serves with UNIMPLEMENTED, as Ray checks the token only for methods it has.
+    """
+    if status.code is grpc.StatusCode.OK:
+        return True
+    if status.code is not grpc.StatusCode.UNAUTHENTICATED:
+        return False
+    control = _status(grpc, channel, service.unserved_path, b"", timeout)
+    return control.code is grpc.StatusCode.UNIMPLEMENTED
+
+
+@dataclass(frozen=True)
+class _Status:
+    """How a gRPC call ended: its ``grpc.StatusCode`` and the server's or channel's words."""
+
+    code: Any
+    details: str
+
+
+def _status(grpc: Any, channel: Any, path: str, request: bytes, timeout: float) -> _Status:
+    """The gRPC status of one unary call (bytes in, bytes out), its details on one line."""
+    try:
+        channel.unary_unary(path)(request, timeout=timeout)
+    except grpc.RpcError as error:
+        details = " ".join(str(error.details() or "").split())
+        return _Status(error.code(), details.removeprefix(_CHANNEL_PREFIX))
+    return _Status(grpc.StatusCode.OK, "")
+
+
+_CHANNEL_PREFIX = "failed to connect to all addresses; last error: "
+"""How gRPC's channel begins every failure to connect (one address here: left out)."""
+
+
+def _channel(grpc: Any, target: str) -> Any:
+    """A channel to ``target``, over TLS with Ray's certificates when Ray's TLS is on.
+
+    It goes straight there (no HTTP proxy from the environment), as the TCP check did.
+    """
+    options = [("grpc.enable_http_proxy", 0)]
+    if not _tls_on():
+        return grpc.insecure_channel(target, options=options)
+    certificate, key, authority = (_read_tls_file(name) for name in _TLS_FILES)
+    credentials = grpc.ssl_channel_credentials(root_certificates=authority, private_key=key,
+                                               certificate_chain=certificate)
+    return grpc.secure_channel(target, credentials, options=options)
+
+
+_TLS_FILES = ("RAY_TLS_SERVER_CERT", "RAY_TLS_SERVER_KEY", "RAY_TLS_CA_CERT")
+"""Ray's variables naming its TLS certificate, key and certificate authority (PEM files)."""
+
+
+def _read_tls_file(variable: str) -> bytes:
+    """The PEM file Ray's TLS variable ``variable`` names.
+
+    Raises:
+        _TlsProblem: the variable is not set or its file cannot be read (named).
+    """
+    path = os.environ.get(variable, "")
+    if not path:
+        raise _TlsProblem(f"RAY_USE_TLS is on but {variable} is not set (Ray's TLS needs "
+                              f"{', '.join(_TLS_FILES)})")
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise _TlsProblem(f"{variable} {path}: {error.strerror or error}") from None
+
+
+class _TlsProblem(Exception):
+    """Ray's TLS is on but its files are missing, or no TLS connection is made with them."""
+
+
+def _import_grpc() -> Any:
+    """The ``grpc`` module (installed with Ray)."""
+    try:
+        import grpc
+    except ImportError:
+        raise RayUnavailable(INSTALL_HINT) from None
+    return grpc
 
 
 def _tls_on() -> bool:
@@ -200,7 +384,9 @@ def _expect_http2(connection: socket.socket, timeout: float) -> None:
         while len(header) < 9:
             chunk = connection.recv(9 - len(header))
             if not chunk:
-                raise _NotGrpc("it closed the connection without an HTTP/2 answer")
+                raise _NotGrpc("it closed the connection without an HTTP/2 answer, as a server "
+                               "expecting TLS does: with Ray's TLS set RAY_USE_TLS=1 and its "
+                               "RAY_TLS_* files")
             header += chunk
     except TimeoutError:
         raise _NotGrpc(f"no HTTP/2 answer within {timeout:g} s") from None
