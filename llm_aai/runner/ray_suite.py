@@ -300,10 +300,10 @@ class RaySuite(Suite):
 
         Each actor is a worker process of its own that imports the package (about a CPU
         second), and Ray starts a node's worker processes as many at a time as it has CPUs,
-        the actors' with the episodes' (docs/ray.md):
-        the provider slots only for an agent whose model client takes a provider gate, the
-        cache only with ``--cache``, the ledger only with a budget (``_budget_gate``). The stop
-        gate always: every episode returns through it.
+        the actors' with the episodes' (docs/ray.md). So: the provider slots only for an
+        agent whose model client takes a provider gate, the cache only with ``--cache``, the
+        ledger only with a budget (``_budget_gate``); the stop gate always, as every episode
+        returns through it.
         """
         ray = self._ray
         slots = None
