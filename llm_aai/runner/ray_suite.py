@@ -296,9 +296,20 @@ class RaySuite(Suite):
                 f"continue with --resume {self.store.root} and a smaller {{ray_episode_cpus}}"))
 
     def _start_services(self) -> None:
+        """Start the actors this run's episodes use, and nothing else.
+
+        Each actor is a worker process of its own that imports the package (about a CPU
+        second), and Ray starts a node's worker processes as many at a time as it has CPUs,
+        the actors' with the episodes' (docs/ray.md). So: the provider slots only for an
+        agent whose model client takes a provider gate, the cache only with ``--cache``, the
+        ledger only with a budget (``_budget_gate``); the stop gate always, as every episode
+        returns through it.
+        """
         ray = self._ray
-        slots = actor_name("slots")  # used by model agents only (a client with a limit)
-        self._actors.append(start_on_driver(ProviderSlots, slots, provider_limits.WINDOW_S))
+        slots = None
+        if self._calls_a_provider():
+            slots = actor_name("slots")
+            self._actors.append(start_on_driver(ProviderSlots, slots, provider_limits.WINDOW_S))
         if self.cache is not None:
             name = actor_name("cache")
             self._actors.append(start_on_driver(CacheServer, name, str(self.cache.directory)))
@@ -317,6 +328,13 @@ class RaySuite(Suite):
         self._gate = start_gate(ray)
         self._actors.append(self._gate)
         self._remote = ray.remote(num_cpus=self.episode_cpus, max_retries=RETRIES)(play_gated)
+
+    def _calls_a_provider(self) -> bool:
+        """Whether the run's agent has a model client that takes a provider gate.
+
+        The test ``EpisodeKit.agent`` applies on the workers, asked of one agent built here.
+        """
+        return hasattr(getattr(self.make_agent(), "client", None), "gate")
 
     def _stop_services(self) -> None:
         """Keep what the actors counted, then end them (a run's actors die with the run)."""

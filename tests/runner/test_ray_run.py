@@ -104,9 +104,29 @@ def _same_run(local_dir, ray_dir, *, nodes=2):
         assert (result.node_id, result.host) == (row["node_id"], row["host"])
 
 
+def _services_seen(monkeypatch) -> list[set[str]]:
+    """Each Ray run's named service actors alive as it ends (``slots``, ``cache``, ``budget``)."""
+    import ray
+
+    from llm_aai.runner.ray_suite import RaySuite
+
+    seen: list[set[str]] = []
+    stop = RaySuite._stop_services
+
+    def recording_stop(suite):
+        seen.append({name.split("-")[2] for name in ray.util.list_named_actors()
+                     if name.startswith("llm-aai-")})
+        stop(suite)
+
+    monkeypatch.setattr(RaySuite, "_stop_services", recording_stop)
+    return seen
+
+
 @pytest.mark.slow
 def test_the_heuristic_plays_the_same_episodes_on_the_cluster_as_locally(ray_cluster,
-                                                                          testbed_dir, tmp_path):
+                                                                          testbed_dir, tmp_path,
+                                                                          monkeypatch):
+    services = _services_seen(monkeypatch)
     config = _config(testbed_dir)
     local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
     on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
@@ -115,6 +135,8 @@ def test_the_heuristic_plays_the_same_episodes_on_the_cluster_as_locally(ray_clu
     recorded = json.loads((on_ray.run_dir / "manifest.json").read_text())["run"]["config"]
     assert recorded["executor"] == "ray"
     assert recorded["ray_episode_cpus"] == 1.0  # a built-in agent simulates flat out
+    # no model client, no budget, no cache: no service actor (each is a process to start)
+    assert services == [set()]
 
 
 @pytest.mark.slow
@@ -227,7 +249,9 @@ PRICES = (100.0, 100.0)  # $ per million tokens: a call costs about 20 cents
 
 
 @pytest.mark.slow
-def test_the_hard_budget_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_path, capsys):
+def test_the_hard_budget_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_path, capsys,
+                                                  monkeypatch):
+    services = _services_seen(monkeypatch)
     budget = 1.2
     with FakeChatServer(default="Turn(6);", latency_s=0.05) as server:
         config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,01-06-02",
@@ -245,10 +269,12 @@ def test_the_hard_budget_holds_across_the_cluster(ray_cluster, testbed_dir, tmp_
     results = store.finished_results().values()
     assert any(r.end_reason == "budget" for r in results)
     assert "budget reached" in capsys.readouterr().err
+    assert services == [{"budget", "slots"}]  # one ledger, the provider's slots, no cache
 
 
 @pytest.mark.slow
-def test_the_response_cache_is_the_drivers(ray_cluster, testbed_dir, tmp_path):
+def test_the_response_cache_is_the_drivers(ray_cluster, testbed_dir, tmp_path, monkeypatch):
+    services = _services_seen(monkeypatch)
     cache = tmp_path / "cache"
     with FakeChatServer(default="Turn(6);") as server:
         config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,02-02-01",
@@ -265,6 +291,7 @@ def test_the_response_cache_is_the_drivers(ray_cluster, testbed_dir, tmp_path):
     records = [json.loads((run.run_dir / "manifest.json").read_text())["cache"]
                for run in (first, again)]
     assert [(r["hits"], r["misses"]) for r in records] == [(0, asked), (asked, 0)]
+    assert services == [{"cache", "slots"}] * 2  # a model's run: its cache and provider slots
 
 
 @pytest.mark.slow
