@@ -7,6 +7,8 @@ import signal
 import time
 from pathlib import Path
 
+from llm_aai.execution.ray_stop import StopGate
+
 
 def square(n: int) -> int:
     """A job that finishes."""
@@ -60,3 +62,22 @@ def assigned_cpus() -> float:
     import ray
 
     return ray.get_runtime_context().get_assigned_resources().get("CPU", 0.0)
+
+
+class SlowGate(StopGate):
+    """A stop gate that takes ``seconds`` to answer each task, so that a test can see what a
+    node does while a task waits for its leave."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    def may_return(self, token: str) -> bool:
+        """The gate's answer, late."""
+        time.sleep(self.seconds)
+        return super().may_return(token)
+
+
+def when() -> float:
+    """A job that says when it started (the epoch's seconds)."""
+    return time.time()

@@ -41,3 +41,21 @@ def test_a_refused_task_sends_no_reply_and_a_task_with_leave_is_left_to_finish(r
             ray.get(refused)
     finally:
         ray.kill(gate)
+
+
+@pytest.mark.slow
+def test_a_task_waiting_for_its_leave_keeps_its_cpu(ray_cluster):
+    """Ray lends the CPU of a task blocked in ``ray.get`` on its main thread: had the task
+    asked the gate from there, the next task would start on that CPU while it waits."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    gate = ray.remote(jobs.SlowGate).options(num_cpus=0).remote(3.0)
+    one_cpu = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+    run = ray.remote(num_cpus=1, max_retries=0)(gated_call).options(scheduling_strategy=one_cpu)
+    try:
+        first, second = sorted(ray.get([run.remote(gate, token, jobs.when, ())
+                                        for token in ("a", "b")], timeout=120))
+        assert second - first >= 2.5  # after the first's 3 s wait for leave, not during it
+    finally:
+        ray.kill(gate)
