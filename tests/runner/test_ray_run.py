@@ -149,7 +149,6 @@ def test_a_model_over_real_http_plays_the_same_on_the_cluster_within_its_provide
                                                     provider_concurrency=1))
         local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
         server.max_in_flight = 0
-        on_ray.set()
         whole_cpus = dataclasses.replace(_on_ray(config, ray_cluster), ray_episode_cpus=1.0)
         on_ray = start_run(whole_cpus, out=tmp_path, run_id="ray",  # one episode per node
                            show_progress=False)
@@ -453,13 +452,13 @@ def test_conversations_across_tasks_play_the_same_on_the_cluster_as_locally(
     from llm_aai.protocol.modes import ModeSettings
     from tests.helpers.modes import SCRIPT_REPLIES, by_user_count, request_sequence
 
-    on_ray, meeting = threading.Event(), threading.Barrier(2, timeout=60)
+    on_cluster, meeting = threading.Event(), threading.Barrier(2, timeout=60)
 
     def meet_then_reply(body):
         """On Ray, each conversation's first call waits for the other's: they play at once
         (a warm worker on one node could finish its conversation before the other node's
         worker process had started)."""
-        if on_ray.is_set() and _users(body) == 1:
+        if on_cluster.is_set() and _users(body) == 1:
             meeting.wait()
         return by_user_count(body)
 
@@ -472,7 +471,7 @@ def test_conversations_across_tasks_play_the_same_on_the_cluster_as_locally(
         sent_locally = request_sequence([r.body for r in server.requests])
         del server.requests[:]
         server.max_in_flight = 0
-        on_ray.set()
+        on_cluster.set()
         whole_cpus = dataclasses.replace(_on_ray(config, ray_cluster), ray_episode_cpus=1.0)
         on_ray = start_run(whole_cpus, out=tmp_path, run_id="ray", show_progress=False)
         sent_on_ray = request_sequence([r.body for r in server.requests])
