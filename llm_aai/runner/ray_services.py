@@ -178,6 +178,7 @@ class ProviderSlots:
         self.liveness = HolderLiveness()
         self.reclaimed = 0
         self.reclaimed_lost = {"node": 0, "worker": 0}
+        self.lending = True
 
     def _pace(self, key: str, rpm: int | None) -> ProviderPace:
         """The endpoint's pace, made at its first call (or at a pause, the rate added later)."""
@@ -223,8 +224,9 @@ class ProviderSlots:
         leases = self._leases.setdefault(key, {})
         freed = self._freed.setdefault(key, asyncio.Condition())
         pace = self._pace(key, rpm)
+        await self._unless_stopping()
         async with freed:
-            while True:
+            while self.lending:
                 now = time.monotonic()
                 self._expire(key, now)
                 if len(leases) < limit:
@@ -238,19 +240,42 @@ class ProviderSlots:
                     await asyncio.wait_for(freed.wait(), max(0.0, wake - now))
                 except TimeoutError:
                     pass  # a lease ran out, or time to ask Ray again: looked at again
-            lease = self._next_lease = self._next_lease + 1
-            leases[lease] = (float("inf"), holder)  # held while it waits for its turn
-            self._peak[key] = max(self._peak.get(key, 0), len(leases))
-        while True:  # check and count in one step of the event loop: no other call between
+            if self.lending:
+                lease = self._next_lease = self._next_lease + 1
+                leases[lease] = (float("inf"), holder)  # held while it waits for its turn
+                self._peak[key] = max(self._peak.get(key, 0), len(leases))
+        await self._unless_stopping()  # stopped while it waited for a slot
+        while self.lending:  # check and count in one step of the event loop: nothing between
             now = time.monotonic()
             self._expire(key, now)  # a call in flight with a dead worker ends with its lease
             wait = pace.delay(now)
             if wait <= 0:
                 break
             await asyncio.sleep(wait)
+        if not self.lending:  # stopped while it waited for its turn
+            leases.pop(lease, None)
+            await self._unless_stopping()
         pace.start()
         leases[lease] = (now + lease_s, holder)
         return lease
+
+    async def stop_lending(self) -> None:
+        """The run is stopping: lend no slot from now on, to any call of any endpoint.
+
+        Locally a stopping run's episodes check before each call and make none; on Ray they
+        cannot see the driver's stop, but every call takes a slot first, so a call asking
+        from now on waits for the stop to end its worker. A call that had its slot goes on,
+        as one under way locally does.
+        """
+        self.lending = False
+        for freed in self._freed.values():  # the calls waiting for a slot look again
+            async with freed:
+                freed.notify_all()
+
+    async def _unless_stopping(self) -> None:
+        """Return at once, or never once the run is stopping (its worker is being ended)."""
+        if not self.lending:
+            await asyncio.Event().wait()
 
     async def release(self, key: str, lease: int) -> None:
         """Give back a slot of ``key`` (nothing if its lease had run out and was taken back)."""

@@ -80,11 +80,14 @@ from llm_aai.runner.shipped_context import ShippedContext
 from llm_aai.runner.suite import Suite, equip_agent
 from llm_aai.settings import ConfigError
 
-__all__ = ["EPISODE_CPUS", "MODEL_EPISODE_CPUS", "POLL_S", "EpisodeKit", "PlayedEpisode",
-           "RaySuite", "play_gated", "play_remotely"]
+__all__ = ["EPISODE_CPUS", "MODEL_EPISODE_CPUS", "POLL_S", "STOP_LENDING_S", "EpisodeKit",
+           "PlayedEpisode", "RaySuite", "play_gated", "play_remotely"]
 
 POLL_S = 0.2
 """How often a driver thread waiting on its episode's task looks for an interrupt."""
+
+STOP_LENDING_S = 5.0
+"""How long a stop waits for the provider slots to stop lending (an answer takes milliseconds)."""
 
 MODEL_EPISODE_CPUS = 0.25
 """The CPUs a model's episode reserves unless ``--ray-episode-cpus`` says otherwise.
@@ -236,6 +239,9 @@ class RaySuite(Suite):
         self._agent_name: str | None = None
         self._kit_lock = threading.Lock()
         self._gate: Any = None
+        self._slots: Any = None
+        self._lending_stopped = False
+        self._stop_lock = threading.Lock()
 
     @staticmethod
     def settle(config: Any, agent_kind: str) -> Any:
@@ -309,7 +315,8 @@ class RaySuite(Suite):
         slots = None
         if self._calls_a_provider():
             slots = actor_name("slots")
-            self._actors.append(start_on_driver(ProviderSlots, slots, provider_limits.WINDOW_S))
+            self._slots = start_on_driver(ProviderSlots, slots, provider_limits.WINDOW_S)
+            self._actors.append(self._slots)
         if self.cache is not None:
             name = actor_name("cache")
             self._actors.append(start_on_driver(CacheServer, name, str(self.cache.directory)))
@@ -383,6 +390,7 @@ class RaySuite(Suite):
                     raise EpisodeCancelled(spec.episode_id)
             played = ray.get(ref)
         except EpisodeCancelled:
+            self._stop_lending()
             stop_tasks(ray, self._gate, {token: ref})
             raise
         except ray.exceptions.RayTaskError as error:  # the episode raised: as locally
@@ -393,6 +401,24 @@ class RaySuite(Suite):
                 ray.exceptions.ObjectLostError) as error:
             return self._seal_crash(spec, attempt, error)
         return self._seal(spec, attempt, played)
+
+    def _stop_lending(self) -> None:
+        """A stopping run starts no more model calls (``ProviderSlots.stop_lending``).
+
+        Locally a stopping run's episodes make no call after the stop; here their workers
+        are ended, but one could start a call before its end. The first driver thread to
+        see the stop tells the provider slots to lend none from then on. An actor that does
+        not answer within ``STOP_LENDING_S`` is left: the workers' ends stop their calls.
+        """
+        with self._stop_lock:
+            if self._slots is None or self._lending_stopped:
+                return
+            self._lending_stopped = True
+        ray = self._ray
+        try:
+            ray.get(self._slots.stop_lending.remote(), timeout=STOP_LENDING_S)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            pass
 
     def _seal(self, spec: EpisodeSpec, attempt: int, played: PlayedEpisode) -> EpisodeResult:
         writer = self.store.start_episode(spec.episode_id)

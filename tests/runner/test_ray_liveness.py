@@ -83,3 +83,28 @@ def test_a_slot_a_live_holder_keeps_comes_back_only_when_its_lease_runs_out(ray_
         assert reclaims == {"expired": 1, "node lost": 0, "worker lost": 0, "worker check": "on"}
     finally:
         ray.kill(actor)
+
+
+@pytest.mark.slow
+def test_a_stopping_run_lends_no_more_slots_yet_takes_slots_back(ray_cluster):
+    """After ``stop_lending`` no call gets a slot, neither one already waiting for a slot nor
+    a new one (their workers are being ended), while a call under way still gives its back."""
+    import ray
+
+    context = ray.get_runtime_context()
+    me = {"node_id": context.get_node_id(), "worker_id": context.get_worker_id(), "pid": 0}
+    actor = start_on_driver(ProviderSlots, actor_name("slots"))
+    try:
+        under_way = ray.get(actor.acquire.remote("k", 1, None, 60.0, me), timeout=30)
+        waiting = actor.acquire.remote("k", 1, None, 60.0, me)  # every slot taken
+        assert not ray.wait([waiting], timeout=0.5)[0]
+        ray.get(actor.stop_lending.remote(), timeout=30)
+        ray.get(actor.release.remote("k", under_way), timeout=30)  # the slot comes back...
+        assert ray.get(actor.holders.remote()) == {"k": []}
+        new = actor.acquire.remote("k", 1, None, 60.0, me)
+        other = actor.acquire.remote("another endpoint", 4, None, 60.0, me)
+        ready, _ = ray.wait([waiting, new, other], num_returns=3, timeout=2.0)
+        assert ready == []  # ...but nobody is lent one
+        assert ray.get(actor.holders.remote()) == {"k": [], "another endpoint": []}
+    finally:
+        ray.kill(actor)

@@ -524,6 +524,19 @@ def test_a_conversation_interrupted_on_the_cluster_resumes_to_the_uninterrupted_
                 episode["result"].pop(field)
         return record
 
+    import ray
+
+    from llm_aai.runner.ray_suite import RaySuite
+
+    lent_after_stop = []  # whether the run's slots lent a slot once it stopped
+    stop_lending = RaySuite._stop_lending
+
+    def stop_and_look(suite):  # before the run ends its actors
+        stop_lending(suite)
+        asking = suite._slots.acquire.remote("after the stop", 8, None, 60.0, {})
+        lent_after_stop.append(bool(ray.wait([asking], timeout=1.0)[0]))
+
+    monkeypatch.setattr(RaySuite, "_stop_lending", stop_and_look)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeChatServer(responder=by_user_count) as server:
         config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,01-06-02",
@@ -541,7 +554,8 @@ def test_a_conversation_interrupted_on_the_cluster_resumes_to_the_uninterrupted_
         cut = tmp_path / "cut"
         assert set(RunStore(cut).finished_results()) == {"01-04-03_t1"}
         assert {p.name for p in (cut / "episodes").iterdir()} == {"01-04-03_t1"}
-        before = len(asked)  # the worker may have asked once more before it was ended
+        assert lent_after_stop == [False]  # the stop lends no slot: no call starts after it
+        before = len(asked)  # the worker may have asked once more before the stop
         assert before >= 5
         resuming.set()
         resume_run(cut, show_progress=False)
