@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         new_ray = _audit("ray", Path(tmp) / "new", args)
         rows["new"] = read_rows(Path(tmp) / "new")
     same = _same(rows)
-    ratio = {name: statistics.median(w / local for w, local in zip(walls[name], walls["local"]))
+    ratio = {name: statistics.median(w / local for w, local
+                                     in zip(walls[name], walls["local"], strict=True))
              for name in ("running", "actors")}
     local = statistics.median(walls["local"])
     cpu = [r.search_seconds for found in rows.values() for r in found
