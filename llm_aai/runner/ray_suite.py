@@ -237,7 +237,6 @@ class RaySuite(Suite):
         self._ledger_name: str | None = None
         self._cache_proxy: RayResponseCache | None = None
         self._agent_name: str | None = None
-        self._kit_lock = threading.Lock()
         self._gate: Any = None
         self._slots: Any = None
         self._lending_stopped = False
