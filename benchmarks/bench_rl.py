@@ -15,6 +15,10 @@ processes on a shared machine slow it less:
 * ``animalai``'s ``AnimalAIEnvironment`` driving the bridge at 84 px takes >= 300 steps/s
   (two processes: the client and the player); its ratio to the gymnasium env of the same run
   is printed too, as a machine shared with others moves both alike (docs/bridge.md);
+* the bridge's ceiling: animalai driving a player that skips the world after its first step
+  (``benchmarks.bridge_ceiling``), what animalai and the serving cost alone. The two
+  processes take turns, so the bridge should run at about ``1 / (1 / ceiling + 1 / env)``,
+  printed beside it;
 * a 512 px observation, what LLM runs use, is reported for comparison between versions
   (its renderer settings are those of before the small-frame work).
 """
@@ -25,6 +29,7 @@ import argparse
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("LP_NUM_THREADS", "1")  # before Mesa starts: one rendering thread
@@ -114,14 +119,19 @@ class GymRounds:
 
 
 class BridgeRounds:
-    """``animalai``'s ``AnimalAIEnvironment`` with the bridge as its player."""
+    """``animalai``'s ``AnimalAIEnvironment`` with the bridge as its player.
 
-    def __init__(self, path: Path, resolution: int) -> None:
+    ``install`` writes the executable animalai launches (the bridge's launcher by default).
+    """
+
+    def __init__(self, path: Path, resolution: int,
+                 install: Callable[[Path], Path] | None = None) -> None:
         import socket
 
         from animalai.environment import AnimalAIEnvironment
 
-        from llm_aai.bridge.launcher import install
+        if install is None:
+            from llm_aai.bridge.launcher import install
 
         self._folder = tempfile.TemporaryDirectory()
         with socket.socket() as probe:
@@ -149,21 +159,26 @@ class BridgeRounds:
         self._folder.cleanup()
 
 
-def side_by_side(path: Path, steps: int, resolution: int, rounds: int) -> tuple[float, float]:
-    """Best gymnasium-env and bridge rates, their rounds interleaved so that both meet the
-    same load on a shared machine (the ratio is then the bridge's own cost)."""
-    gym, bridge = GymRounds(path, resolution), None
+def side_by_side(path: Path, steps: int, resolution: int,
+                 rounds: int) -> tuple[float, float, float]:
+    """Best gymnasium-env, bridge and ceiling rates, their rounds interleaved so that all
+    meet the same load on a shared machine (the ratios are then the bridge's own cost)."""
+    from benchmarks import bridge_ceiling
+
+    players: list = []
     try:
-        bridge = BridgeRounds(path, resolution)
-        gym_best = bridge_best = 0.0
+        players.append(GymRounds(path, resolution))
+        players.append(BridgeRounds(path, resolution))
+        players.append(BridgeRounds(path, resolution, install=bridge_ceiling.install))
+        best = [0.0] * len(players)
         for _ in range(rounds):
-            gym_best = max(gym_best, gym.rate(steps))
-            bridge_best = max(bridge_best, bridge.rate(steps))
-        return gym_best, bridge_best
+            for k, player in enumerate(players):
+                best[k] = max(best[k], player.rate(steps))
+        gym_best, bridge_best, ceiling_best = best
+        return gym_best, bridge_best, ceiling_best
     finally:
-        gym.close()
-        if bridge is not None:
-            bridge.close()
+        for player in players:
+            player.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     physics = physics_ms(path, 1000, rounds)
     small = observation_ms(path, args.frames, args.resolution, rounds)
     large = observation_ms(path, max(args.frames // 5, 1), 512, rounds)
-    gym_rate, bridge_rate = side_by_side(path, args.steps, args.resolution, rounds)
+    gym_rate, bridge_rate, ceiling = side_by_side(path, args.steps, args.resolution, rounds)
+    expected = 1 / (1 / gym_rate + 1 / ceiling)
     budget = 3 * physics + 1.0
     res = args.resolution
     rows = [
@@ -196,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
          f"target >= 300: {'met' if bridge_rate >= 300 else 'NOT met'}"),
         ("bridge / gymnasium env", f"{bridge_rate / gym_rate:.2f}",
          "same run: what the protocol and the second process cost, whatever the load"),
+        (f"bridge's ceiling steps/s at {res} px", f"{ceiling:,.0f}",
+         "animalai and the player's serving alone (no physics, no frame)"),
+        ("bridge expected from env and ceiling", f"{expected:,.0f}",
+         f"1 / (1 / env + 1 / ceiling); measured bridge / this = {bridge_rate / expected:.2f}"),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value, goal in rows:

@@ -95,8 +95,14 @@ class BadInput(Exception):
     """Input the player cannot serve; the message is for the user's log."""
 
 
-def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
-    """Run the player until ``animalai`` closes it; return the exit status."""
+def serve(options: PlayerOptions, log: Callable[[str], None], *,
+          episodes_type: type[Episodes] = Episodes) -> int:
+    """Run the player until ``animalai`` closes it; return the exit status.
+
+    ``episodes_type`` plays the world; the default is the one there is. The bridge's
+    benchmark passes one that skips the world after its first step, to measure what serving
+    a step costs without physics or a frame (``benchmarks/bridge_ceiling.py``).
+    """
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no C-core chatter on the user's console
     if clamp_resolution(options.resolution) < SMALL_FRAME:
         # Mesa's CPU renderer splits a frame between threads; a small one gains nothing from
@@ -140,7 +146,7 @@ def serve(options: PlayerOptions, log: Callable[[str], None]) -> int:
         if warning:
             log(warning)
         reply = exchange(wire.UnityMessageProto(header=wire.HeaderProto(status=200)))
-        episodes = Episodes(options, seed, log)
+        episodes = episodes_type(options, seed, log)
         first = True
         with _drawing_context(options):
             while reply.header.status == 200:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from llm_aai.bridge.episodes import Episodes
 from llm_aai.bridge.launcher import LauncherError
 from llm_aai.bridge.launcher import install as install_launcher
 from llm_aai.bridge.options import IDLE_TIMEOUT_DEFAULT, IDLE_TIMEOUT_ENV, PlayerOptions
@@ -45,8 +46,11 @@ def _player_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def serve_main(argv: Sequence[str]) -> int:
-    """Parse the player's arguments and serve; unknown ones are logged and ignored (as Unity)."""
+def serve_main(argv: Sequence[str], *, episodes_type: type[Episodes] = Episodes) -> int:
+    """Parse the player's arguments and serve; unknown ones are logged and ignored (as Unity).
+
+    ``episodes_type``: see ``llm_aai.bridge.player.serve``.
+    """
     parser = _player_parser()
     try:
         args, unknown = parser.parse_known_args(list(argv))
@@ -72,7 +76,7 @@ def serve_main(argv: Sequence[str]) -> int:
     if options.no_graphics and options.use_camera:
         log("warning: -nographics with the camera on: the Unity player would send empty "
             "frames; the bridge renders them anyway")
-    return serve(options, log)
+    return serve(options, log, episodes_type=episodes_type)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
