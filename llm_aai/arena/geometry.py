@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 ARENA_SIZE = 40.0
 """Side of the square play area, x and z in [0, 40]."""
@@ -33,6 +34,11 @@ class Box:
 
     def axes(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """Return the box's local x and z axes in world (x, z), Unity yaw convention."""
+        return self._axes
+
+    @cached_property
+    def _axes(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        # once per box: a zone's box is tested on every physics step
         theta = math.radians(self.yaw)
         cos, sin = math.cos(theta), math.sin(theta)
         return (cos, -sin), (sin, cos)
@@ -111,14 +117,19 @@ def boxes_overlap(a: Box, b: Box) -> bool:
 
 
 def box_sphere_overlap(box: Box, sphere: Sphere) -> bool:
-    """Strict overlap of a yaw-rotated box and a sphere (closest-point distance)."""
+    """Strict overlap of a yaw-rotated box and a sphere (closest-point distance).
+
+    Written out axis by axis: the simulator asks it for every zone on every physics step.
+    """
     (ax, az), (bx, bz) = box.axes()
-    dx = sphere.center[0] - box.center[0]
-    dy = sphere.center[1] - box.center[1]
-    dz = sphere.center[2] - box.center[2]
-    local = (dx * ax + dz * az, dy, dx * bx + dz * bz)
-    gap_sq = sum(max(abs(v) - h, 0.0) ** 2 for v, h in zip(local, box.half, strict=True))
-    return gap_sq < sphere.radius**2
+    sx, sy, sz = sphere.center
+    cx, cy, cz = box.center
+    hx, hy, hz = box.half
+    dx, dz = sx - cx, sz - cz
+    gap_x = max(abs(dx * ax + dz * az) - hx, 0.0)
+    gap_y = max(abs(sy - cy) - hy, 0.0)
+    gap_z = max(abs(dx * bx + dz * bz) - hz, 0.0)
+    return gap_x**2 + gap_y**2 + gap_z**2 < sphere.radius**2
 
 
 def _local(point, center, yaw):
