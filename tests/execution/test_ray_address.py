@@ -6,13 +6,11 @@ Client server, pass."""
 from __future__ import annotations
 
 import http.server
-import os
 import secrets
 import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,6 +23,7 @@ from llm_aai.execution.ray_address import (
     ray_address_file,
     resolve_address,
 )
+from tests.helpers.ray_heads import ray_head
 
 
 @pytest.fixture
@@ -254,19 +253,6 @@ def _certificates(folder: Path, host: str) -> dict[str, str]:
             "RAY_TLS_CA_CERT": str(folder / "ca.crt")}
 
 
-_SECURED_HEAD = """
-import sys
-from ray.cluster_utils import Cluster
-cluster = Cluster(initialize_head=True, head_node_args={
-    "num_cpus": 1, "object_store_memory": 100 * 1024 * 1024, "include_dashboard": False,
-    "ray_client_server_port": int(sys.argv[1])})
-print(cluster.address, flush=True)
-sys.stdin.read()
-cluster.shutdown()
-"""
-"""A one-node cluster that lives until its standard input closes."""
-
-
 @pytest.fixture(scope="module")
 def secured_cluster(tmp_path_factory):
     """A real one-node Ray cluster with token authentication and TLS on and a Ray Client
@@ -275,37 +261,10 @@ def secured_cluster(tmp_path_factory):
     ray = pytest.importorskip("ray")
     if shutil.which("openssl") is None:
         pytest.skip("openssl makes the test certificates")
-    node_ip = ray.util.get_node_ip_address()
-    tls = _certificates(tmp_path_factory.mktemp("tls"), node_ip)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        client_port = probe.getsockname()[1]
-    ray_tmp = tempfile.mkdtemp(prefix="rt")  # short: Ray's socket paths must stay < 108
-    env = {**os.environ, **tls, "RAY_TMPDIR": ray_tmp, "RAY_USAGE_STATS_ENABLED": "0",
-           "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
-    head = subprocess.Popen([sys.executable, "-c", _SECURED_HEAD, str(client_port)], env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    try:
-        address = head.stdout.readline().strip()
-        assert address, "the secured cluster did not start"
-        deadline = time.monotonic() + 30  # its client server comes up after the head returns
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", client_port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "Ray Client's server did not start"
-                time.sleep(0.2)
-        yield address, f"ray://127.0.0.1:{client_port}", tls
-    finally:
-        head.stdin.close()
-        try:
-            head.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            head.kill()
-            head.wait()
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+    tls = _certificates(tmp_path_factory.mktemp("tls"), ray.util.get_node_ip_address())
+    with ray_head({**tls, "RAY_AUTH_MODE": "token",
+                   "RAY_AUTH_TOKEN": secrets.token_hex(32)}) as head:
+        yield head.gcs, head.client, tls
 
 
 @pytest.mark.slow

@@ -3,7 +3,6 @@ the run directory written by the driver alone, with the run's guarantees held cl
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import sys
@@ -17,10 +16,12 @@ from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs import RunStore
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, start_run
+from tests.helpers.ray_runs import episode_logs as _episode_logs
+from tests.helpers.ray_runs import summary_rows as _summary
+from tests.helpers.ray_runs import without_timing as _without_timing
 from tests.helpers.runs import call_costs
 
 TASKS = "01-04-03,01-06-02,02-02-01"
-TIMING = {"duration_s", "node_id", "host"}  # and each call's latency in the turn logs
 
 
 def test_without_ray_the_run_command_says_how_to_install(monkeypatch, tmp_path, capsys,
@@ -55,28 +56,6 @@ def _config(testbed_dir, **changes) -> RunConfig:
 
 def _on_ray(config: RunConfig, cluster) -> RunConfig:
     return dataclasses.replace(config, executor="ray", ray_address=cluster.address)
-
-
-def _summary(run_dir):
-    with (run_dir / "summary.csv").open(newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-def _without_timing(rows):
-    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
-
-
-def _episode_logs(run_dir) -> dict[str, object]:
-    """Every episode's turns (each call's latency left out) and frames, by episode."""
-    logs = {}
-    for episode in sorted((run_dir / "episodes").iterdir()):
-        turns = [json.loads(line) for line in (episode / "turns.jsonl").read_text().splitlines()]
-        for turn in turns:
-            if turn.get("usage"):
-                turn["usage"].pop("latency_s")
-        frames = {path.name: path.read_bytes() for path in sorted(episode.glob("frames/*"))}
-        logs[episode.name] = (turns, frames)
-    return logs
 
 
 def _tasks_of(run_dir):
