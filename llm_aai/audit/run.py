@@ -251,7 +251,10 @@ def run_audit(tasks: Iterable[Task], seeds: int, out: Path, settings: AuditSetti
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tasks = list(tasks)
-    paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir)) for task in tasks}
+    # absolute: a job reads its arena in a worker whose folder need not be this one (a Ray
+    # worker's is its node's, on another machine over ray://)
+    paths = {task.task_id: str(resolve_arena_path(task.task_id, arenas_dir).absolute())
+             for task in tasks}
     _check_settings(out, settings, command, revision)
     _upgrade_csv(out)
     done = {(row.task_id, row.seed, row.physics_build) for row in read_rows(out)}

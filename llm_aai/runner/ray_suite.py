@@ -318,7 +318,9 @@ class RaySuite(Suite):
             self._actors.append(self._slots)
         if self.cache is not None:
             name = actor_name("cache")
-            self._actors.append(start_on_driver(CacheServer, name, str(self.cache.directory)))
+            # absolute: the actor's folder is its node's, not this process's (docs/ray.md)
+            self._actors.append(start_on_driver(CacheServer, name,
+                                                str(self.cache.directory.absolute())))
             self._cache_proxy = RayResponseCache(name, self.cache.directory)
         if self.config.budget_usd is not None:
             self._ledger_name = actor_name("budget")

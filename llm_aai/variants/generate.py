@@ -441,7 +441,10 @@ def make_variants(tasks: Iterable[Task], out: Path, settings: MakeSettings, *,
                 "outcome": REJECTED, "reason": UNTRANSFORMABLE,
                 "detail": refused[task.task_id]}]))
     todo = [task for task in tasks if task.task_id not in done]
-    jobs = [Job(task, _task_job, (task, paths[task.task_id], str(out), settings))
+    # absolute paths: a job runs in a worker whose folder need not be this one (a Ray
+    # worker's is its node's, on another machine over ray://)
+    jobs = [Job(task, _task_job, (task, str(Path(paths[task.task_id]).absolute()),
+                                  str(out.absolute()), settings))
             for task in todo]
     # locally, one task in this process needs no worker; more go to spawned workers
     if executor == "local" and (workers <= 1 or len(todo) <= 1):
