@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from pathlib import Path
 
 import pytest
 
 from llm_aai.execution import LOCAL_NODE
 from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs import RunStore
 from llm_aai.variants.index import INDEX_FILE, PLACEMENT_COLUMNS, read_rows
 from tests.helpers.ray_heads import ray_head
 from tests.helpers.ray_runs import episode_logs, summary_rows, without_timing
 from tests.helpers.runs import audit_rows, keyless_env, run_module
+from tests.helpers.signals import start_module, stop, wait_until
 
 NODE_ID = re.compile(r"[0-9a-f]{56}")
 
@@ -78,26 +81,39 @@ def test_a_built_in_agent_s_run_over_ray_client_plays_as_locally(client_head, us
 
 
 @pytest.mark.slow
-def test_a_model_s_run_over_ray_client_plays_as_locally_within_its_provider_limit(
-        client_head, user_folder):
+def test_a_model_s_run_over_ray_client_stops_resumes_and_plays_as_locally(client_head,
+                                                                          user_folder):
     """The provider slots, the stop gate and the cache are actors the command starts over Ray
-    Client; the cache (``--cache relcache``, relative as a user types it) is the folder the
-    command names, not one in the head's folder."""
+    Client. SIGTERM stops the run as locally and ``--resume`` finishes it on the same cluster,
+    one call at a time as ``--provider-concurrency 1`` asks. The cache the resume is given
+    (``--cache relcache``, relative as a user types it) is the folder the command names, not
+    one in the head's folder."""
     head, head_folder = client_head
-    with FakeChatServer(default="Turn(30);\nGo(20);", latency_s=0.2) as server:
-        common = ["--model", "openai/fake", "--api-base", server.url, *RUN, "--max-scripts", 3,
+    runs = user_folder / "runs"
+    with FakeChatServer(default="Turn(30);\nGo(20);", latency_s=0.5) as server:
+        common = ["--model", "openai/fake", "--api-base", server.url, *RUN, "--max-scripts", 2,
                   "--provider-concurrency", 1]
         _command("llm_aai.run", *common, "--run-id", "local", cwd=user_folder)
         asked, server.max_in_flight = len(server.requests), 0
-        _command("llm_aai.run", *common, "--run-id", "ray", "--cache", "relcache",
-                 *_over_ray_client(head), cwd=user_folder)
-        assert len(server.requests) == 2 * asked and server.max_in_flight == 1
-    runs = user_folder / "runs"
+        process = start_module("llm_aai.run", *common, "--run-id", "ray",
+                               *_over_ray_client(head), cwd=user_folder, env=keyless_env())
+        try:  # one call of the run's answered: the others would take 1.5 s more at least
+            wait_until(lambda: len(server.requests) > asked, process, timeout=120)
+        except AssertionError as failed:
+            process.kill()
+            raise AssertionError(process.communicate()[1]) from failed
+        _, stderr = stop(process, signal.SIGTERM)
+        assert process.returncode == 143, stderr  # as a local run's SIGTERM
+        assert "continue with --resume runs/ray" in stderr and "Traceback" not in stderr
+        assert len(RunStore(runs / "ray").finished_results()) < 2
+        before_resume = len(server.requests)
+        _command("llm_aai.run", "--resume", runs / "ray", "--cache", "relcache",
+                 cwd=user_folder)
+        resumed = len(server.requests) - before_resume
+        assert server.max_in_flight == 1
     _same_run(runs / "local", runs / "ray", tasks=2)
-    assert len(list((user_folder / "relcache").glob("*/*.json"))) == asked
+    assert resumed > 0 and len(list((user_folder / "relcache").glob("*/*.json"))) == resumed
     assert not (head_folder / "relcache").exists()
-    cache = json.loads((runs / "ray" / "manifest.json").read_text())["cache"]
-    assert (cache["hits"], cache["misses"]) == (0, asked)
 
 
 def _unplaced(rows: list[dict]) -> list[dict]:
