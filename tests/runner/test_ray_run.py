@@ -292,7 +292,7 @@ def test_the_driver_stops_after_failures_in_a_row(ray_cluster, testbed_dir, tmp_
 def _with_agent(monkeypatch, make_agent, seal_hook=None):
     """Play the ray runs of this test with ``make_agent`` (a test agent the workers import);
     ``seal_hook(suite, result)`` is called by the driver after each episode it seals."""
-    from llm_aai.runner import app
+    from llm_aai.runner import executors
     from llm_aai.runner.ray_suite import RaySuite
 
     class WithTestAgent(RaySuite):
@@ -306,7 +306,7 @@ def _with_agent(monkeypatch, make_agent, seal_hook=None):
                 seal_hook(self, result)
             return result
 
-    monkeypatch.setitem(app.SUITES, "ray", WithTestAgent)
+    monkeypatch.setitem(executors.SUITES, "ray", WithTestAgent)
 
 
 @pytest.mark.slow

@@ -180,12 +180,12 @@ def _one_episode(testbed_dir) -> RunConfig:
 def test_an_interrupted_start_leaves_no_run_folder_and_starts_again(testbed_dir, tmp_path,
                                                                     monkeypatch, interrupted):
     """Ctrl-C while git runs (16-24 ms) or the manifest is written: the same command works."""
-    from llm_aai.runner import app
+    from llm_aai.runner import manifest
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    target = app if interrupted == "_git_revision" else RunStore
+    target = manifest if interrupted == "_git_revision" else RunStore
     monkeypatch.setattr(target, interrupted, interrupt)
     with pytest.raises(KeyboardInterrupt):
         start_run(_one_episode(testbed_dir), out=tmp_path, run_id="r", show_progress=False)

@@ -1,0 +1,104 @@
+"""The checks a run passes before it starts or resumes, each a ``RunError`` saying what to fix.
+
+They run before anything is written, so a run that could not play leaves nothing behind: the
+backend launched once, an observation the backend can describe, the task a replayed episode
+was played on; and on resume, the arena files and the prompt the run started with.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from llm_aai.arena import file_sha256
+from llm_aai.env.backends.unity import UnityUnavailable
+from llm_aai.logs.schema import RunManifest
+from llm_aai.logs.store import RESULT, read_result
+from llm_aai.perception.observer import check_observation
+from llm_aai.prompts import Prompt, prompt_spec
+from llm_aai.runner.errors import RunError
+from llm_aai.runner.run_env import make_env
+from llm_aai.settings import RunConfig
+
+
+def check_arenas_unchanged(run_dir: Path, manifest: RunManifest,
+                           arena_paths: dict[str, Path]) -> None:
+    """Refuse to resume on arena files that differ from the ones the run started with."""
+    changed = [f"{task_id} ({path})" for task_id, path in arena_paths.items()
+               if (recorded := manifest.arena_sha256(task_id)) is not None
+               and file_sha256(path) != recorded]
+    if changed:
+        raise RunError(f"arena files differ from those {run_dir} started with (checksums in its "
+                       f"manifest.json): {', '.join(changed)}; resume with the original "
+                       "--arenas-dir, or start a new run")
+
+
+def check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt) -> None:
+    """Refuse to resume with a prompt, turn messages or worked example the run did not use.
+
+    The prompt files live in the package, so a ``git pull`` or an edit between two
+    invocations would otherwise change what the model is told halfway through a run.
+    """
+    recorded = manifest.prompt
+    current = prompt.manifest()
+
+    def example_hash(record: dict[str, Any]) -> str | None:
+        return (record.get("example") or {}).get("sha256")
+
+    hashes = {"the system prompt": (recorded.get("sha256"), current["sha256"])}
+    if "turn_messages_sha256" in recorded:  # runs from before it was recorded lack it
+        hashes["the turn messages"] = (recorded["turn_messages_sha256"],
+                                       current["turn_messages_sha256"])
+    hashes["the worked example"] = (example_hash(recorded), example_hash(current))
+    changed = [what for what, (then, now) in hashes.items() if then != now]
+    if changed:
+        raise RunError(f"{' and '.join(changed)} of prompt {current['name']!r} differ from what "
+                       f"{run_dir} started with (hashes in its manifest.json); resume with the "
+                       "llm-aai version that started it, or start a new run")
+
+
+def check_backend(config: RunConfig) -> None:
+    """Build one environment, and launch its player once, before the run directory exists.
+
+    A missing Unity package or build, a file that cannot run, a player that crashes or a busy
+    port is then a one-line error that leaves nothing behind.
+    """
+    try:
+        env = make_env(config)
+        try:
+            check = getattr(env.backend, "check", None)
+            if check is not None:
+                check()
+        finally:
+            env.close()
+    except UnityUnavailable as error:
+        raise RunError(str(error)) from error
+
+
+def check_observation_backend(config: RunConfig) -> None:
+    """Text observations and the arena's map need a backend that can describe the world."""
+    try:
+        check_observation(config.observation, config.perspective, config.backend,
+                          arena_map=prompt_spec(config.prompt).arena_map)
+    except ValueError as error:
+        raise RunError(str(error)) from error
+
+
+def check_replay_task(source: Path, selected: list[str]) -> int | None:
+    """A logged episode's scripts mean something only in the world they were played in.
+
+    A sealed episode names its task and its seed: the task must be the one selected, and the
+    seed is returned for every replayed episode to use (random placements and colours
+    depend on it). A scripts file or an unfinished episode names neither, and is replayed
+    wherever, and with whatever seed, the run gives it.
+    """
+    if not (source / RESULT).is_file():
+        return None
+    logged = read_result(source)
+    recorded = logged.task_id
+    if set(selected) != {recorded}:
+        shown = ", ".join(selected[:4]) + (f" and {len(selected) - 4} more" if len(selected) > 4
+                                           else "")
+        raise RunError(f"--replay-from {source} was played on task {recorded}, but this run "
+                       f"selects {shown}; add --tasks {recorded}")
+    return logged.seed

@@ -1,0 +1,109 @@
+"""What a run's manifest records: made once as the run starts, added to as each invocation ends.
+
+The manifest says later exactly what ran (settings, seeds, arena checksums, package versions,
+the source revision, the models a self-hosted server lists) and is what a resume rebuilds the
+run from; the response cache's use and the turns that lost input are summed over invocations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from llm_aai.arena import file_sha256
+from llm_aai.llm.cache import ResponseCache
+from llm_aai.llm.served import served_models
+from llm_aai.logs.schema import SCHEMA_VERSION, RunManifest
+from llm_aai.logs.store import RunStore
+from llm_aai.runner.plan import Plan
+from llm_aai.runner.suite import episode_id
+
+
+def build_manifest(run_id: str, plan: Plan) -> RunManifest:
+    """Everything needed to know later exactly what ran, and to resume it (never a secret)."""
+    run = plan.run
+    return RunManifest(
+        run_id=run_id,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        run=run.to_record(),
+        agent=_with_served_models(plan.agent.describe(), plan.agent.options.get("api_base")),
+        prompt=plan.prompt.manifest(),
+        seeds={"run": run.config.seed, "episodes": {
+            episode_id(task_id, trial): run.seed_of(task_id, trial)
+            for task_id in run.tasks for trial in range(1, run.config.trials + 1)}},
+        arenas={task_id: file_sha256(path) for task_id, path in plan.arena_paths.items()},
+        versions=_versions(),
+        git=_git_revision(),
+        host={"python": platform.python_version(), "platform": platform.platform(),
+              "mujoco_gl": os.environ.get("MUJOCO_GL")},
+        schema_version=SCHEMA_VERSION,
+    )
+
+
+def _with_served_models(agent: dict[str, Any], api_base: str | None) -> dict[str, Any]:
+    """The agent's description and, for a self-hosted server, the models it lists.
+
+    The alias the run calls names no weights (None: the server lists none).
+    """
+    if not api_base:
+        return agent
+    listed = served_models(api_base)
+    return {**agent, "served_models": list(listed) if listed is not None else None}
+
+
+def _versions() -> dict[str, str | None]:
+    versions = {}
+    for package in ("llm-aai", "mujoco", "gymnasium", "litellm", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def _git_revision() -> dict[str, Any] | None:
+    """The source revision when running from a checkout (None from an installed wheel)."""
+    source = Path(__file__).resolve().parents[2]
+    try:
+        revision = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"],
+                                  capture_output=True, text=True, timeout=10, check=True)
+        status = subprocess.run(["git", "-C", str(source), "status", "--porcelain"],
+                                capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"revision": revision.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def record_cache_use(store: RunStore, cache: ResponseCache) -> None:
+    """Add this invocation's cache hits and misses to the manifest's ``cache`` record.
+
+    The record sums every invocation of the run, so a resumed run's manifest tells what the
+    whole run took from the cache.
+    """
+    manifest = store.read_manifest()
+    store.write_manifest(dataclasses.replace(manifest, cache={
+        "directory": str(cache.directory),
+        "hits": manifest.cache_hits + cache.hits,
+        "misses": manifest.cache_misses + cache.misses}))
+
+
+def record_lost_input(store: RunStore, lost: dict[str, Any] | None) -> None:
+    """Add this invocation's turns that lost input to the manifest's ``warnings``.
+
+    Summed over the run's invocations, the first note kept, so the analysis and the viewer
+    can say that the run measured a model that did not see all of its input.
+    """
+    if lost is None:
+        return
+    manifest = store.read_manifest()
+    warnings = dict(manifest.warnings or {})
+    earlier = warnings.get("lost_input") or {"turns": 0, "first": lost["first"]}
+    warnings["lost_input"] = {"turns": earlier["turns"] + lost["turns"],
+                              "first": earlier["first"]}
+    store.write_manifest(dataclasses.replace(manifest, warnings=warnings))
