@@ -59,6 +59,8 @@ from llm_aai.runner.run_env import make_env
 from llm_aai.runner.suite import Suite, episode_id
 from llm_aai.settings import ResumeOverrides, RunConfig, default_run_id
 
+# RunError, RunInterrupted, estimate_run and resolve_tasks live in errors, dry_run and plan;
+# they are named here too, where their callers import them from
 __all__ = ["RESULTS_DIR", "OpenRun", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
            "open_run", "resolve_tasks", "resume_run", "run_config_of", "start_run"]
 
