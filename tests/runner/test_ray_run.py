@@ -143,22 +143,21 @@ def _cluster_cpus() -> float:
 
 
 @pytest.mark.slow
-def test_model_episodes_reserve_a_fraction_of_a_cpu_so_more_play_than_the_cluster_has_cpus(
+def test_model_episodes_reserve_a_quarter_of_a_cpu_by_default(
         ray_cluster, testbed_dir, tmp_path):
-    """A model's episode mostly waits on its model: a quarter of a CPU each by default, so the
-    two one-CPU nodes play four at once, with the same results as locally."""
-    with FakeChatServer(default="Turn(30);\nGo(20);", latency_s=1.5) as server:
+    """A model's episode mostly waits on its model: a quarter of a CPU each by default, with
+    the same results as locally. (That a quarter lets the two one-CPU nodes hold four waiting
+    episodes at once is the next test's, which waits for them; counting the calls in flight
+    here depended on how fast the workers booted on a loaded machine.)"""
+    with FakeChatServer(default="Turn(30);\nGo(20);") as server:
         config = _config(testbed_dir, model="openai/fake", tasks="01-04-03,02-02-01",
                          trials=2, concurrency=4,
                          protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=2),
                          model_options=ModelOptions(api_base=server.url, max_tokens=64))
         local = start_run(config, out=tmp_path, run_id="local", show_progress=False)
-        server.max_in_flight = 0
         on_ray = start_run(_on_ray(config, ray_cluster), out=tmp_path, run_id="ray",
                            show_progress=False)
-        peak = server.max_in_flight
     _same_run(local.run_dir, on_ray.run_dir, nodes=1)  # Ray may pack them on one node
-    assert peak > _cluster_cpus() == 2  # more episodes waited on the model than CPUs exist
     recorded = json.loads((on_ray.run_dir / "manifest.json").read_text())["run"]["config"]
     assert recorded["ray_episode_cpus"] == 0.25  # the model's default, as played
 
