@@ -27,6 +27,7 @@ import numpy as np
 from llm_aai.analysis import reference_populations
 from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs import EpisodeResult, RunStore, TurnRecord, Usage
+from llm_aai.settings import ResolvedRun, RunConfig
 from llm_aai.view import SiteBuilder
 from llm_aai.view.browser import CHROMIUM_FLAGS, find_chromium
 
@@ -67,11 +68,13 @@ def write_run(root: Path, tasks: int, trials: int, turns: int,
         except (LookupError, OSError):
             pass
     store = RunStore(root / "bench-view")
+    # the run's settings from the one settings type, as a real run records them
+    run = ResolvedRun(RunConfig(model="claude", prompt="react", trials=trials, seed=0,
+                                resolution=128, arenas_dir=arenas_dir),
+                      tasks=tuple(t for t, _, _ in chosen))
     store.write_manifest({
-        "schema_version": 1, "run_id": "bench-view",
-        "cli_args": {"arenas_dir": str(arenas_dir) if arenas_dir else None},
-        "config": {"model": "claude", "prompt": "react", "tasks": [t for t, _, _ in chosen],
-                   "trials": trials, "backend": "embedded", "seed": 0, "resolution": 128},
+        "schema_version": 1, "manifest_version": 3, "run_id": "bench-view",
+        "run": run.to_record(),
         "agent": {"name": "llm", "litellm_model": "anthropic/claude-bench"},
         "prompt": {"sha256": "0" * 64, "system_text": "You are an animal in an arena."},
         "seeds": {"run": 0, "episodes": {}},
