@@ -25,14 +25,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-os.environ.setdefault("LP_NUM_THREADS", "1")  # as bench_rl: one rendering thread
+import mujoco
+import numpy as np
 
-import mujoco  # noqa: E402
-import numpy as np  # noqa: E402
-
-from benchmarks.bench_rl import DEFAULT_TASK, _loaded  # noqa: E402
-from llm_aai.arena.catalog import resolve_arena_path  # noqa: E402
-from llm_aai.sim.render import ArenaRenderer, shared_gl  # noqa: E402
+from benchmarks.bench_rl import DEFAULT_TASK, _loaded
+from llm_aai.arena.catalog import resolve_arena_path
+from llm_aai.sim.render import ArenaRenderer, shared_gl
 
 _HIDDEN = int(mujoco.mjtGeom.mjGEOM_NONE)  # a geom of this type is skipped by mjr_render
 State = tuple[np.ndarray, np.ndarray, np.ndarray]

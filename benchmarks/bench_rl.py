@@ -4,8 +4,9 @@ Run from the repository root (``make bench`` runs it too)::
 
     python -m benchmarks.bench_rl [--arena PATH] [--steps N] [--resolution 84]
 
-Every figure comes from this one run, on one core for the renderer (``LP_NUM_THREADS=1``), so
-the targets are ratios to the physics measured alongside, not absolute times. Each figure is
+Every figure comes from this one run, with the renderer as users get it (Mesa rasterizing in
+the caller's thread unless ``LP_NUM_THREADS`` is set), and the targets are ratios to the
+physics measured alongside, not absolute times. Each figure is
 the best of ``--rounds`` rounds (an observation: each view's fastest round), so that other
 processes on a shared machine slow it less:
 
@@ -26,20 +27,17 @@ processes on a shared machine slow it less:
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-os.environ.setdefault("LP_NUM_THREADS", "1")  # before Mesa starts: one rendering thread
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from llm_aai.arena.catalog import resolve_arena_path  # noqa: E402
-from llm_aai.arena.placement import place_arena  # noqa: E402
-from llm_aai.arena.yaml_io import load_config  # noqa: E402
-from llm_aai.sim import Simulator  # noqa: E402
+from llm_aai.arena.catalog import resolve_arena_path
+from llm_aai.arena.placement import place_arena
+from llm_aai.arena.yaml_io import load_config
+from llm_aai.sim import Simulator
 
 DEFAULT_TASK = "04-10-01"
 

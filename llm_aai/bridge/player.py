@@ -49,7 +49,7 @@ from llm_aai.bridge.side_channels import (
     read_arena_payload,
 )
 from llm_aai.bridge.wire import unity_wire_pb2 as wire
-from llm_aai.sim.render import SMALL_FRAME, shared_gl
+from llm_aai.sim.render import shared_gl
 from llm_aai.sim.stability import SimulationUnstable
 
 EXCHANGE = "/communicator_objects.UnityToExternalProto/Exchange"
@@ -104,12 +104,7 @@ def serve(options: PlayerOptions, log: Callable[[str], None], *,
     a step costs without physics or a frame (``benchmarks/bridge_ceiling.py``).
     """
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no C-core chatter on the user's console
-    if clamp_resolution(options.resolution) < SMALL_FRAME:
-        # Mesa's CPU renderer splits a frame between threads; a small one gains nothing from
-        # that and pays the hand-offs (set before the first OpenGL context exists).
-        os.environ.setdefault("LP_NUM_THREADS", "1")
     import grpc
-
 
     problems = options.problems()
     if problems:
@@ -181,7 +176,8 @@ def _drawing_context(options: PlayerOptions) -> AbstractContextManager:
     (``llm_aai.sim.render.shared_gl``, for processes whose threads take turns), two
     ``eglMakeCurrent`` calls that cost 30-60 us a step; frames are the same either way.
     """
-    return shared_gl() if options.use_camera else nullcontext()
+    return (shared_gl(clamp_resolution(options.resolution)) if options.use_camera
+            else nullcontext())
 
 
 def _apply(episodes: Episodes, rl_input, log) -> list[AgentRow] | None:

@@ -5,13 +5,13 @@ time (:func:`shared_gl`). Each simulator keeps its own ``MjrContext`` (its arena
 meshes and offscreen framebuffer) and ``MjvScene`` inside that context, rebuilt only when
 it loads another arena. Why one context: creating one and compiling its shaders costs
 about 0.2 s of CPU, which sixteen concurrent episodes would each pay, while drawing a frame
-takes a few milliseconds and Mesa's llvmpipe already spreads each frame over every core, so
-serialising draws loses little. Set ``LP_NUM_THREADS=1`` per process when running several
-processes at once on a CPU.
+takes a few milliseconds, so serialising draws loses little. Where Mesa's CPU renderer
+rasterizes is chosen by the first frames a process draws (:func:`rasterizer_threads`).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,21 +63,46 @@ def curve_tessellation(frame_size: int) -> tuple[int, int]:
     return (28, 16) if frame_size >= SMALL_FRAME else (16, 8)
 
 
+def rasterizer_threads(frame_size: int) -> str | None:
+    """Mesa llvmpipe's ``LP_NUM_THREADS`` for a process whose first frames are this size.
+
+    Frames under ``SMALL_FRAME`` are rasterized in the calling thread ("0"); larger ones keep
+    Mesa's default (None: one rasterizer thread per core). Why small frames: the default hands
+    each frame to the rasterizer threads and the caller sleeps until they finish, two
+    hand-offs a frame between threads that, on a virtual machine's idle cores, each wait to
+    be woken, for a frame whose drawing is a millisecond. In the caller's thread the
+    gymnasium env at 84 px ran 1.0-1.2 x (median 1.12) as fast as with Mesa's default and the
+    bridge 1.02-1.05 x as with one rasterizer thread. Why not large ones: four concurrent
+    LLM episodes at 512 px, whose frames are drawn one at a time under :func:`shared_gl`,
+    spent 1.2-1.3 x as long per turn. Pixels are the same either way (docs/bridge.md,
+    "Rasterizing in the caller's thread").
+    """
+    return "0" if frame_size < SMALL_FRAME else None
+
+
 _gl_context = None
 _gl_lock = threading.RLock()
 
 
 @contextmanager
-def shared_gl() -> Iterator[None]:
+def shared_gl(frame_size: int | None = None) -> Iterator[None]:
     """Hold the process's OpenGL context, current in this thread, for the ``with`` block.
 
     The context is created on first use (``MUJOCO_GL`` picks EGL, OSMesa or GLFW) and
-    released from the thread on exit, so another thread can take it next.
+    released from the thread on exit, so another thread can take it next. ``frame_size``,
+    the size of the frames the caller is about to draw, matters only then: Mesa reads
+    ``LP_NUM_THREADS`` once, when the first context starts, so the first frames a process
+    draws choose where it rasterizes (:func:`rasterizer_threads`) unless the process has set
+    the variable itself.
     """
     global _gl_context
     with _gl_lock:
         if _gl_context is None:
             from mujoco.rendering.classic import gl_context
+
+            threads = None if frame_size is None else rasterizer_threads(frame_size)
+            if threads is not None:
+                os.environ.setdefault("LP_NUM_THREADS", threads)
 
             _gl_context = gl_context.GLContext(_GL_SIZE, _GL_SIZE)
         with _gl_context.as_current():
@@ -141,7 +166,7 @@ class ArenaRenderer:
 
     def _make_context(self) -> None:
         mujoco = self._mujoco
-        with shared_gl():
+        with shared_gl(self._model.vis.global_.offwidth):
             if self._ctx is not None:
                 self._ctx.free()
             self._ctx = mujoco.MjrContext(self._model, mujoco.mjtFontScale.mjFONTSCALE_100)
