@@ -10,6 +10,7 @@ tasks on a cluster (``make_executor("ray", 2, address)``, docs/ray.md).
 from llm_aai.execution.executor import (
     LOCAL_NODE,
     WORKER_DIED,
+    WORKER_OUT_OF_MEMORY,
     Executor,
     InProcessExecutor,
     Job,
@@ -20,6 +21,6 @@ from llm_aai.execution.ray_executor import RayExecutor, RayUnavailable, RayUnrea
 from llm_aai.execution.registry import CHOICES, EXECUTORS, make_executor
 from llm_aai.execution.signals import interrupt_on_sigterm
 
-__all__ = ["CHOICES", "EXECUTORS", "LOCAL_NODE", "WORKER_DIED", "Executor", "InProcessExecutor",
-           "Job", "Outcome", "ProcessExecutor", "RayExecutor", "RayUnavailable",
-           "RayUnreachable", "interrupt_on_sigterm", "make_executor"]
+__all__ = ["CHOICES", "EXECUTORS", "LOCAL_NODE", "WORKER_DIED", "WORKER_OUT_OF_MEMORY", "Executor",
+           "InProcessExecutor", "Job", "Outcome", "ProcessExecutor", "RayExecutor",
+           "RayUnavailable", "RayUnreachable", "interrupt_on_sigterm", "make_executor"]

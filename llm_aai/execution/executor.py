@@ -30,11 +30,16 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["LOCAL_NODE", "WORKER_DIED", "Executor", "InProcessExecutor", "Job", "Outcome",
-           "ProcessExecutor", "describe_error"]
+__all__ = ["LOCAL_NODE", "WORKER_DIED", "WORKER_OUT_OF_MEMORY", "Executor",
+           "InProcessExecutor", "Job", "Outcome", "ProcessExecutor", "describe_error"]
 
 WORKER_DIED = "the worker process died"
 """The crash of a job that killed its worker process, even when it ran alone."""
+
+WORKER_OUT_OF_MEMORY = ("Ray's memory monitor killed the worker process "
+                        "(its node ran low on memory)")
+"""The crash of a Ray job whose worker the memory monitor killed once its retries for that
+were spent (Ray's ``task_oom_retries``; unlimited unless the cluster sets it)."""
 
 
 @dataclass(frozen=True)

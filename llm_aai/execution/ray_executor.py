@@ -32,7 +32,13 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from llm_aai.execution.executor import WORKER_DIED, Job, Outcome, describe_error
+from llm_aai.execution.executor import (
+    WORKER_DIED,
+    WORKER_OUT_OF_MEMORY,
+    Job,
+    Outcome,
+    describe_error,
+)
 from llm_aai.execution.ray_address import (
     CONNECT_TIMEOUT_S,
     INSTALL_HINT,
@@ -44,7 +50,8 @@ from llm_aai.execution.ray_address import (
 from llm_aai.execution.ray_stop import gated_call, start_gate, stop_tasks
 
 __all__ = ["CONNECT_TIMEOUT_S", "INSTALL_HINT", "JOB_CPUS", "RETRIES", "RayExecutor",
-           "RayUnavailable", "RayUnreachable", "check_address", "connect", "import_ray"]
+           "RayUnavailable", "RayUnreachable", "check_address", "connect", "import_ray",
+           "lost_worker"]
 
 RETRIES = 2
 """How often Ray replays a task whose worker died (a node lost, or the job's own crash)."""
@@ -54,6 +61,25 @@ JOB_CPUS = 1.0
 (the oracle's search, 1.3 CPU s per audit episode on average), so one job per CPU keeps the
 cluster busy without oversubscribing it; a run's model episodes, which mostly wait on their
 model, reserve a fraction instead (``--ray-episode-cpus``, ``llm_aai.runner.ray_suite``)."""
+
+
+def lost_worker(ray: Any, error: BaseException) -> str | None:
+    """Why a task's worker was lost, if ``error`` (from ``ray.get``) says it was; else None.
+
+    Ray reports a lost worker, rather than a job that failed, in several exceptions: a
+    worker that crashed or whose node died (after ``RETRIES`` replays), its result lost with
+    its node, its raylet gone, and a worker its node's memory monitor killed. The last is
+    replayed by Ray's own count (``task_oom_retries``, unlimited by default), so it reaches
+    the driver only on a cluster that bounds it; it is told apart, as more memory is then
+    the remedy, not a fix in the job.
+    """
+    exceptions = ray.exceptions
+    if isinstance(error, exceptions.OutOfMemoryError):
+        return WORKER_OUT_OF_MEMORY
+    if isinstance(error, (exceptions.WorkerCrashedError, exceptions.NodeDiedError,
+                          exceptions.ObjectLostError, exceptions.LocalRayletDiedError)):
+        return WORKER_DIED
+    return None
 
 
 def connect(address: str | None, cpus: int) -> bool:
@@ -164,15 +190,16 @@ class RayExecutor:
             raise
 
     def _outcome(self, job: Job, ref: Any) -> Outcome:
-        exceptions = self._ray.exceptions
         try:
             result, node_id, host = self._ray.get(ref)
-        except (exceptions.WorkerCrashedError, exceptions.NodeDiedError,
-                exceptions.ObjectLostError):
-            return Outcome(job, crash=WORKER_DIED)
-        except exceptions.RayTaskError as error:
+        except self._ray.exceptions.RayTaskError as error:
             cause = error.as_instanceof_cause()
             return Outcome(job, crash=describe_error(getattr(cause, "cause", None) or cause))
+        except self._ray.exceptions.RayError as error:
+            lost = lost_worker(self._ray, error)
+            if lost is None:
+                raise
+            return Outcome(job, crash=lost)
         return Outcome(job, result, node_id=node_id, host=host)
 
     def close(self) -> None:

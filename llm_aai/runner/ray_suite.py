@@ -49,6 +49,7 @@ from llm_aai.execution.ray_executor import (
     check_address,
     connect,
     import_ray,
+    lost_worker,
 )
 from llm_aai.execution.ray_stop import gated_call, start_gate, stop_tasks
 from llm_aai.frames import FrameFormat
@@ -398,9 +399,11 @@ class RaySuite(Suite):
             cause = getattr(error, "cause", None)
             raise (cause if isinstance(cause, Exception) else error.as_instanceof_cause()) \
                 from None
-        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-                ray.exceptions.ObjectLostError) as error:
-            return self._seal_crash(spec, attempt, error)
+        except ray.exceptions.RayError as error:
+            lost = lost_worker(ray, error)
+            if lost is None:
+                raise
+            return self._seal_crash(spec, attempt, lost, error)
         return self._seal(spec, attempt, played)
 
     def _stop_lending(self) -> None:
@@ -437,8 +440,14 @@ class RaySuite(Suite):
         self.lost_input.add(played.lost_input)  # the run's count, as the manifest keeps it
         return result
 
-    def _seal_crash(self, spec: EpisodeSpec, attempt: int, error: Exception) -> EpisodeResult:
-        """An attempt whose worker died on every try: no result about the model, said why."""
+    def _seal_crash(self, spec: EpisodeSpec, attempt: int, lost: str,
+                    error: Exception) -> EpisodeResult:
+        """An attempt whose worker was lost on every try: no result about the model.
+
+        ``lost`` (from ``lost_worker``) says why. Ray replays a crashed worker's task
+        ``RETRIES`` times, an out-of-memory one by its own count.
+        """
+        tries = f" on each of {RETRIES + 1} tries" if lost == WORKER_DIED else ""
         if self._agent_name is None:
             agent = self.make_agent()
             self._agent_name = getattr(agent, "name", type(agent).__name__)
@@ -448,8 +457,7 @@ class RaySuite(Suite):
             reward=0.0, pass_mark=spec.pass_mark, final_health=0.0, scripts_used=0,
             invalid_replies=0, end_reason="infrastructure", steps=0, cost_usd=None,
             attempts=attempt, parent_task=spec.parent_task,
-            infra_error=(f"crash: {WORKER_DIED} on each of {RETRIES + 1} tries "
-                         f"({describe_error(error)[:200]})"))
+            infra_error=f"crash: {lost}{tries} ({describe_error(error)[:200]})")
         writer = self.store.start_episode(spec.episode_id)
         writer.finish(result)
         return result

@@ -81,3 +81,13 @@ class SlowGate(StopGate):
 def when() -> float:
     """A job that says when it started (the epoch's seconds)."""
     return time.time()
+
+
+def hog(megabytes: int, seconds: float) -> int:
+    """A job that holds ``megabytes`` of touched memory for ``seconds`` (for a memory monitor
+    to kill it)."""
+    import numpy as np
+
+    held = np.ones(megabytes * 1024 * 1024 // 8)
+    time.sleep(seconds)
+    return int(held.size)

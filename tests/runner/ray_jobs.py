@@ -92,3 +92,19 @@ class WaitingHeuristic(HeuristicAgent):
         (self.marks / str(seed)).write_text(f"{seen} {cpus}")
         super().start_episode(system_prompt, seed, prelude)
         waiting.unlink()  # after the others saw it: it started no later than they did
+
+
+class HoggingHeuristic(HeuristicAgent):
+    """Holds ``megabytes`` of touched memory for ``seconds`` as each episode starts (for a
+    memory monitor to kill its worker), then plays as the heuristic does."""
+
+    def __init__(self, megabytes: int, seconds: float) -> None:
+        super().__init__()
+        self.megabytes = megabytes
+        self.seconds = seconds
+
+    def start_episode(self, system_prompt, seed, prelude=()):
+        from tests.execution.jobs import hog
+
+        hog(self.megabytes, self.seconds)
+        super().start_episode(system_prompt, seed, prelude)
