@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
+from llm_aai.llm.call_stop import wait_unless_stopped
 from llm_aai.llm.errors import CallTimeout, ContextOverflow, LLMRequestError, MalformedReply
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.provider_limits import LEASE_MARGIN_S, local_gate
@@ -221,7 +222,8 @@ class LiteLLMClient:
         try:
             (response, latency), retries = call_with_retries(
                 lambda: self._attempt(request), self.retry_policy,
-                describe=f"{self.model} call", rng=self._rng, scrub=self._scrub)
+                describe=f"{self.model} call", rng=self._rng, scrub=self._scrub,
+                sleep=wait_unless_stopped)
         except Exception as exc:
             if is_transient(exc) or not type(exc).__module__.startswith(("litellm", "openai")):
                 raise

@@ -31,6 +31,8 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from llm_aai.llm.call_stop import raise_if_stopping, wait_unless_stopped
+
 __all__ = ["LEASE_MARGIN_S", "POLL_S", "WINDOW_S", "LocalGate", "ProviderPace",
            "RollingWindow", "local_gate"]
 
@@ -42,8 +44,11 @@ POLL_S = 0.05
 
 LEASE_MARGIN_S = 5.0
 """How much longer than its call's timeout a cluster slot is lent: the round trips to the
-actor and a loaded machine's delays. A call never outlives its timeout (``call_within``), so
-a slot not given back by then belongs to a worker that died holding it."""
+actor and a loaded machine's delays. The client stops waiting for a call at its timeout
+(``call_within``) and gives its slot back then, so a slot not given back by the lease's end
+belongs to a worker that died holding it. The abandoned request's thread ends only when its
+HTTP read does, and a server may go on generating the reply nobody reads: the slot counts
+the client's wait, not the server's work (docs/local-models.md)."""
 
 
 class RollingWindow:
@@ -150,21 +155,27 @@ class LocalGate:
         """Hold a slot and wait for the call's turn; the call runs in the ``with`` body.
 
         ``lease_s`` is what a cluster gate lends the slot for; threads cannot die holding
-        one, so here it is not needed.
+        one, so here it is not needed. A run that stops while the call waits ends the wait
+        with ``CallCancelled`` (``llm_aai.llm.call_stop``).
         """
-        with self.slots:
+        while not self.slots.acquire(timeout=POLL_S):
+            raise_if_stopping()
+        try:
             while True:
+                raise_if_stopping()  # last asked just before the turn: no call after a stop
                 with self._lock:
                     wait = self.pace.delay(time.monotonic())
                     if wait <= 0:
                         self.pace.start()
                         break
-                time.sleep(wait)
+                wait_unless_stopped(wait)
             try:
                 yield
             finally:
                 with self._lock:
                     self.pace.finish(time.monotonic())
+        finally:
+            self.slots.release()
 
     def pause(self, seconds: float) -> None:
         """Hold every call to this endpoint back for ``seconds`` (a 429's Retry-After)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.agents.base import Agent, PriorTurn, TurnInput, continue_conversation
+from llm_aai.llm.call_stop import CallCancelled, calls_stop_when
 from llm_aai.llm.errors import ContextOverflow, LLMUnavailable
 from llm_aai.logs.events import logged_events
 from llm_aai.logs.schema import (
@@ -138,8 +139,10 @@ class EpisodeRunner:
     Args:
         setup_gate: held while the episode sets up (reset and the initial observations),
             so that episodes sharing a CPU can be made to set up one at a time.
-        should_stop: asked before every turn; when it answers True the episode raises
-            :class:`EpisodeCancelled` (an interrupted run stops within one turn).
+        should_stop: asked before every turn, and by a model call while it waits for its
+            turn at the provider or its next try; when it answers True the episode raises
+            :class:`EpisodeCancelled` (an interrupted run stops within one turn, and sends no
+            call after the stop).
         modes: the control and observation modes (the paper's by default).
         observation: images, a text description of what the eye sees, or both
             (``llm_aai.perception``). The text describes the state when the message is
@@ -182,7 +185,10 @@ class EpisodeRunner:
                           observations=self.modes.make_observations())
         usage: list[Usage] = []
         try:
-            self._play(spec, writer, episode, usage)
+            with calls_stop_when(self.should_stop):  # a stop ends a call's wait for its turn
+                self._play(spec, writer, episode, usage)
+        except CallCancelled:
+            raise EpisodeCancelled(spec.episode_id) from None
         except LLMUnavailable as error:
             return self._result(spec, episode, usage, started, "infrastructure",
                                 infra_error=str(error))

@@ -73,3 +73,27 @@ def test_more_sigterms_while_stopping_do_not_kill_the_run(testbed_dir, tmp_path)
     assert sent > 1
     assert process.returncode == 143, stderr  # not -15: killed by a later one
     assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr
+
+
+def test_a_stop_sends_none_of_the_calls_waiting_for_the_providers_rate(testbed_dir, tmp_path):
+    """With ``--provider-rpm 1`` every call after the first waits about a minute for its
+    turn; a stop ends those waits at once, and none of them is sent afterwards."""
+    run_dir = tmp_path / "r"
+    with FakeChatServer(default="Turn(30);") as server:
+        process = start_module(
+            "llm_aai.run", "--model", "openai/fake", "--api-base", server.url,
+            "--tasks", "01-04-03,02-02-01", "--arenas-dir", testbed_dir, "--out", tmp_path,
+            "--run-id", "r", "--resolution", 64, "--max-scripts", 5, "--concurrency", 2,
+            "--provider-rpm", 1, "--no-progress", env=keyless_env())
+        started = [run_dir / "episodes" / task / "turns.jsonl"
+                   for task in ("01-04-03_t1", "02-02-01_t1")]
+        # both episodes past their set-up (turn 0 written), the window's one call answered
+        wait_until(lambda: all(has_lines(path, 1)() for path in started)
+                   and len(server.requests) == 1, process)
+        time.sleep(1.0)  # the other calls are now waiting for the window
+        _, stderr = stop(process, signal.SIGTERM, timeout=45)  # the window is 60 s
+        sent = len(server.requests)
+    assert process.returncode == 143, stderr
+    assert "Traceback" not in stderr and f"continue with --resume {run_dir}" in stderr
+    assert sent == 1
+    assert not RunStore(run_dir).finished_results()  # both unfinished: resume plays them
