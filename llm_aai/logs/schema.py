@@ -12,7 +12,8 @@ Layout (``SCHEMA_VERSION`` 1)::
         result.json                 the EpisodeResult; its presence marks the episode finished
         frames/turn-NNN-K.jpg       every image sent to the agent, byte for byte (.png with
                                     --frames png; see llm_aai.frames)
-      episodes/<episode-id>.attempt-N/   an earlier attempt that failed for infrastructure reasons
+      episodes/<episode-id>.attempt-N/   an earlier attempt set aside: an infrastructure
+                                    failure, or one stopped after it called the model
 
 Each turn record holds only what was *new* that turn (the text and images sent, the reply), so
 the full conversation can be rebuilt by concatenating turns after the manifest's system prompt.

@@ -150,7 +150,11 @@ class RunStore:
         return results
 
     def start_episode(self, episode_id: str) -> EpisodeWriter:
-        """Open a fresh episode directory, discarding any unfinished earlier attempt."""
+        """Open a fresh episode directory, replacing an unfinished earlier attempt.
+
+        Only an attempt that spent nothing is replaced here: the runner sets aside one that
+        did first (``set_aside_earlier_attempt``).
+        """
         directory = self.episodes_dir / episode_id
         if (directory / RESULT).exists():
             raise FileExistsError(f"episode {episode_id} is already finished in {self.root}")
@@ -179,18 +183,29 @@ class RunStore:
         return max(numbers, default=0)
 
     def spent(self) -> tuple[int, float]:
-        """Tokens and dollars of every sealed attempt in the run, set-aside failures included.
+        """Tokens and dollars of every attempt in the run: sealed, set aside or interrupted.
 
-        What a budget counts: a resumed run continues from what earlier invocations spent.
-        An attempt interrupted before it was sealed (Ctrl-C, a crash) has no result and is not
-        counted; its log is replaced when the episode is played again.
+        What a budget counts: a resumed run continues from what earlier invocations spent. A
+        sealed attempt counts its result; one without a result (interrupted before it was
+        sealed, or its result damaged and renamed) counts the calls its turn log records, so
+        a run stopped and resumed again and again cannot spend past its budget.
+
+        Raises:
+            SchemaError: a turn log of an attempt without a result is damaged before its last
+                line (what it spent cannot be known); the message names the file and line.
+
         """
         tokens, cost = 0, 0.0
         if self.episodes_dir.is_dir():
-            for result_file in self.episodes_dir.glob(f"*/{RESULT}"):
-                result = self._read_sealed(result_file.parent)
-                tokens += result.input_tokens + result.output_tokens
-                cost += known_cost(result.cost_usd)  # an unknown cost cannot be counted
+            for directory in sorted(p for p in self.episodes_dir.iterdir() if p.is_dir()):
+                if (directory / RESULT).is_file():
+                    result = self._read_sealed(directory)
+                    spent = (result.input_tokens + result.output_tokens,
+                             known_cost(result.cost_usd))  # an unknown cost cannot be counted
+                else:
+                    spent = _spending(directory)
+                tokens += spent[0]
+                cost += spent[1]
         return tokens, cost
 
     def lock(self) -> FileLock:
@@ -226,14 +241,22 @@ class RunStore:
                     removed.append(path)
         return removed
 
-    def set_aside_infrastructure_failure(self, episode_id: str) -> int:
-        """Move an infrastructure-failed episode aside before a resumed run retries it.
+    def set_aside_earlier_attempt(self, episode_id: str) -> int:
+        """Move an episode's earlier attempt aside before it is played again, if it must stay.
 
-        It becomes its own last attempt (nothing is deleted). Returns the number of the last
-        attempt set aside, so the next one continues the count.
+        An infrastructure failure stays with its result, and an attempt interrupted before it
+        was sealed (Ctrl-C, SIGTERM, a crash) stays if its turns spent anything: what it paid
+        for counts in the run's budget (``spent``) on every later invocation. Each becomes its
+        own last attempt (nothing is deleted); an interrupted attempt that made no model call
+        is left for ``start_episode`` to replace. Returns the number of the last attempt set
+        aside, so the next one continues the count.
         """
         directory = self.episodes_dir / episode_id
         if not (directory / RESULT).exists():
+            if directory.is_dir() and _spending(directory) != (0, 0.0):
+                attempt = self.attempts_set_aside(episode_id) + 1
+                self.keep_failed_attempt(episode_id, attempt)
+                return attempt
             return self.attempts_set_aside(episode_id)
         result = self._read_sealed(directory)
         if result.end_reason not in RERUN_END_REASONS:
@@ -289,7 +312,8 @@ class RunStore:
         deleted: the episode directory becomes its own last attempt (``<id>.attempt-N``, as an
         infrastructure failure set aside) with the damaged file renamed
         ``result.json.corrupt``, where no reader takes it for a result. In an attempt already
-        set aside the file is renamed where it is (what it cost is then not counted).
+        set aside the file is renamed where it is. Either way what it cost is then counted
+        from its turn log (``spent``).
 
         Returns:
             One line per file set aside, naming it and what is wrong with it.
@@ -306,7 +330,7 @@ class RunStore:
                 result_file.rename(directory / f"{RESULT}.corrupt")
                 if ".attempt-" in directory.name:
                     notes.append(f"{error}; renamed {RESULT}.corrupt (an attempt already set "
-                                 "aside: its cost is not counted)")
+                                 "aside: its cost is counted from its turns)")
                     continue
                 attempt = self.attempts_set_aside(directory.name) + 1
                 target = self.keep_failed_attempt(directory.name, attempt)
@@ -425,6 +449,19 @@ def _read_turn_lines(path: Path) -> tuple[list[TurnRecord], CutTurnLine | None]:
                 return turns, CutTurnLine(path, line_number, last, _short(error))
             raise SchemaError(f"{path}:{line_number}: {_why(error)}") from error
     return turns, None
+
+
+def _spending(episode_dir: Path) -> tuple[int, float]:
+    """Tokens and known dollars of the model calls an episode folder's turn log records.
+
+    A last line cut by a kill is left out: its call's cost is then not counted, the one
+    record a kill can lose.
+    """
+    if not (episode_dir / TURNS).is_file():
+        return 0, 0.0
+    turns, _ = read_turns_until_cut(episode_dir)
+    return (sum(t.usage.input_tokens + t.usage.output_tokens for t in turns),
+            sum(known_cost(t.usage.cost_usd) for t in turns))
 
 
 def _short(error: Exception) -> str:

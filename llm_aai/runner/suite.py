@@ -200,8 +200,10 @@ class Suite:
                 if not across:  # a conversation records its tasks as they end
                     self._record(result)
         finally:
-            self.store.write_summary()
-            self._close_envs()
+            try:  # a full disk fails the summary too: the envs (a Unity player) close anyway
+                self.store.write_summary()
+            finally:
+                self._close_envs()
         return list(self._results)
 
     def conversations(self) -> list[Conversation]:
@@ -343,7 +345,7 @@ class Suite:
 
     def _run_one(self, spec: EpisodeSpec,
                  context: ConversationContext | None = None) -> EpisodeResult:
-        attempt = first_attempt = self.store.set_aside_infrastructure_failure(spec.episode_id) + 1
+        attempt = first_attempt = self.store.set_aside_earlier_attempt(spec.episode_id) + 1
         while True:
             result = self._play_attempt(spec, context, attempt)
             relaunches = attempt - first_attempt

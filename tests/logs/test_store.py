@@ -193,3 +193,48 @@ def test_a_malformed_line_before_the_end_is_still_an_error(tmp_path):
     with pytest.raises(SchemaError, match=r"turns.jsonl:2: "):
         read_turns_until_cut(directory)
     assert read_turns_until_cut(_log_with_turns(tmp_path / "whole"))[1] is None
+
+
+def _paid_turns(store: RunStore, episode_id: str, costs) -> None:
+    """An attempt interrupted after paid calls: its turns, no result."""
+    writer = store.start_episode(episode_id)
+    for turn, cost in enumerate(costs, start=1):
+        writer.write_turn(TurnRecord(turn=turn, sent_text="x", reply="Go(1);",
+                                     usage=Usage(input_tokens=100, output_tokens=5,
+                                                 cost_usd=cost)))
+    writer.close()
+
+
+def test_an_interrupted_attempt_that_paid_is_counted_and_kept_aside(tmp_path):
+    store = RunStore(tmp_path)
+    _paid_turns(store, "a_t1", [0.25, None, 0.5])  # an unknown cost adds nothing it can count
+    cut = store.episodes_dir / "a_t1" / "turns.jsonl"
+    cut.write_bytes(cut.read_bytes() + b'{"turn": 4, "usa')  # a kill while writing turn 4
+    assert store.spent() == (315, pytest.approx(0.75))
+
+    assert store.set_aside_earlier_attempt("a_t1") == 1
+    writer = store.start_episode("a_t1")
+    writer.finish(_result("a_t1"))
+    assert read_turns_until_cut(store.episodes_dir / "a_t1.attempt-1")[0][0].usage.cost_usd == 0.25
+    assert store.spent() == (315 + _result().input_tokens + _result().output_tokens,
+                             pytest.approx(0.75 + _result().cost_usd))
+
+
+def test_an_interrupted_attempt_that_paid_nothing_is_replaced(tmp_path):
+    store = RunStore(tmp_path)
+    writer = store.start_episode("a_t1")
+    writer.write_turn(TurnRecord(turn=0, sent_text=""))  # only the start's no-ops
+    writer.close()
+    assert store.set_aside_earlier_attempt("a_t1") == 0
+    store.start_episode("a_t1").close()
+    assert [p.name for p in store.episodes_dir.iterdir()] == ["a_t1"]
+
+
+def test_what_a_damaged_turn_log_spent_cannot_be_guessed(tmp_path):
+    store = RunStore(tmp_path)
+    _paid_turns(store, "a_t1", [0.25, 0.25, 0.25])
+    log = store.episodes_dir / "a_t1" / "turns.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(lines[0] + b"not json\n" + lines[2])
+    with pytest.raises(SchemaError, match=r"a_t1/turns.jsonl:2: "):
+        store.spent()

@@ -11,7 +11,7 @@ from llm_aai.agents.base import AgentReply
 from llm_aai.arena import Task
 from llm_aai.env import AnimalAIEnv
 from llm_aai.llm.errors import LLMUnavailable
-from llm_aai.logs import RunStore, read_result
+from llm_aai.logs import RunStore, read_result, read_turns
 from llm_aai.logs.schema import SUMMARY_COLUMNS
 from llm_aai.perception.observer import IMAGE_ONLY
 from llm_aai.prompts import load_prompt
@@ -89,7 +89,7 @@ def test_attempt_numbers_continue_across_invocations_and_never_overwrite(tmp_pat
     marker = store.episodes_dir / "01-01-01_t1.attempt-1" / "marker"
     marker.write_text("attempt 1's log")
     # a crash during a third attempt leaves an unfinished directory and attempt 2 set aside
-    store.set_aside_infrastructure_failure("01-01-01_t1")
+    store.set_aside_earlier_attempt("01-01-01_t1")
     (store.episodes_dir / "01-01-01_t1" / "frames").mkdir(parents=True)
     [result] = make_suite(root, arena, FailsAfterOneReply, max_relaunches=1).run()
     assert result.attempts == 4
@@ -99,6 +99,38 @@ def test_attempt_numbers_continue_across_invocations_and_never_overwrite(tmp_pat
     assert marker.read_text() == "attempt 1's log"
     with pytest.raises(FileExistsError, match="already holds attempt 1"):
         store.keep_failed_attempt("01-01-01_t1", 1)
+
+
+def test_what_an_interrupted_attempt_paid_for_counts_in_every_later_invocation(tmp_path,
+                                                                             make_arena):
+    """A run stopped after paid calls and resumed, again and again, cannot spend past its
+    budget: the stopped attempt is kept beside its replay and its turns' costs are counted."""
+    root, arena = tmp_path / "run", make_arena()
+    answered = threading.Event()
+
+    class PaysThenIsStopped(Costly):
+        def act(self, turn):
+            reply = super().act(turn)  # one paid reply (30 cents), then the run is stopped
+            suite.cancel.set()
+            answered.set()
+            return reply
+
+    suite = make_suite(root, arena, PaysThenIsStopped, budget_usd=0.3)
+    with pytest.raises(EpisodeCancelled):
+        suite.run()
+    assert answered.is_set()
+    store = RunStore(root)
+    assert store.finished_results() == {} and store.spent() == (12, pytest.approx(0.3))
+
+    again = make_suite(root, arena, Costly, budget_usd=0.3)
+    assert again.run() == [] and again.stopped_by_budget  # the 30 cents are the budget
+    assert again.progress.cost_usd == pytest.approx(0.3)
+
+    [result] = make_suite(root, arena, Costly, budget_usd=2.0).run()
+    assert result.attempts == 2 and result.cost_usd == pytest.approx(0.6)
+    kept = store.episodes_dir / "01-01-01_t1.attempt-1"  # the stopped attempt, log and all
+    assert not (kept / "result.json").exists() and len(read_turns(kept)) == 2
+    assert store.spent() == (36, pytest.approx(0.9))
 
 
 def test_cancel_stops_episodes_in_flight_and_leaves_them_unfinished(tmp_path, make_arena):
@@ -160,3 +192,26 @@ def test_failures_in_flight_stop_the_run_before_more_episodes_start(tmp_path, ma
     assert suite.stopped_by_failures and len(suite.pending()) == 12
     # once the threshold is reached, no episode in flight is relaunched again
     assert sum(r.attempts for r in results) < 4 * 3
+
+
+def test_the_envs_close_even_when_the_summary_cannot_be_written(tmp_path, make_arena,
+                                                              monkeypatch):
+    """A full disk fails the summary as it failed the episode: a Unity player left open would
+    then keep the process from exiting."""
+    closed = []
+
+    class RecordsClose(AnimalAIEnv):
+        def close(self):
+            closed.append(self)
+            super().close()
+
+    suite = make_suite(tmp_path / "run", make_arena(), Costly)
+    suite.make_env = lambda: RecordsClose(resolution=64)
+
+    def full_disk():
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(suite.store, "write_summary", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        suite.run()
+    assert closed
