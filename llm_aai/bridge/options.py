@@ -20,6 +20,9 @@ IDLE_TIMEOUT_DEFAULT = 1800.0
 """Half an hour: longer than any model call or training pause between two steps, short
 enough that a client hung at exit (``mlagents_envs``' gRPC thread never ends when the
 environment was not closed) does not keep a player alive for good."""
+IDLE_TIMEOUT_MAX = 1e9
+"""About 30 years: the longest wait gRPC takes (its deadline, in nanoseconds, overflows near
+9.2e9 s, and a longer one fails the call at once, which once left animalai waiting for ever)."""
 CONNECT_TIMEOUT = 60.0
 """Seconds to reach ``animalai``'s gRPC server, which starts before the player (as
 ``animalai``'s own default timeout)."""
@@ -68,9 +71,9 @@ class PlayerOptions:
             found.append(f"--decisionPeriod {self.decision_period} must be at least 1")
         if self.rays_per_side < 0:
             found.append(f"--raysPerSide {self.rays_per_side} must be at least 0")
-        if not self.idle_timeout > 0:
+        if not 0 < self.idle_timeout <= IDLE_TIMEOUT_MAX:  # also refuses nan
             found.append(f"{IDLE_TIMEOUT_ENV}={self.idle_timeout} must be a positive number "
-                         "of seconds")
+                         f"of seconds, at most {IDLE_TIMEOUT_MAX:g}")
         return found
 
 

@@ -123,7 +123,7 @@ def test_player_stops_when_its_client_is_killed(tmp_path):
         client.wait(timeout=30)
 
 
-@pytest.mark.parametrize("value", ["soon", "0", "-5"])
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf", "1e12"])
 def test_bad_idle_timeout_is_a_one_line_error(value, monkeypatch, capfd):
     from llm_aai.cli.bridge import serve_main
 
