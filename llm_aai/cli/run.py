@@ -516,7 +516,7 @@ def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.Ar
         print(f"error: {error.says(flag_of)}", file=sys.stderr)
         return 2
     except RunInterrupted as interrupted:
-        stopped_by = STOP_SIGNALS[terminated[0]] if terminated else "interrupted"
+        stopped_by = STOP_SIGNALS.get(terminated[0], "interrupted") if terminated else "interrupted"
         print(f"\n{stopped_by}: {interrupted}", file=sys.stderr)
         return 128 + terminated[0] if terminated else 130
     except RunError as error:
@@ -542,14 +542,17 @@ or ``kill``, and a closed terminal or a dropped SSH session (POSIX only)."""
 
 @contextmanager
 def _stop_on_signals() -> Iterator[list[int]]:
-    """Treat SIGTERM and SIGHUP as Ctrl-C, once.
+    """Treat SIGTERM and SIGHUP as Ctrl-C, and any of them (Ctrl-C included) only once.
 
     The run then stops its episodes in flight at their next turn, brings the summary up to
     date and prints the resume command, instead of dying with nothing said. Any later one of
     them is ignored until the process ends (``SIG_IGN``), so the first one's clean-up is not
     cut short, nor the exit after it: the interpreter puts the default action back on
     signals with Python handlers as it shuts down, and a second SIGTERM then killed it
-    (exit -15, not 143). A SIGKILL still ends it, and a killed run resumes too.
+    (exit -15, not 143); a second Ctrl-C broke off the wait for the episodes in flight and
+    closed their environments under them. A SIGKILL still ends it, and a killed run resumes
+    too. Ctrl-C is taken only where Python takes it: a process started with SIGINT ignored
+    (a shell's background job) keeps ignoring it.
 
     Yields:
         A list that holds the signal's number once one has arrived (empty until then); the
@@ -561,14 +564,16 @@ def _stop_on_signals() -> Iterator[list[int]]:
     def handle(signum: int, _frame: Any) -> None:
         if not received:
             received.append(signum)
-            for number in STOP_SIGNALS:
+            for number in (*STOP_SIGNALS, signal.SIGINT):
                 signal.signal(number, signal.SIG_IGN)
             raise KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():  # only it gets signals
         yield received
         return
-    previous = {number: signal.signal(number, handle) for number in STOP_SIGNALS}
+    taken = [*STOP_SIGNALS, *([signal.SIGINT]
+                              if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])]
+    previous = {number: signal.signal(number, handle) for number in taken}
     try:
         yield received
     finally:

@@ -97,3 +97,36 @@ def test_a_stop_sends_none_of_the_calls_waiting_for_the_providers_rate(testbed_d
     assert "Traceback" not in stderr and f"continue with --resume {run_dir}" in stderr
     assert sent == 1
     assert not RunStore(run_dir).finished_results()  # both unfinished: resume plays them
+
+
+def _sigint_as_a_terminal_sends_it() -> None:
+    """In the child: SIGINT's default action, whatever this test process inherited (a shell's
+    background job ignores it, and a child would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_more_ctrl_cs_while_stopping_do_not_cut_the_stop_short(testbed_dir, tmp_path):
+    """An impatient user pressing Ctrl-C again and again: the first stops the run, the rest
+    are ignored, so the episodes in flight end at their turn and the summary is whole."""
+    run_dir = tmp_path / "r"
+    with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
+        process = start_module(
+            "llm_aai.run", "--model", "openai/fake", "--api-base", server.url,
+            "--tasks", "01-04-03,01-06-02", "--arenas-dir", testbed_dir, "--out", tmp_path,
+            "--run-id", "r", "--resolution", 64, "--max-scripts", 30, "--concurrency", 2,
+            "--no-progress", env=keyless_env(), preexec_fn=_sigint_as_a_terminal_sends_it)
+        wait_until(has_lines(run_dir / "episodes" / "01-06-02_t1" / "turns.jsonl", 2), process)
+        sent = 0
+        while process.poll() is None and sent < 600:  # one every 0.05 s until it has exited
+            process.send_signal(signal.SIGINT)
+            sent += 1
+            time.sleep(0.05)
+        _, stderr = process.communicate(timeout=180)
+        resumed = run_module("llm_aai.run", "--resume", run_dir, "--api-base", server.url,
+                             "--no-progress", env=keyless_env(), timeout=240)
+    assert sent > 1
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert f"continue with --resume {run_dir}" in stderr
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
