@@ -17,6 +17,9 @@ from pathlib import Path
 
 LAUNCHER_NAME = "AAI.x86_64"
 _MANGLED = (".app", ".exe", ".x86_64", ".x86")
+_WILDCARDS = ("*", "?", "[")
+"""``glob`` pattern characters: ``mlagents_envs`` finds the build with ``glob.glob``, and a folder
+named ``run[1]`` never matches itself."""
 
 
 class LauncherError(ValueError):
@@ -51,6 +54,12 @@ def install(directory: Path, *, python: str | None = None, name: str = LAUNCHER_
             f"{directory} contains {mangled[0]!r}, which mlagents_envs removes from any build "
             "path before looking for the file; choose a folder without "
             f"{', '.join(_MANGLED)} in its path")
+    wildcards = sorted({c for c in str(directory) if c in _WILDCARDS})
+    if wildcards:
+        raise LauncherError(
+            f"{directory} contains {' '.join(wildcards)}, which mlagents_envs reads as a "
+            "file-name pattern when it looks for the build; choose a folder without "
+            f"{' '.join(_WILDCARDS)} in its path")
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
     temporary = path.with_name(f".{name}.tmp")

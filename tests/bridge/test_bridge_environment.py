@@ -319,6 +319,11 @@ def test_launcher_path_without_extension_and_refused_folders(launcher, port, tmp
     env.close()
     with pytest.raises(LauncherError, match="x86"):
         install(tmp_path / "build.x86" / "env")
+    with pytest.raises(LauncherError, match=r"contains \[, which .*file-name pattern"):
+        install(tmp_path / "run[1]" / "env")
+    from mlagents_envs.env_utils import validate_environment_path  # why: it globs the path
+
+    assert validate_environment_path(str(tmp_path / "run[1]" / "env" / "AAI.x86_64")) is None
 
 
 def test_animalais_own_search_finds_the_launcher_in_env(port, tmp_path, monkeypatch):
