@@ -242,9 +242,21 @@ def test_keys_pass_a_level_and_the_next_level_answers_at_once(server):
     assert result.passed and result.end_reason == "good_goal"
 
 
-def test_two_scripts_sent_at_once_play_one_and_refuse_the_other(server):
+def test_two_scripts_sent_at_once_play_one_and_refuse_the_other(server, monkeypatch):
+    from llm_aai.env.backends.embedded import EmbeddedBackend
+
     with server.client() as client:
         before = start(client, "double")
+        step = EmbeddedBackend.step
+
+        def slow_step(self, *args, **kwargs):
+            # A script's steps take a few ms at the study's 64 px: on a busy machine the
+            # second request could arrive after the first had played and the next turn was
+            # shown, and be taken for it. Half a second a step keeps the first playing.
+            time.sleep(0.5)
+            return step(self, *args, **kwargs)
+
+        monkeypatch.setattr(EmbeddedBackend, "step", slow_step)
         with ThreadPoolExecutor(2) as pool:
             answers = list(pool.map(lambda script: client.post(
                 "/api/script", json={"script": script}), ["Go(2);", "Go(3);"]))
