@@ -39,15 +39,26 @@ def test_sigterm_stops_at_the_next_turn_and_prints_the_resume_command(testbed_di
 
 
 def _start_and_wait_for_turns(server, testbed_dir, tmp_path,
-                              tasks: str = "01-04-03,01-06-02") -> subprocess.Popen:
+                              tasks: str = "01-04-03,01-06-02", **popen) -> subprocess.Popen:
     """A 30-script run of ``tasks``, two at once, once the second task has played a turn."""
     process = start_module(
         "llm_aai.run", "--model", "openai/fake", "--api-base", server.url, "--tasks", tasks,
         "--arenas-dir", testbed_dir, "--out", tmp_path, "--run-id", "r", "--resolution", 64,
-        "--max-scripts", 30, "--concurrency", 2, "--no-progress", env=keyless_env())
+        "--max-scripts", 30, "--concurrency", 2, "--no-progress", env=keyless_env(), **popen)
     wait_until(has_lines(tmp_path / "r" / "episodes" / "01-06-02_t1" / "turns.jsonl", 2),
                process)
     return process
+
+
+def _signal_until_it_exits(process: subprocess.Popen, signum: int) -> tuple[int, str]:
+    """Send ``signum`` every 0.05 s until the process has exited; how many, and its stderr."""
+    sent = 0
+    while process.poll() is None and sent < 600:
+        process.send_signal(signum)
+        sent += 1
+        time.sleep(0.05)
+    _, stderr = process.communicate(timeout=180)
+    return sent, stderr
 
 
 def test_sighup_stops_the_run_as_sigterm_does(testbed_dir, tmp_path):
@@ -64,12 +75,7 @@ def test_more_sigterms_while_stopping_do_not_kill_the_run(testbed_dir, tmp_path)
     """A scheduler or an impatient user sending SIGTERM again until the run has exited."""
     with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
         process = _start_and_wait_for_turns(server, testbed_dir, tmp_path)
-        sent = 0
-        while process.poll() is None and sent < 600:  # one every 0.05 s until it has exited
-            process.send_signal(signal.SIGTERM)
-            sent += 1
-            time.sleep(0.05)
-        _, stderr = process.communicate(timeout=180)
+        sent, stderr = _signal_until_it_exits(process, signal.SIGTERM)
     assert sent > 1
     assert process.returncode == 143, stderr  # not -15: killed by a later one
     assert "terminated (SIGTERM)" in stderr and "Traceback" not in stderr
@@ -110,18 +116,9 @@ def test_more_ctrl_cs_while_stopping_do_not_cut_the_stop_short(testbed_dir, tmp_
     are ignored, so the episodes in flight end at their turn and the summary is whole."""
     run_dir = tmp_path / "r"
     with FakeChatServer(default="Turn(30);", latency_s=0.5) as server:
-        process = start_module(
-            "llm_aai.run", "--model", "openai/fake", "--api-base", server.url,
-            "--tasks", "01-04-03,01-06-02", "--arenas-dir", testbed_dir, "--out", tmp_path,
-            "--run-id", "r", "--resolution", 64, "--max-scripts", 30, "--concurrency", 2,
-            "--no-progress", env=keyless_env(), preexec_fn=_sigint_as_a_terminal_sends_it)
-        wait_until(has_lines(run_dir / "episodes" / "01-06-02_t1" / "turns.jsonl", 2), process)
-        sent = 0
-        while process.poll() is None and sent < 600:  # one every 0.05 s until it has exited
-            process.send_signal(signal.SIGINT)
-            sent += 1
-            time.sleep(0.05)
-        _, stderr = process.communicate(timeout=180)
+        process = _start_and_wait_for_turns(server, testbed_dir, tmp_path,
+                                            preexec_fn=_sigint_as_a_terminal_sends_it)
+        sent, stderr = _signal_until_it_exits(process, signal.SIGINT)
         resumed = run_module("llm_aai.run", "--resume", run_dir, "--api-base", server.url,
                              "--no-progress", env=keyless_env(), timeout=240)
     assert sent > 1
