@@ -131,4 +131,9 @@ def test_sigterm_mid_conversation_then_resume_sends_the_uninterrupted_requests(
         after = request_sequence([r.body for r in server.requests[before:]])
     # task 2 is played again from its start, with task 1's history rebuilt from its log
     assert after == uninterrupted[3:]
-    assert run_record(tmp_path / "cut") == run_record(tmp_path / "whole")
+    # its stopped attempt had called the model: kept beside the replay, which is attempt 2
+    assert read_turns(tmp_path / "cut" / "episodes" / "01-06-02_t1.attempt-1")
+    replayed = run_record(tmp_path / "cut")
+    assert replayed["01-06-02_t1"]["result"]["attempts"] == 2
+    replayed["01-06-02_t1"]["result"]["attempts"] = 1
+    assert replayed == run_record(tmp_path / "whole")
