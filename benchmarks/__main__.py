@@ -1,9 +1,16 @@
-"""``python -m benchmarks``: run every benchmark in turn."""
+"""``python -m benchmarks``: run every benchmark in turn, each in a process of its own.
 
-from benchmarks import bench_harness, bench_rl, bench_sim, bench_view
+Why separate processes: Mesa reads ``LP_NUM_THREADS`` once per process, when the first frame
+is drawn, and the package chooses it from that frame's size (``llm_aai.sim.render``). In one
+process the 512 px frames of ``bench_sim`` chose for ``bench_rl``'s 84 px ones too, which then
+measured a setting no reinforcement-learning user gets.
+"""
+
+import subprocess
+import sys
+
+BENCHMARKS = ("bench_sim", "bench_harness", "bench_view", "bench_rl")
 
 if __name__ == "__main__":
-    bench_sim.main([])
-    bench_harness.main([])
-    bench_view.main([])
-    bench_rl.main([])
+    for name in BENCHMARKS:
+        subprocess.run([sys.executable, "-m", f"benchmarks.{name}"], check=True)
