@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from llm_aai.sim.scene import GROUP_AGENT, GROUP_INVISIBLE
+from llm_aai.sim.scene import GROUP_AGENT, GROUP_INVISIBLE, GROUP_ZONE
 
 _SPARE_GEOMS = 64
 """Scene slots beyond the model's geoms. An ``MjvScene`` costs its allocation up front: 4000
@@ -26,8 +26,10 @@ slots took 8.6 ms per arena load, more than compiling the arena; each geom needs
 _GL_SIZE = 1024
 """Nominal size of the shared context; frames go to each MjrContext's own offscreen buffer."""
 SMALL_FRAME = 128
-"""Frames narrower than this (reinforcement-learning observations) are drawn without shadows
-and with coarser curves."""
+"""Frames narrower than this (reinforcement-learning observations) are drawn without shadows,
+with coarser curves, and with their sky laid in from a picture."""
+_DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)
+"""A geom's ``rgba`` when the MJCF gives none: MuJoCo then colours it with its material's."""
 
 
 def draws_shadows(frame_size: int) -> bool:
@@ -63,6 +65,23 @@ def curve_tessellation(frame_size: int) -> tuple[int, int]:
     return (28, 16) if frame_size >= SMALL_FRAME else (16, 8)
 
 
+def lays_in_sky(frame_size: int) -> bool:
+    """Whether first-person frames of ``frame_size`` pixels get their sky from a picture.
+
+    MuJoCo draws the sky after the opaque geoms: a cylinder centred on the eye, textured with
+    the sky's cube map, over every pixel the geoms left empty; at 84 px it was a quarter of a
+    frame's cost (``python -m benchmarks.bench_frame``, "without the sky": 0.71-0.85 x). The
+    agent's eye only turns about the vertical (it never pitches or rolls) and the sky is
+    centred on it, so which sky a pixel shows depends only on where the pixel is in the frame
+    and, by one level at most, on the heading. Frames under ``SMALL_FRAME`` are therefore drawn
+    without the sky, and the pixels no geom covered (depth at the far end) are filled from
+    one picture of the sky drawn alone at heading 0: every other pixel is unchanged and the sky
+    differs from a drawn one by at most one level in a channel (docs/bridge.md, "The sky laid
+    in"). Larger frames, which LLM agents see, draw their sky as before.
+    """
+    return frame_size < SMALL_FRAME
+
+
 def rasterizer_threads(frame_size: int) -> str | None:
     """Mesa llvmpipe's ``LP_NUM_THREADS`` for a process whose first frames are this size.
 
@@ -78,6 +97,38 @@ def rasterizer_threads(frame_size: int) -> str | None:
     "Rasterizing in the caller's thread").
     """
     return "0" if frame_size < SMALL_FRAME else None
+
+
+@contextmanager
+def _without_sky(scene) -> Iterator[None]:
+    """The scene's sky switched off for the ``with`` block."""
+    import mujoco
+
+    skybox = mujoco.mjtRndFlag.mjRND_SKYBOX
+    shown = scene.flags[skybox]
+    scene.flags[skybox] = 0
+    try:
+        yield
+    finally:
+        scene.flags[skybox] = shown
+
+
+def _level(scene) -> bool:
+    """Whether the scene's cameras look level (their up is +z), as the agent's eye does."""
+    return all(camera.up[2] == 1.0 for camera in scene.camera)
+
+
+def _has_glass(model) -> bool:
+    """Whether ``model`` has a see-through geom the eye could see the sky through.
+
+    Zones are left out: they lie on the floor, which is behind them wherever they show.
+    """
+    rgba = model.geom_rgba.copy()
+    own_colour = np.all(rgba == _DEFAULT_RGBA, axis=1) & (model.geom_matid >= 0)
+    rgba[own_colour] = model.mat_rgba[model.geom_matid[own_colour]]
+    alpha, group = rgba[:, 3], model.geom_group
+    seen = (group != GROUP_ZONE) & (group != GROUP_INVISIBLE) & (group != GROUP_AGENT)
+    return bool(np.any(seen & (alpha > 0.0) & (alpha < 1.0)))
 
 
 _gl_context = None
@@ -163,6 +214,9 @@ class ArenaRenderer:
             draws_shadows(model.vis.global_.offwidth))
         self._eye_camera.fixedcamid = self._mujoco.mj_name2id(
             model, self._mujoco.mjtObj.mjOBJ_CAMERA, "eye")
+        self._skies: dict[int, tuple[np.ndarray, float]] = {}
+        self._glass = _has_glass(model)
+        self.sky_laid_in = False
 
     def _make_context(self) -> None:
         mujoco = self._mujoco
@@ -197,29 +251,90 @@ class ArenaRenderer:
             self._make_context()
 
     def eye(self, data, size: int) -> np.ndarray:
-        """The agent's first-person view, ``(size, size, 3)`` uint8."""
+        """The agent's first-person view, ``(size, size, 3)`` uint8.
+
+        ``sky_laid_in`` says afterwards whether its sky came from the picture
+        (:func:`lays_in_sky`) or was drawn.
+        """
+        self.sky_laid_in = False
+        if lays_in_sky(size) and not self._glass:
+            return self._draw(data, size, self._eye_camera, self._eye_option, lay_in_sky=True)
         return self._draw(data, size, self._eye_camera, self._eye_option)
 
     def overview(self, data, size: int) -> np.ndarray:
         """A top-down view of the whole 40 x 40 arena, Unity +z up and +x right."""
         return self._draw(data, size, self._top_camera, self._overview_option)
 
-    def _draw(self, data, size: int, camera, option) -> np.ndarray:
-        mujoco = self._mujoco
+    def _draw(self, data, size: int, camera, option, *, lay_in_sky: bool = False) -> np.ndarray:
+        mujoco, scene = self._mujoco, self._scene
         if self._ctx is None:
             raise RuntimeError("renderer has no model: call bind() first")
         self._ensure_buffer(size)
         posed = self._pose(data)
         mujoco.mjv_updateScene(self._model, posed, option, None, camera,
-                               mujoco.mjtCatBit.mjCAT_ALL, self._scene)
+                               mujoco.mjtCatBit.mjCAT_ALL, scene)
         rect = mujoco.MjrRect(0, 0, size, size)
         pixels = np.empty((size, size, 3), dtype=np.uint8)
         with shared_gl():
             # another simulator may have bound its own framebuffer since our last frame
             mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._ctx)
-            mujoco.mjr_render(rect, self._scene, self._ctx)
-            mujoco.mjr_readPixels(pixels, None, rect, self._ctx)
+            if not (lay_in_sky and _level(scene) and self._laid_in(rect, pixels)):
+                mujoco.mjr_render(rect, scene, self._ctx)
+                mujoco.mjr_readPixels(pixels, None, rect, self._ctx)
         return np.ascontiguousarray(pixels[::-1])
+
+    def _laid_in(self, rect, pixels: np.ndarray) -> bool:
+        """Draw the scene without its sky into ``pixels``, then fill the open sky from the picture.
+
+        False (``pixels`` to be drawn again, sky and all) if something was drawn over the open
+        sky: a transparent geom, through which the sky would have shown.
+        """
+        mujoco, scene, size = self._mujoco, self._scene, rect.width
+        if size not in self._skies:
+            self._skies[size] = self._sky_alone(rect)
+        sky, cleared = self._skies[size]
+        depth = np.empty((size, size), dtype=np.float32)
+        with _without_sky(scene):
+            mujoco.mjr_render(rect, scene, self._ctx)
+        mujoco.mjr_readPixels(pixels, depth, rect, self._ctx)
+        open_sky = np.equal(depth, cleared).reshape(-1)
+        # One 3-byte item per pixel: masking these is ten times as fast as masking channels.
+        drawn = pixels.reshape(-1).view("V3")
+        if drawn[open_sky].view(np.uint8).any():  # cleared to black, then drawn over
+            return False
+        np.copyto(drawn, sky.reshape(-1).view("V3"), where=open_sky)
+        self.sky_laid_in = True
+        return True
+
+    def _sky_alone(self, rect) -> tuple[np.ndarray, float]:
+        """The sky as the eye sees it at heading 0, and the depth an empty pixel reads.
+
+        Both as read from GL (MuJoCo maps the far end to 1 by default: read, not assumed).
+        Drawn from the scene as last updated for this model (its cameras' frustum, the sky's
+        distance), with the geoms left out and the cameras turned to face +y, level.
+        """
+        mujoco, scene = self._mujoco, self._scene
+        size = rect.width
+        sky = np.empty((size, size, 3), dtype=np.uint8)
+        depth = np.empty((size, size), dtype=np.float32)
+        ngeom = scene.ngeom
+        poses = [(camera.forward.copy(), camera.up.copy()) for camera in scene.camera]
+        scene.ngeom = 0
+        for camera in scene.camera:
+            camera.forward[:] = (0.0, 1.0, 0.0)
+            camera.up[:] = (0.0, 0.0, 1.0)
+        try:
+            mujoco.mjr_render(rect, scene, self._ctx)
+            mujoco.mjr_readPixels(sky, None, rect, self._ctx)
+            with _without_sky(scene):
+                mujoco.mjr_render(rect, scene, self._ctx)
+            mujoco.mjr_readPixels(None, depth, rect, self._ctx)
+        finally:
+            scene.ngeom = ngeom
+            for camera, (forward, up) in zip(scene.camera, poses, strict=True):
+                camera.forward[:] = forward
+                camera.up[:] = up
+        return sky, float(depth.max())
 
     def close(self) -> None:
         """Free this renderer's GPU-side resources (the shared OpenGL context stays)."""
