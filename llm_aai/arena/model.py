@@ -123,10 +123,21 @@ class ArenaConfig:
     can_change_perspective: bool = True
     source: str | None = field(default=None, compare=False)
 
+    @property
+    def first_id(self) -> int:
+        """The id of the arena a fresh player plays first: 0, or the first listed without one.
+
+        Unity's ``TrainingArena`` counts arenas from 0 whatever order the file lists them in
+        (docs: the AAI rules, "Multiple arenas per file"); every backend and the bridge start
+        here, so a file listing ``1:`` before ``0:`` plays arena 0 first everywhere.
+        """
+        ids = [key for key, _ in self.arenas]
+        return 0 if 0 in ids else ids[0]
+
     def arena(self, arena_id: int | None = None) -> Arena:
-        """Return the arena with ``arena_id``, or the first one when None."""
+        """Return the arena with ``arena_id``, or the one played first (``first_id``) when None."""
         if arena_id is None:
-            return self.arenas[0][1]
+            arena_id = self.first_id
         for key, arena in self.arenas:
             if key == arena_id:
                 return arena

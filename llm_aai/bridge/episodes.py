@@ -77,7 +77,7 @@ class ArenaOrder:
             choices = [i for i in ids if i not in self._played]
             self.current = choices[int(rng.integers(len(choices)))]
         elif self.current is None:
-            self.current = 0 if 0 in ids else ids[0]
+            self.current = config.first_id
         else:
             self.current = self.current + 1 if self.current + 1 in ids else ids[0]
         return self.current

@@ -227,7 +227,7 @@ def _judge(task: Task, config: ArenaConfig, arena: Arena, out: Path, number: int
            k: int) -> Verdict | None:
     """Write the candidate, validate it, keep it as ``<task>-v<k>.yaml`` or delete it."""
     draft = out / f".candidate-{task.task_id}-c{number}.yaml"
-    variant = dataclasses.replace(config, arenas=((config.arenas[0][0], arena),), source=None)
+    variant = dataclasses.replace(config, arenas=((config.first_id, arena),), source=None)
     try:
         draft.write_text(dump_config(variant), encoding="utf-8")
         try:

@@ -61,7 +61,7 @@ class Backend(Protocol):
     resolution: int
 
     def reset(self, arena_path: Path, seed: int) -> BackendStep:
-        """Start an episode in the first arena of ``arena_path``; ``seed`` fixes its randomness."""
+        """Start an episode in ``arena_path``'s first arena (``ArenaConfig.first_id``)."""
         ...
 
     def step(self, move: int, turn: int, *, render: bool = True) -> BackendStep:

@@ -40,7 +40,7 @@ class EmbeddedBackend:
         self._loaded = False
 
     def reset(self, arena_path: Path, seed: int) -> BackendStep:
-        """Place and load the first arena of ``arena_path`` with randomness from ``seed``.
+        """Place and load the arena ``arena_path`` plays first, with randomness from ``seed``.
 
         Raises:
             ArenaError: the file is not a valid arena configuration.
@@ -49,7 +49,7 @@ class EmbeddedBackend:
         """
         path = Path(arena_path).resolve()
         config = self._config(path)
-        arena = config.arenas[0][1]
+        arena = config.arena()
         rng = np.random.default_rng(seed)
         placed = place_arena(arena, rng, source=str(path))
         self._sim.load(placed, rng)

@@ -336,7 +336,8 @@ class UnityBackend:
         import dataclasses
 
 
-        first = dataclasses.replace(config, arenas=config.arenas[:1], randomize_arenas=False)
+        first = dataclasses.replace(config, arenas=((config.first_id, config.arena()),),
+                                    randomize_arenas=False)
         copy = Path(self._scratch.name) / f"first-arena-of-{path.name}"
         copy.write_text(dump_config(first, spelling="new"), encoding="utf-8")
         return str(copy)
