@@ -8,12 +8,15 @@ checked is what the backend sends to and reads from the real client. The last te
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -296,3 +299,57 @@ def test_real_unity_player_plays_the_recordings_first_script(recording_dir):
         assert round(last.health, 1) == 96.9
     finally:
         backend.close()
+
+
+STUCK_RESET = """
+import os, sys
+from pathlib import Path
+from llm_aai.env.backends.unity import UnityBackend, UnityUnavailable
+from tests.env.test_unity_backend import _ends_within
+backend = UnityBackend(sys.argv[1], resolution=64, base_port=int(sys.argv[3]), timeout=4)
+try:
+    backend.reset(sys.argv[2], seed=0)
+except UnityUnavailable as error:
+    print("unavailable:", error, flush=True)
+player = int(Path(os.environ["STUCK_PLAYER_PID_FILE"]).read_text())
+print("player ended" if _ends_within(player, 10.0) else "player running", flush=True)
+"""
+
+
+def test_a_player_stuck_in_its_first_reset_is_stopped_at_once(tmp_path):
+    """animalai's constructor resets the player; when that times out, the half-built
+    environment (its gRPC server, the player process) is closed then, not at exit."""
+    root = Path(__file__).resolve().parents[2]
+    launcher = tmp_path / "stuck" / "AAI.x86_64"
+    launcher.parent.mkdir()
+    launcher.write_text(
+        "#!/bin/sh\n"
+        f"export PYTHONPATH={root}${{PYTHONPATH:+:$PYTHONPATH}}\n"
+        f"exec {sys.executable} -m tests.env.stuck_reset_player \"$@\"\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    pid_file = tmp_path / "player.pid"
+    env = {**os.environ, "STUCK_PLAYER_PID_FILE": str(pid_file), "PYTHONPATH": str(root)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", STUCK_RESET, str(launcher), str(_arena(tmp_path)),
+             str(_free_port())], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "unavailable:" in done.stdout and "UnityTimeOutException" in done.stdout
+        assert "player ended" in done.stdout  # killed by the close (left, it sleeps 600 s)
+    finally:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` is gone or a zombie (killed, not yet reaped) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False

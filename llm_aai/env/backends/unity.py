@@ -355,7 +355,7 @@ class UnityBackend:
         port = self.port
         where = f"the Unity player {self.file_name or '(found by animalai)'} on port {port}"
         try:
-            self._env = self._environment_class(
+            self._env = self._built(
                 file_name=self.file_name, arenas_configurations=arena, seed=seed,
                 resolution=self.resolution, useCamera=True, useRayCasts=False, play=False,
                 worker_id=self._worker, **self._kwargs)
@@ -384,6 +384,27 @@ class UnityBackend:
             raise UnityUnavailable(f"{where} reported {len(behaviors)} behaviours {behaviors}: "
                                    "multi-agent arenas are not supported by the unity backend")
         self._behavior = behaviors[0]
+
+    def _built(self, **kwargs: Any) -> Any:
+        """An ``AnimalAIEnvironment``, closed again if its constructor fails.
+
+        Its constructor launches the player, shakes hands and then resets it; when that reset
+        fails (a timeout: the player never answered) the exception leaves the half-built
+        environment unreachable, its player process running. Built in two steps so that it
+        can be closed; an error while closing it is added to the constructor's as a note.
+        """
+        cls = self._environment_class
+        env = cls.__new__(cls)
+        try:
+            env.__init__(**kwargs)
+        except BaseException as exc:
+            try:
+                env.close()
+            except Exception as close_error:  # half-built: some attributes may be missing
+                exc.add_note(f"closing the half-built environment also failed: "
+                             f"{type(close_error).__name__}: {close_error}")
+            raise
+        return env
 
     def _busy_message(self, port: int) -> str:
         return (f"port {port} is in use by another program (worker_id {self._fixed_worker}); "
