@@ -20,14 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_aai.agents.base import PriorTurn, TurnInput
+from llm_aai.logs.schema import SchemaError
 from llm_aai.logs.store import read_result, read_turns
 from llm_aai.prompts import TurnMessages
 from llm_aai.prompts.modes import next_level_line
 from llm_aai.protocol.across_tasks import conversation_id, conversation_order
 from llm_aai.runner.episode import ConversationContext, EpisodeSpec, episode_id
 
-__all__ = ["Conversation", "ConversationContext", "ConversationError", "context_of",
-           "conversation_orders", "earlier_turns", "plan_conversations"]
+__all__ = ["Conversation", "ConversationContext", "ConversationError", "check_histories",
+           "context_of", "conversation_orders", "earlier_turns", "plan_conversations"]
 
 
 class ConversationError(ValueError):
@@ -87,6 +88,31 @@ def plan_conversations(task_ids: Sequence[str], trials: int, order: str, seed: i
         conversations.append(Conversation(conversation_id(trial), ids,
                                           tuple(by_id[eid] for eid in ids[first:])))
     return conversations
+
+
+def check_histories(conversations: Sequence[Conversation], episodes_dir: Path) -> None:
+    """Read what every conversation's finished tasks will be sent as, before any task plays.
+
+    The next task of a conversation is sent the earlier tasks' exchanges and last outcome,
+    read from their turn logs and results (:func:`context_of`); a damaged one found only
+    then would stop the run in the middle of a conversation.
+
+    Raises:
+        ConversationError: a finished task's turn log or result cannot be read; the message
+            names the file (and line).
+
+    """
+    for conversation in conversations:
+        first = conversation.position_of(conversation.pending[0]) - 1
+        for eid in conversation.episode_ids[:first]:
+            try:
+                earlier_turns(episodes_dir / eid)
+                read_result(episodes_dir / eid)
+            except (SchemaError, OSError) as error:
+                raise ConversationError(
+                    f"conversation {conversation.conversation}: the history of {eid}, which "
+                    f"the next task is sent, cannot be read: {error}. Repair that file, or "
+                    "start a new run") from error
 
 
 def earlier_turns(episode_dir: Path) -> list[PriorTurn]:

@@ -26,7 +26,12 @@ from llm_aai.logs.schema import EpisodeResult, known_cost
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
 from llm_aai.perception.observer import ObservationMode
 from llm_aai.runner.budget import BUDGET, BudgetedClient, BudgetGate
-from llm_aai.runner.conversation import Conversation, context_of, plan_conversations
+from llm_aai.runner.conversation import (
+    Conversation,
+    check_histories,
+    context_of,
+    plan_conversations,
+)
 from llm_aai.runner.episode import (
     ConversationContext,
     EpisodeCancelled,
@@ -210,12 +215,15 @@ class Suite:
         """With ``--context across-tasks``: each trial's conversation with tasks left to play.
 
         Raises:
-            ConversationError: a conversation's finished tasks are not the first ones.
+            ConversationError: a conversation's finished tasks are not the first ones, or
+                one's turn log or result cannot be read.
 
         """
-        return plan_conversations([task.task_id for task in self.tasks],
-                                  self.config.trials, self.config.modes.order,
-                                  self.config.seed, self.pending())
+        conversations = plan_conversations([task.task_id for task in self.tasks],
+                                           self.config.trials, self.config.modes.order,
+                                           self.config.seed, self.pending())
+        check_histories(conversations, self.store.episodes_dir)
+        return conversations
 
     def _record(self, result: EpisodeResult) -> None:
         """Count a sealed episode, bring the summary up to date and report it."""
