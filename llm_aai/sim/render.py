@@ -75,9 +75,11 @@ def lays_in_sky(frame_size: int) -> bool:
     centred on it, so which sky a pixel shows depends only on where the pixel is in the frame
     and, by one level at most, on the heading. Frames under ``SMALL_FRAME`` are therefore drawn
     without the sky, and the pixels no geom covered (depth at the far end) are filled from
-    one picture of the sky drawn alone at heading 0: every other pixel is unchanged and the sky
-    differs from a drawn one by at most one level in a channel (docs/bridge.md, "The sky laid
-    in"). Larger frames, which LLM agents see, draw their sky as before.
+    one picture of the sky drawn alone at heading 0. Every other pixel is the scene's, and the
+    sky differs from a drawn one by at most one level in a channel; geometry past MuJoCo's sky
+    (49 m away: the far corners of the fence), which the drawn sky covered, now shows, as in
+    Unity (docs/bridge.md, "The sky laid in"). Frames of models with see-through walls or
+    multisampling draw their sky, and so do larger frames, which LLM agents see.
     """
     return frame_size < SMALL_FRAME
 
@@ -192,6 +194,10 @@ class ArenaRenderer:
         # Orthographic, so walls do not lean outward; the free camera's extent is the
         # model's global fovy, read as metres (43 m: the arena plus its fence).
         self._top_camera.orthographic = 1
+        self._skies: dict[int, tuple[np.ndarray, float]] = {}
+        self._sky_picture_fits = False  # whether this model's frames may lay their sky in
+        self.sky_laid_in = False
+        """Whether the last eye frame this renderer drew got its sky from the picture."""
 
     def bind(self, model) -> None:
         """Upload ``model``'s assets; later draws show data of this model.
@@ -214,9 +220,11 @@ class ArenaRenderer:
             draws_shadows(model.vis.global_.offwidth))
         self._eye_camera.fixedcamid = self._mujoco.mj_name2id(
             model, self._mujoco.mjtObj.mjOBJ_CAMERA, "eye")
-        self._skies: dict[int, tuple[np.ndarray, float]] = {}
-        self._glass = _has_glass(model)
-        self.sky_laid_in = False
+        self._skies = {}
+        # Multisampled frames blend the edges of objects with the cleared black, which a
+        # sky laid in afterwards cannot undo (the depth is one sample's).
+        self._sky_picture_fits = (not _has_glass(model)
+                                  and model.vis.quality.offsamples == 0)
 
     def _make_context(self) -> None:
         mujoco = self._mujoco
@@ -257,7 +265,7 @@ class ArenaRenderer:
         (:func:`lays_in_sky`) or was drawn.
         """
         self.sky_laid_in = False
-        if lays_in_sky(size) and not self._glass:
+        if lays_in_sky(size) and self._sky_picture_fits:
             return self._draw(data, size, self._eye_camera, self._eye_option, lay_in_sky=True)
         return self._draw(data, size, self._eye_camera, self._eye_option)
 
