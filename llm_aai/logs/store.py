@@ -327,13 +327,18 @@ class RunStore:
             try:
                 self._read_sealed(directory)
             except SchemaError as error:
-                result_file.rename(directory / f"{RESULT}.corrupt")
                 if ".attempt-" in directory.name:
+                    result_file.rename(directory / f"{RESULT}.corrupt")
                     notes.append(f"{error}; renamed {RESULT}.corrupt (an attempt already set "
                                  "aside: its cost is counted from its turns)")
                     continue
+                # The folder first: stopped between the two renames, the run holds an attempt
+                # set aside whose result the next resume renames in place. The other way round
+                # it held an episode folder without a result, which a resume takes for an
+                # interrupted episode and deletes if it called no model, damaged file and all.
                 attempt = self.attempts_set_aside(directory.name) + 1
                 target = self.keep_failed_attempt(directory.name, attempt)
+                (target / RESULT).rename(target / f"{RESULT}.corrupt")
                 notes.append(f"{error}; set aside as {target} (its {RESULT} renamed "
                              f"{RESULT}.corrupt) and played again")
         return notes

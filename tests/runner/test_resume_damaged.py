@@ -6,6 +6,7 @@ import dataclasses
 import errno
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,38 @@ def test_a_run_that_cannot_write_stops_in_one_line_and_resumes(testbed_dir, tmp_
     code, err = resume_cli(run_dir, capsys)
     assert code == 0, err
     assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-04-03_t2"}
+
+
+class _Killed(BaseException):
+    """A kill between two steps, as a signal would end the process there."""
+
+
+def test_a_resume_stopped_while_setting_a_damaged_result_aside_loses_nothing(
+        testbed_dir, tmp_path, monkeypatch):
+    config = RunConfig(model="heuristic", tasks="01-04-03", trials=2, arenas_dir=testbed_dir,
+                       resolution=64, protocol=dataclasses.replace(PAPER_PROTOCOL, max_scripts=1))
+    run_dir = start_run(config, out=tmp_path, run_id="r", show_progress=False).run_dir
+    episode = run_dir / "episodes" / "01-04-03_t2"
+    damage = b'{"episode_id": "01-04-03_t2", "pas'
+    (episode / "result.json").write_bytes(damage)
+    renames = []
+    original = Path.rename
+
+    def rename_then_die(self, target):
+        if "01-04-03_t2" in str(self):
+            renames.append((self, target))
+            if len(renames) == 2:  # setting aside takes two renames: stop between them
+                raise _Killed
+        return original(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename_then_die)
+    with pytest.raises(_Killed):
+        resume_run(run_dir, show_progress=False)
+    monkeypatch.setattr(Path, "rename", original)
+
+    resumed = resume_run(run_dir, show_progress=False)
+
+    assert [r.episode_id for r in resumed.results] == ["01-04-03_t2"]
+    kept = run_dir / "episodes" / "01-04-03_t2.attempt-1"
+    assert (kept / "result.json.corrupt").read_bytes() == damage
+    assert json.loads((episode / "result.json").read_text())["episode_id"] == "01-04-03_t2"
