@@ -10,6 +10,9 @@ buffer's precision, so at a few pixels where two surfaces meet only the first on
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import mujoco
 import numpy as np
 import pytest
@@ -56,11 +59,26 @@ def test_the_threshold_is_the_small_frames_one():
     assert not lays_in_sky(128) and not lays_in_sky(512)
 
 
+@contextmanager
+def _loaded(scene, resolution: int = 84) -> Iterator[Simulator]:
+    sim = Simulator(resolution)
+    try:
+        sim.load(scene, np.random.default_rng(0))
+        yield sim
+    finally:
+        sim.close()
+
+
+def _assert_drawn_whole(sim: Simulator) -> None:
+    """The next frame draws its sky: exactly the frame MuJoCo draws."""
+    frame = sim.observe()
+    assert not sim._renderer.sky_laid_in
+    assert np.array_equal(frame, _drawn(sim, far_sky=False))
+
+
 @pytest.mark.parametrize("scene", range(len(SCENES)))
 def test_a_laid_in_sky_is_the_drawn_one_within_a_level(scene):
-    sim = Simulator(84)
-    try:
-        sim.load(SCENES[scene], np.random.default_rng(0))
+    with _loaded(SCENES[scene]) as sim:
         for k in range(len(WALK) + 1):
             if k:
                 sim.step(*WALK[k - 1])
@@ -69,51 +87,30 @@ def test_a_laid_in_sky_is_the_drawn_one_within_a_level(scene):
             assert _gap_to_drawn(frame, sim).max() <= 1
             sky = (frame[..., 2] > frame[..., 0] + 40)  # the blue above the horizon
             assert sky.sum() > 0.1 * sky.size
-    finally:
-        sim.close()
 
 
 def test_far_corners_show_where_mujoco_s_near_sky_hid_them():
-    sim = Simulator(84)
-    try:
-        sim.load(SCENES[1], np.random.default_rng(0))
+    with _loaded(SCENES[1]) as sim:
         frame = sim.observe()
         near_sky = _drawn(sim, far_sky=False)
         far_sky = _drawn(sim, far_sky=True)
-    finally:
-        sim.close()
     hidden = _gap(near_sky, far_sky) > 16  # the fence past 49 m, covered by the near sky
     assert hidden.any()
     assert _gap(frame, far_sky)[hidden].max() <= 1
 
 
 def test_large_frames_draw_their_sky():
-    sim = Simulator(128)
-    try:
-        sim.load(SCENES[0], np.random.default_rng(0))
-        frame = sim.observe()
-        assert not sim._renderer.sky_laid_in
-        assert np.array_equal(frame, _drawn(sim, far_sky=False))
-    finally:
-        sim.close()
+    with _loaded(SCENES[0], 128) as sim:
+        _assert_drawn_whole(sim)
 
 
 def test_see_through_walls_draw_their_sky():
-    glass = arena(obj("WallTransparent", (20, 0, 16), (10, 5, 1)))
-    sim = Simulator(84)
-    try:
-        sim.load(glass, np.random.default_rng(0))
-        frame = sim.observe()
-        assert not sim._renderer.sky_laid_in
-        assert np.array_equal(frame, _drawn(sim, far_sky=False))
-    finally:
-        sim.close()
+    with _loaded(arena(obj("WallTransparent", (20, 0, 16), (10, 5, 1)))) as sim:
+        _assert_drawn_whole(sim)
 
 
 def test_anything_drawn_over_the_open_sky_has_the_frame_drawn_whole():
-    sim = Simulator(84)
-    try:
-        sim.load(SCENES[0], np.random.default_rng(0))
+    with _loaded(SCENES[0]) as sim:
         sim.observe()
         assert sim._renderer.sky_laid_in
         # the wall (the scene's second object) made see-through after loading, which the
@@ -121,11 +118,7 @@ def test_anything_drawn_over_the_open_sky_has_the_frame_drawn_whole():
         wall = mujoco.mj_name2id(sim._model, mujoco.mjtObj.mjOBJ_GEOM, "obj1")
         assert sim._model.geom_type[wall] == mujoco.mjtGeom.mjGEOM_BOX
         sim._model.geom_rgba[wall, 3] = 0.5
-        frame = sim.observe()
-        assert not sim._renderer.sky_laid_in
-        assert np.array_equal(frame, _drawn(sim, far_sky=False))
-    finally:
-        sim.close()
+        _assert_drawn_whole(sim)
 
 
 def test_a_frame_does_not_depend_on_what_was_drawn_before():
@@ -146,16 +139,10 @@ def test_a_frame_does_not_depend_on_what_was_drawn_before():
 def test_multisampled_frames_draw_their_sky():
     """A multisampled edge blends with the cleared black, which a picture laid in behind it
     cannot undo."""
-    sim = Simulator(84)
-    try:
-        sim.load(SCENES[1], np.random.default_rng(0))
+    with _loaded(SCENES[1]) as sim:
         sim._model.vis.quality.offsamples = 4
         sim._renderer.bind(sim._model)
-        frame = sim.observe()
-        assert not sim._renderer.sky_laid_in
-        assert np.array_equal(frame, _drawn(sim, far_sky=False))
-    finally:
-        sim.close()
+        _assert_drawn_whole(sim)
 
 
 def test_a_renderer_without_a_model_says_so():
