@@ -463,9 +463,42 @@ def turn_from_dict(data: dict[str, Any]) -> TurnRecord:
 
 
 def result_from_dict(data: dict[str, Any]) -> EpisodeResult:
-    """Rebuild an EpisodeResult, refusing records from another schema version."""
+    """Rebuild an EpisodeResult, refusing records from another schema version.
+
+    Each field's JSON kind is checked against the record's annotation: a hand-edited
+    ``"passed": "false"`` would otherwise count as a pass (any non-empty string is true) and a
+    ``"reward": "-1.0"`` fail deep inside an analysis that cannot say which file it came from.
+    """
     _check_schema(data)
+    _check_kinds(data, EpisodeResult)
     return EpisodeResult(**data)
+
+
+_ANNOTATED_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "str": ((str,), "a string"), "int": ((int,), "an integer"),
+    "float": ((int, float), "a number"), "bool": ((bool,), "a boolean"),
+}
+"""Python types of the JSON values a field of each annotation accepts, and their name
+(``X | None`` adds null)."""
+
+
+def _check_kinds(data: dict[str, Any], record: type) -> None:
+    """Raise a SchemaError naming the first field whose value is of the wrong JSON kind."""
+    for spec in dataclasses.fields(record):
+        if spec.name not in data:
+            continue
+        annotation = str(spec.type)
+        optional = annotation.endswith(" | None")
+        accepted = _ANNOTATED_KINDS.get(annotation.removesuffix(" | None"))
+        if accepted is None:
+            continue
+        kinds, wanted = accepted
+        value = data[spec.name]
+        if value is None and optional:
+            continue
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            raise SchemaError(f"field {spec.name!r}: expected {wanted}"
+                              f"{' or null' if optional else ''}, got {_kind_of(value)}")
 
 
 def _check_schema(data: Any) -> None:

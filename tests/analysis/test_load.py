@@ -81,6 +81,22 @@ def test_malformed_result_names_the_file(tmp_path, make_run):
         load_runs([run])
 
 
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("passed", "false", "a boolean, got a string"),  # a non-empty string would count as a pass
+    ("reward", "-1.0", "a number, got a string"),
+    ("steps", 2.5, "an integer, got a number"),
+    ("cost_usd", "free", "a number or null, got a string"),
+])
+def test_a_result_field_of_the_wrong_kind_names_the_file_and_the_field(
+        tmp_path, make_run, field, value, expected):
+    run = make_run(tmp_path, model="m", levels=range(1, 2), trials=range(1, 2))
+    bad = run / "episodes" / "01-04-03_t1" / "result.json"
+    bad.write_text(json.dumps({**json.loads(bad.read_text()), field: value}))
+    with pytest.raises(RunDirectoryError,
+                       match=rf"01-04-03_t1/result.json.*field '{field}': expected {expected}"):
+        load_runs([run])
+
+
 def test_same_model_two_prompts_gets_two_labels(tmp_path, make_run):
     a = make_run(tmp_path, model="m", prompt="react", levels=range(1, 2))
     b = make_run(tmp_path, model="m", prompt="icl", levels=range(1, 2))
