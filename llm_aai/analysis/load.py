@@ -13,6 +13,7 @@ different outcomes for one episode mean the directories cannot be pooled.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -194,8 +195,8 @@ def _run_identity(path: Path) -> dict[str, Any]:
     }
 
 
-SAMPLING_OPTIONS = ("temperature", "max_tokens", "keep_last_images", "extra_params",
-                    "fold_system_prompt")
+SAMPLING_OPTIONS = ("temperature", "max_tokens", "keep_last_images", "keep_last_turns",
+                    "extra_params", "fold_system_prompt")
 """Model options that change what the model answers (timeouts, retries and concurrency don't)."""
 
 
@@ -218,7 +219,16 @@ def _settings(manifest: RunManifest, run: ResolvedRun) -> dict[str, Any]:
     options = manifest.agent.get("options", {})
     settings.update({key: options.get(key) for key in SAMPLING_OPTIONS})
     settings["prompt sha256"] = manifest.prompt.get("sha256")
+    settings["turn messages sha256"] = manifest.prompt.get("turn_messages_sha256")
+    settings["example sha256"] = (manifest.prompt.get("example") or {}).get("sha256")
+    settings.update({"physics_build": config.physics_build, "observation": config.observation,
+                     "perspective": config.perspective, "oracle_budget": config.oracle_budget})
+    settings[ARENAS] = dict(manifest.arenas or {})
     return settings
+
+
+ARENAS = "arena sha256"
+"""The settings key of a run's arena files by task: only tasks two runs share are compared."""
 
 
 def repeated_seeds(episodes: pd.DataFrame) -> list[str]:
@@ -249,6 +259,8 @@ def pooling_conflicts(runs: pd.DataFrame) -> list[str]:
         settings = {row.run_id: json.loads(row.settings) for row in group.itertuples()}
         if len(settings) < 2:
             continue
+        lines.extend(_arena_conflicts(label, {run_id: values.pop(ARENAS, {})
+                                              for run_id, values in settings.items()}))
         keys = sorted({key for values in settings.values() for key in values})
         differ = [key for key in keys
                   if len({json.dumps(values.get(key)) for values in settings.values()}) > 1]
@@ -259,6 +271,16 @@ def pooling_conflicts(runs: pd.DataFrame) -> list[str]:
             lines.append(f"{label} pools runs with different settings ({detail}); analyse "
                          "them separately to compare like with like")
     return lines
+
+
+def _arena_conflicts(label: str, arenas: dict[str, dict[str, str]]) -> list[str]:
+    """One line if pooled runs played a task from arena files that differ."""
+    differing = sorted({task for a, b in itertools.combinations(arenas.values(), 2)
+                        for task in a.keys() & b.keys() if a[task] != b[task]})
+    if not differing:
+        return []
+    return [f"{label} pools runs whose arena files differ for {', '.join(differing)} (their "
+            "manifests' sha256); analyse them separately to compare like with like"]
 
 
 def _episode_dirs(path: Path) -> tuple[list[Path], list[Path], list[Path]]:

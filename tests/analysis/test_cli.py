@@ -103,6 +103,45 @@ def test_runs_pooled_across_settings_are_flagged(make_run, tmp_path, capsys):
                      "them separately to compare like with like"]
 
 
+@pytest.mark.parametrize(("edit", "shown"), [
+    (lambda data: data["run"]["config"].update(observation="text"),
+     ("observation=image", "observation=text")),
+    (lambda data: data["run"]["config"].update(physics_build="2019"),
+     ("physics_build=3.x", "physics_build=2019")),
+    (lambda data: data.setdefault("prompt", {}).update(turn_messages_sha256="0" * 64),
+     ("turn messages sha256=None", "turn messages sha256=" + "0" * 64)),
+    (lambda data: data["agent"].update(options={"keep_last_turns": 4}),
+     ("keep_last_turns=None", "keep_last_turns=4")),
+])
+def test_probes_builds_edited_messages_and_trimmed_context_are_settings(
+        make_run, tmp_path, capsys, edit, shown):
+    first = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="first")
+    other = make_run(tmp_path, model="alpha", trials=range(3, 5), run_id="other")
+    manifest = other / "manifest.json"
+    data = json.loads(manifest.read_text())
+    edit(data)
+    manifest.write_text(json.dumps(data))
+    assert main([str(first), str(other)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "pools runs with different settings" in notes[0]
+    assert all(part in notes[0] for part in shown)
+
+
+def test_runs_whose_arena_files_differ_for_a_shared_task_are_flagged(make_run, tmp_path,
+                                                                     capsys):
+    first = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="first")
+    other = make_run(tmp_path, model="alpha", trials=range(3, 5), run_id="other")
+    for run, digest in ((first, "a" * 64), (other, "b" * 64)):
+        manifest = run / "manifest.json"
+        data = json.loads(manifest.read_text())
+        data["arenas"] = {"01-04-03": digest, "06-09-01": "c" * 64}
+        manifest.write_text(json.dumps(data))
+    assert main([str(first), str(other)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == ["note: alpha pools runs whose arena files differ for 01-04-03 (their "
+                     "manifests' sha256); analyse them separately to compare like with like"]
+
+
 def test_runs_repeating_the_same_seeds_are_flagged(make_run, tmp_path, capsys):
     first = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="first")
     again = make_run(tmp_path, model="alpha", trials=range(1, 3), run_id="again")
