@@ -10,13 +10,13 @@ import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.reference import reference_levels, reference_tasks
+from llm_aai.analysis.scored import context_overflows, scored
 from llm_aai.analysis.stats import (
     DEFAULT_BOOTSTRAP,
     Bootstrap,
     cluster_bootstrap_interval,
     wilson_interval,
 )
-from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
 GROUPINGS = {"level": ["level"], "task": ["task_id", "level"]}
 
@@ -125,10 +125,8 @@ def _groups(episodes: pd.DataFrame, keys: list[str]):
 
 def _outcome(group: pd.DataFrame, bootstrap: Bootstrap) -> dict[str, float | int]:
     """Count passes; add the proportion, its Wilson and task-bootstrap intervals, means."""
-    # a conversation that outgrew the server's context window says nothing about the model
-    overflow = (group["end_reason"] == CONTEXT_OVERFLOW if "end_reason" in group
-                else pd.Series(False, index=group.index))
-    agent = group[~group["infra_failure"] & ~overflow]
+    overflow = context_overflows(group)
+    agent = scored(group)
     k, n = int(agent["passed"].sum()), len(agent)
     low, high = wilson_interval(k, n)
     # a variant is clustered with its testbed task: they share the task's logic

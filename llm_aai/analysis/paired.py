@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
+from llm_aai.analysis.scored import scored
 from llm_aai.analysis.stats import DEFAULT_BOOTSTRAP, Bootstrap, paired_difference
 
 MEASURES = ("passed", "progress")
@@ -85,7 +86,7 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, name_a: str = "A", name_b:
 
 
 def _played(episodes: pd.DataFrame) -> pd.DataFrame:
-    played = episodes[~episodes["infra_failure"]].copy()
+    played = scored(episodes).copy()
     played["pair_task"] = task_of(played)
     played["passed"] = played["passed"].astype(float)
     played["progress"] = progress(played)

@@ -16,6 +16,7 @@ from llm_aai.analysis.metrics import pass_rates
 from llm_aai.analysis.paired import task_of
 from llm_aai.analysis.plan_reference import References
 from llm_aai.analysis.reference import reference_levels
+from llm_aai.analysis.scored import scored
 from llm_aai.analysis.stats import DEFAULT_BOOTSTRAP, Bootstrap, format_clustered_rate
 from llm_aai.arena.catalog import resolve_arena_path
 from llm_aai.logs.store import read_manifest
@@ -27,7 +28,7 @@ PROBE_ORDER = ("image", "text", "text (allocentric)", "both", "both (allocentric
 
 
 def _cell(group: pd.DataFrame, bootstrap: Bootstrap) -> str:
-    agent = group[~group["infra_failure"]]
+    agent = scored(group)
     return format_clustered_rate(agent["passed"], task_of(agent), bootstrap)
 
 

@@ -19,6 +19,7 @@ import math
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
+from llm_aai.analysis.scored import scored
 from llm_aai.analysis.stats import (
     DEFAULT_BOOTSTRAP,
     Bootstrap,
@@ -76,7 +77,7 @@ def variants_table(episodes: pd.DataFrame,
         raise ValueError("no episode was played on a variant: run python -m llm_aai.run "
                          "--variants DIR (python -m llm_aai.variants make) and pass that run "
                          "with the runs on the originals")
-    played = episodes[~episodes["infra_failure"]]
+    played = scored(episodes)
     rows = []
     for label, mine in played.groupby("label", sort=False):
         variants = mine[mine["parent_task"].notna()]

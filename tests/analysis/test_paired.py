@@ -1,9 +1,14 @@
+import json
+import shutil
+
 import pandas as pd
 import pytest
 
 from llm_aai.analysis import load_runs
+from llm_aai.analysis.metrics import model_summary
 from llm_aai.analysis.paired import compare_runs, progress
 from llm_aai.cli.analyze import main
+from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
 
 def _all(table, measure="passed"):
@@ -58,3 +63,17 @@ def test_runs_sharing_no_task_are_a_clear_error(make_run, tmp_path, capsys):
 def test_compare_takes_two_runs(two_models, capsys):
     assert main([str(two_models[0]), "--compare"]) == 2
     assert "exactly two run directories" in capsys.readouterr().err
+
+
+def test_a_context_overflow_is_left_out_of_the_comparison_as_of_the_level_table(
+        two_models, tmp_path):
+    alpha = shutil.copytree(two_models[0], tmp_path / "alpha")
+    result = alpha / "episodes" / "01-04-03_t1" / "result.json"
+    record = json.loads(result.read_text())
+    assert record["passed"]
+    result.write_text(json.dumps({**record, "end_reason": CONTEXT_OVERFLOW}))
+    a, b = (load_runs([run]).episodes for run in (alpha, two_models[1]))
+    level_table = model_summary(a).iloc[0]
+    assert (level_table["k"], level_table["n"]) == (27, 116)  # 117 played, 1 overflowed
+    compared = _all(compare_runs(a, b))
+    assert compared["a"] == pytest.approx(27 / 116)
