@@ -432,7 +432,14 @@ class _Walk:
         if frame_key is not None and self.overview_size:
             self.overviews[frame_key] = self.env.backend.render_overview(self.overview_size)
         if outcome.steps < len(record.actions):
+            # the episode ended with logged actions left: the log and the replay disagree
+            # (the runner logs only the actions played), and what follows cannot be checked
             self.stopped = True
+            checks.append(Check("actions", False, f"{len(record.actions)} played",
+                                f"the episode ended after {outcome.steps}"))
+            left = len(self.episode.turns) - index - 1
+            if left:
+                notes.append(f"{left} later turn(s) and the totals not checked")
         return TurnCheck(record.turn, kind, outcome.steps, tuple(checks), tuple(notes))
 
     def _logged_frame_after(self, index: int, record: TurnRecord):

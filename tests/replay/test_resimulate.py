@@ -169,3 +169,15 @@ def test_an_episode_over_before_its_first_script_resimulates(testbed_dir, tmp_pa
     report = resimulate(episode, arenas_dir=arenas)
     assert report.ok, report.render()
     assert [c.name for c in report.turns[0].checks][-1] == "ended before the first script"
+
+
+def test_logged_actions_past_the_episode_s_end_are_a_mismatch(runs, copy_run, capsys):
+    run_dir = copy_run(runs["heuristic"])
+    episode_dir = run_dir / "episodes" / "01-04-03_t1"
+    ending = next(t for t in read_turns(episode_dir) if t.terminated)
+    _rewrite_turn(episode_dir, ending.turn, lambda r: r["actions"].extend([[1, 0]] * 5))
+    report = resimulate(load_episode(episode_dir))
+    assert report.first_mismatch.turn == ending.turn
+    assert "actions" in {c.name for c in report.first_mismatch.mismatches}
+    assert main([str(episode_dir), "--resimulate"]) == 1
+    assert f"verdict: MISMATCH from turn {ending.turn}" in capsys.readouterr().out
