@@ -40,6 +40,7 @@ from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import RESULTS_DIR, RunConfig, RunError, default_run_id
 from llm_aai.runner.app import OpenRun, open_run
+from llm_aai.settings.config import ConfigError
 
 __all__ = ["episode_scorer", "level_pass_rates", "play_episode", "testbed"]
 
@@ -55,18 +56,24 @@ def testbed(tasks: str | None = None, level: str | None = None,
             physics_build: str = RunConfig.physics_build, resolution: int = 512,
             script_mode: str = "strict", frames: str = FrameFormat.kind,
             observe_every: int | None = None, trials: int = 1, seed: int = 0,
-            full_testbed: bool = False, run_dir: str | None = None) -> Task:
+            full_testbed: bool = False, run_dir: str | None = None,
+            max_replies: int | None = None) -> Task:
     """The LLM-AAI testbed on the embedded simulator, one sample per task.
 
     Args:
-        tasks: comma-separated task ids (``01-04-03,03-01-02``); None for all.
-        level: levels, e.g. ``1-3`` or ``1,5``; None for all.
+        tasks: comma-separated task ids (``01-04-03,03-01-02``; Inspect's ``-T`` passes a list
+            for a value with commas, taken too); None for all.
+        level: levels, e.g. ``1-3``, ``1,5`` or ``3`` (a number or a list from ``-T``, taken
+            too); None for all.
         arenas_dir: folder of the testbed's arena YAMLs; None: ``$LLM_AAI_ARENAS`` or the cache.
         prompt: ``react`` (experiment 1), ``icl`` (experiment 2) or a prompt file.
-        control: ``script`` (the paper's) or ``frame``.
+        control: ``script`` (the paper's) or ``action`` (one action per reply; then replies
+            are capped by ``max_replies``, not ``max_scripts``).
         observation: ``image``, ``text`` or ``both``.
         perspective: a text observation's frame of reference (egocentric or allocentric).
-        max_scripts: replies per episode (the paper's 30).
+        max_scripts: scripts per episode (the paper's 30); with ``control=action`` unused.
+        max_replies: with ``control=action``, replies per episode (None: the protocol's
+            default guard).
         physics_build: the Animal-AI build whose physics the simulator follows.
         resolution: square frame size in pixels.
         script_mode: ``strict`` or ``lenient``.
@@ -79,11 +86,21 @@ def testbed(tasks: str | None = None, level: str | None = None,
             ``results/<time>_inspect-<model>``.
 
     """
+    tasks, level = _selection("tasks", tasks), _selection("level", level)
+    _require("seed", seed, int)
+    _require("trials", trials, int)
+    _require("full_testbed", full_testbed, bool)
+    protocol = dataclasses.replace(EpisodeProtocol(), max_scripts=max_scripts)
+    if control == "action":  # replies, not scripts, are what it counts
+        protocol = dataclasses.replace(protocol, max_scripts=None,
+                                       max_replies=max_replies or protocol.max_replies)
+    elif max_replies is not None:
+        protocol = dataclasses.replace(protocol, max_replies=max_replies)
     config = RunConfig(
         model="inspect", level=level, tasks=tasks, full_testbed=full_testbed, trials=trials,
         seed=seed, physics_build=physics_build, resolution=resolution,
         frames=FrameFormat(frames), prompt=prompt, script_mode=script_mode,
-        protocol=dataclasses.replace(EpisodeProtocol(), max_scripts=max_scripts),
+        protocol=protocol,
         modes=ModeSettings(control=control, observe_every=observe_every),
         arenas_dir=Path(arenas_dir) if arenas_dir else None, observation=observation,
         perspective=perspective)
@@ -93,6 +110,27 @@ def testbed(tasks: str | None = None, level: str | None = None,
                              for t in selected], name="llm-aai-testbed")
     return Task(dataset=dataset, solver=play_episode(config, run_dir),
                 scorer=episode_scorer(), epochs=Epochs(trials, "mean"))
+
+
+def _selection(name: str, value: Any) -> str | None:
+    """A ``tasks`` or ``level`` argument as the run's text.
+
+    Inspect's ``-T`` turns ``3`` into an int and ``1,5`` into a list.
+    """
+    if value is None or isinstance(value, str):
+        return value
+    parts = value if isinstance(value, list | tuple) else [value]
+    if not parts or not all(isinstance(part, str | int) and not isinstance(part, bool)
+                            for part in parts):
+        raise ConfigError(name, f"must be text like '1-3' or '01-04-03,03-01-02', got {value!r}")
+    return ",".join(str(part) for part in parts)
+
+
+def _require(name: str, value: Any, kind: type) -> None:
+    """Refuse a task argument of the wrong type (``-T seed=abc`` arrives as text)."""
+    if not isinstance(value, kind) or kind is int and isinstance(value, bool):
+        raise ConfigError(name, f"must be {'true or false' if kind is bool else 'an integer'}, "
+                          f"got {value!r}")
 
 
 class _LazyRun:

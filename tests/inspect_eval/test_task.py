@@ -115,3 +115,27 @@ def test_epochs_beyond_the_trials_name_the_task_argument(testbed_dir, tmp_path):
                        log_dir=str(tmp_path / "logs"), display="none", max_samples=1)[0]
     assert log.status == "error"
     assert "-T trials=N" in log.error.message
+
+
+def test_task_arguments_as_inspect_s_cli_passes_them(testbed_dir):
+    """``-T level=3`` arrives as an int and ``-T tasks=a,b`` as a list."""
+    def ids(**args):
+        task = make_testbed(arenas_dir=str(testbed_dir), **args)
+        return sorted(sample.id for sample in task.dataset)
+
+    assert ids(level=3) == ids(level="3") and len(ids(level=3)) == 4
+    assert ids(level=[1, 5]) == ids(level="1,5") and len(ids(level=[1, 5])) == 8
+    assert ids(tasks=["01-04-03", "01-06-02"]) == ["01-04-03", "01-06-02"]
+    for name, value, says in (("seed", "abc", "seed must be an integer"),
+                              ("full_testbed", "no", "full_testbed must be true or false"),
+                              ("level", [1.5], "level must be text")):
+        with pytest.raises(ValueError, match=says):
+            make_testbed(arenas_dir=str(testbed_dir), tasks=TASK, **{name: value})
+
+
+def test_action_control_counts_replies(testbed_dir, tmp_path):
+    outputs = [ModelOutput.from_content("mockllm/model", "Go(1);")] * 3
+    log, run_dir = _eval(get_model("mockllm/model", custom_outputs=outputs), tmp_path,
+                         testbed_dir, control="action", max_replies=3)
+    result = read_result(run_dir / "episodes" / f"{TASK}_t1")
+    assert result.end_reason != "infrastructure" and result.scripts_used == 3
