@@ -24,9 +24,14 @@ from inspect_ai.model import (
     Model,
 )
 
+from llm_aai.llm.errors import ContextOverflow
 from llm_aai.llm.types import LLMResponse, Message
 
 __all__ = ["InspectClient", "to_inspect_messages"]
+
+_FINISH_REASONS = {"max_tokens": "length"}
+"""Inspect's stop reasons in the OpenAI spelling the runner reads (a reply cut at its token
+limit gets the cut-reply feedback, as in ``python -m llm_aai.run``)."""
 
 
 def _content(content: str | Sequence[dict[str, Any]]) -> str | list[Content]:
@@ -75,10 +80,17 @@ class InspectClient:
         output = anyio.from_thread.run(self._model.generate, sent)
         latency = time.monotonic() - started
         self._transcript[:] = [*sent, output.message]
+        if output.stop_reason == "model_length":
+            # Inspect answers an overflowing conversation with an empty reply; the runner
+            # ends such an episode as it does when litellm raises for it
+            raise ContextOverflow(f"{self.model}: the conversation no longer fits the "
+                                  "model's context window (Inspect's stop reason "
+                                  "model_length)")
         usage = output.usage
         return LLMResponse(
             text=output.completion, model=output.model or self.model,
             input_tokens=usage.input_tokens if usage else 0,
             output_tokens=usage.output_tokens if usage else 0,
             cost_usd=0.0, latency_s=latency, retries=0,
-            raw_finish_reason=output.stop_reason, cost_known=False)
+            raw_finish_reason=_FINISH_REASONS.get(output.stop_reason, output.stop_reason),
+            cost_known=False)

@@ -15,6 +15,7 @@ from inspect_ai.model import ContentImage, ModelOutput, get_model
 
 from llm_aai.inspect_eval.task import testbed as make_testbed
 from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.logs.schema import CONTEXT_OVERFLOW
 from llm_aai.logs.store import read_result, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, start_run
@@ -139,3 +140,20 @@ def test_action_control_counts_replies(testbed_dir, tmp_path):
                          testbed_dir, control="action", max_replies=3)
     result = read_result(run_dir / "episodes" / f"{TASK}_t1")
     assert result.end_reason != "infrastructure" and result.scripts_used == 3
+
+
+def test_a_reply_cut_at_its_token_limit_and_a_full_context_end_as_in_a_run(testbed_dir,
+                                                                           tmp_path):
+    """Inspect says ``max_tokens`` and ``model_length`` where litellm says ``length`` and
+    raises ``ContextWindowExceededError``: the episodes end the same way."""
+    outputs = [ModelOutput.from_content("mockllm/model", 'Think("the goal is',
+                                        stop_reason="max_tokens"),
+               ModelOutput.from_content("mockllm/model", "Go(1);"),
+               ModelOutput.from_content("mockllm/model", "", stop_reason="model_length")]
+    log, run_dir = _eval(get_model("mockllm/model", custom_outputs=outputs), tmp_path,
+                         testbed_dir)
+    episode = run_dir / "episodes" / f"{TASK}_t1"
+    turns = [turn for turn in read_turns(episode) if turn.reply is not None]
+    assert turns[0].finish_reason == "length"
+    assert "cut off at the reply length limit" in turns[1].sent_preamble
+    assert read_result(episode).end_reason == CONTEXT_OVERFLOW
