@@ -134,24 +134,34 @@ def _require(name: str, value: Any, kind: type) -> None:
 
 
 class _LazyRun:
-    """The run, opened by the first sample (its model names it), shared by all the others."""
+    """One run per model, opened by its first sample (the model names it), shared by its others.
+
+    An eval of several models (``--model a,b``) gives each its own run: their episodes have
+    the same ids, and one run's folders hold one model's episodes.
+    """
 
     def __init__(self, config: RunConfig, run_dir: str | None):
         self._config = config
         self._run_dir = run_dir
-        self._run: OpenRun | None = None
+        self._runs: dict[str, OpenRun] = {}
         self._lock = anyio.Lock()
 
     async def get(self, model_name: str) -> OpenRun:
         async with self._lock:
-            if self._run is None:
+            if model_name not in self._runs:
+                if self._run_dir and self._runs:
+                    raise RunError(
+                        f"run_dir {self._run_dir} holds the run of {next(iter(self._runs))}; "
+                        f"{model_name} needs its own: evaluate each model with its own -T "
+                        "run_dir, or leave run_dir out (each model then gets "
+                        "results/<time>_inspect-<model>)")
                 config = dataclasses.replace(self._config, model=model_name)
                 run_dir = Path(self._run_dir) if self._run_dir else (
                     RESULTS_DIR / default_run_id(f"inspect-{model_name}"))
                 agent = AgentSpec(model_name, "inspect", {}, _no_factory)
-                self._run = await anyio.to_thread.run_sync(
+                self._runs[model_name] = await anyio.to_thread.run_sync(
                     lambda: open_run(config, run_dir, agent=agent))
-            return self._run
+            return self._runs[model_name]
 
 
 def _no_factory(**_: Any):

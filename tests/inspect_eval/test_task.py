@@ -157,3 +157,28 @@ def test_a_reply_cut_at_its_token_limit_and_a_full_context_end_as_in_a_run(testb
     assert turns[0].finish_reason == "length"
     assert "cut off at the reply length limit" in turns[1].sent_preamble
     assert read_result(episode).end_reason == CONTEXT_OVERFLOW
+
+
+def test_each_model_of_an_eval_gets_its_own_run(testbed_dir, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default run folders go to results/ here
+    task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64, max_scripts=1)
+    models = [get_model(name, custom_outputs=[ModelOutput.from_content(name, "Go(1);")])
+              for name in ("mockllm/model", "mockllm/other")]
+    logs = inspect_eval(task, model=models, log_dir=str(tmp_path / "logs"), display="none")
+    assert [log.status for log in logs] == ["success", "success"]
+    runs = sorted((tmp_path / "results").iterdir())
+    assert [read_result(run / "episodes" / f"{TASK}_t1").agent for run in runs] == [
+        "mockllm/model", "mockllm/other"]
+
+
+def test_a_run_dir_serves_one_model(testbed_dir, tmp_path):
+    task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64, max_scripts=1,
+                        run_dir=str(tmp_path / "run"))
+    models = [get_model(name, custom_outputs=[ModelOutput.from_content(name, "Go(1);")])
+              for name in ("mockllm/model", "mockllm/other")]
+    logs = inspect_eval(task, model=models, log_dir=str(tmp_path / "logs"), display="none")
+    assert sorted(log.status for log in logs) == ["error", "success"]
+    failed = next(log for log in logs if log.status == "error")
+    assert "needs its own: evaluate each model with its own -T run_dir" in failed.error.message
+    result = read_result(tmp_path / "run" / "episodes" / f"{TASK}_t1")
+    assert result.agent == next(log.eval.model for log in logs if log.status == "success")
