@@ -213,6 +213,8 @@ def level_pass_rates() -> Metric:
             everything.append(value)
             by_level[f"level_{level}"].append(value)
         out: dict[str, float] = {}
+        if not everything:
+            return out
         for name, values in [("all", everything), *sorted(by_level.items())]:
             passed = [float(v["passed"]) for v in values]
             low, high = bootstrap_mean_interval(passed)
@@ -229,7 +231,12 @@ def episode_scorer() -> Scorer:
     """Passed (reward at or above the task's pass mark) and the episode's reward."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        logged = state.metadata[RESULT_KEY]
+        logged = state.metadata.get(RESULT_KEY)
+        if logged is None:  # Inspect scores a sample its limits stopped mid-episode too
+            raise RuntimeError(
+                f"task {state.metadata.get('task_id')} trial {state.epoch}: the episode did "
+                "not finish (Inspect stopped the sample: a time, token or message limit?), so "
+                "there is no result to score; its turns so far are in the run's episode folder")
         result = logged["result"]
         return Score(value={"passed": float(result["passed"]), "reward": result["reward"]},
                      explanation=(f"reward {result['reward']:.3f} vs pass mark "
