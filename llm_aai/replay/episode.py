@@ -22,8 +22,10 @@ from llm_aai.logs.store import (
     read_turns_until_cut,
 )
 
-EPISODE_ID = re.compile(r"(?P<task>\d{2}-\d{2}-\d{2})_t(?P<trial>\d+)(?:\.attempt-\d+)?")
-"""An episode directory name: ``<task>_t<trial>``, or ``...attempt-N`` for a set-aside attempt."""
+EPISODE_ID = re.compile(
+    r"(?P<task>\d{2}-\d{2}-\d{2}(?:-v\d+)?)_t(?P<trial>\d+)(?:\.attempt-\d+)?")
+"""An episode directory name: ``<task>_t<trial>``, or ``...attempt-N`` for a set-aside attempt;
+a variant's task is ``<task>-v<k>``."""
 
 
 class ReplayInputError(ValueError):

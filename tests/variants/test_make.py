@@ -170,6 +170,11 @@ def test_run_plays_variants_and_analyze_compares_them(made, testbed_dir, tmp_pat
     assert replay([str(runs / "variants" / "episodes" / "01-04-03-v1_t1"),
                    "--resimulate"]) == 0
     assert "verdict: MATCH" in capsys.readouterr().out
+    # and so does one stopped before its end (no result: its id names the variant)
+    stopped = shutil.copytree(runs / "variants", tmp_path / "stopped")
+    (stopped / "episodes" / "01-04-03-v1_t1" / "result.json").unlink()
+    assert replay([str(stopped / "episodes" / "01-04-03-v1_t1"), "--resimulate"]) == 0
+    assert "verdict: MATCH" in capsys.readouterr().out
     assert view([str(runs / "variants"), "--out", str(tmp_path / "site")]) == 0
     assert (tmp_path / "site" / "index.html").is_file()
 
