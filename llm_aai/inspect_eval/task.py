@@ -37,9 +37,9 @@ from llm_aai.arena import select_tasks
 from llm_aai.frames import FrameFormat
 from llm_aai.inspect_eval.client import InspectClient
 from llm_aai.protocol import EpisodeProtocol
-from llm_aai.protocol.modes import ModeSettings
 from llm_aai.runner import RESULTS_DIR, RunConfig, RunError, default_run_id
 from llm_aai.runner.app import OpenRun, open_run
+from llm_aai.runner.presets import fill_presets
 from llm_aai.settings.config import ConfigError
 
 __all__ = ["episode_scorer", "level_pass_rates", "play_episode", "testbed"]
@@ -72,8 +72,8 @@ def testbed(tasks: str | None = None, level: str | None = None,
         observation: ``image``, ``text`` or ``both``.
         perspective: a text observation's frame of reference (egocentric or allocentric).
         max_scripts: scripts per episode (the paper's 30); with ``control=action`` unused.
-        max_replies: with ``control=action``, replies per episode (None: the protocol's
-            default guard).
+        max_replies: replies per episode; needed with ``control=action`` (as ``--max-replies``
+            is on the command line).
         physics_build: the Animal-AI build whose physics the simulator follows.
         resolution: square frame size in pixels.
         script_mode: ``strict`` or ``lenient``.
@@ -90,26 +90,30 @@ def testbed(tasks: str | None = None, level: str | None = None,
     _require("seed", seed, int)
     _require("trials", trials, int)
     _require("full_testbed", full_testbed, bool)
-    protocol = dataclasses.replace(EpisodeProtocol(), max_scripts=max_scripts)
-    if control == "action":  # replies, not scripts, are what it counts
-        protocol = dataclasses.replace(protocol, max_scripts=None,
-                                       max_replies=max_replies or protocol.max_replies)
-    elif max_replies is not None:
-        protocol = dataclasses.replace(protocol, max_replies=max_replies)
-    config = RunConfig(
-        model="inspect", level=level, tasks=tasks, full_testbed=full_testbed, trials=trials,
-        seed=seed, physics_build=physics_build, resolution=resolution,
-        frames=FrameFormat(frames), prompt=prompt, script_mode=script_mode,
-        protocol=protocol,
-        modes=ModeSettings(control=control, observe_every=observe_every),
-        arenas_dir=Path(arenas_dir) if arenas_dir else None, observation=observation,
-        perspective=perspective)
+    values = {
+        "model": "inspect", "level": level, "tasks": tasks, "full_testbed": full_testbed,
+        "trials": trials, "seed": seed, "physics_build": physics_build,
+        "resolution": resolution, "frames.kind": frames, "prompt": prompt,
+        "script_mode": script_mode, "protocol.max_scripts": max_scripts,
+        "protocol.max_replies": max_replies, "modes.control": control,
+        "modes.observe_every": observe_every,
+        "arenas_dir": Path(arenas_dir) if arenas_dir else None, "observation": observation,
+        "perspective": perspective}
+    # as the command line does: a choice's defaults (action control: no script cap) fill the
+    # settings left at theirs
+    given = {path for path, value in values.items() if value != _DEFAULTS.value_of(path)}
+    fill_presets(values, given)
+    config = RunConfig.from_values(values)
     selected = select_tasks(config.level, config.tasks, full=config.full_testbed)
     dataset = MemoryDataset([Sample(input=f"Animal-AI testbed task {t.task_id}", id=t.task_id,
                                     metadata={"task_id": t.task_id, "level": t.level})
                              for t in selected], name="llm-aai-testbed")
     return Task(dataset=dataset, solver=play_episode(config, run_dir),
                 scorer=episode_scorer(), epochs=Epochs(trials, "mean"))
+
+
+_DEFAULTS = RunConfig(model="inspect")
+"""The settings a task argument left at its default has (its preset may fill it)."""
 
 
 def _selection(name: str, value: Any) -> str | None:
