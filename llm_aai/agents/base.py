@@ -83,6 +83,8 @@ class AgentReply:
         finish_reason: the provider's finish reason, if any.
         cost_known: False when the provider's price is unknown.
         notes: what the model client changed in the reply (logged with the turn).
+        unanswered_cost_usd: what the budget charged for tries sent before this reply that
+            got no usable reply (timed out): an estimate, apart from ``cost_usd``.
 
     """
 
@@ -96,6 +98,7 @@ class AgentReply:
     finish_reason: str | None = None
     cost_known: bool = True
     notes: tuple[str, ...] = ()
+    unanswered_cost_usd: float = 0.0
 
 
 @runtime_checkable

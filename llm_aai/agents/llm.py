@@ -135,7 +135,7 @@ class LLMAgent:
             output_tokens=response.output_tokens, cost_usd=response.cost_usd,
             latency_s=response.latency_s, retries=response.retries,
             finish_reason=response.raw_finish_reason, cost_known=response.cost_known,
-            notes=response.notes,
+            notes=response.notes, unanswered_cost_usd=response.unanswered_cost_usd,
         )
 
     def outgoing_messages(self) -> list[Message]:

@@ -18,7 +18,13 @@ from typing import Any, Protocol, TypeVar
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.call_stop import wait_unless_stopped
-from llm_aai.llm.errors import CallTimeout, ContextOverflow, LLMRequestError, MalformedReply
+from llm_aai.llm.errors import (
+    CallTimeout,
+    ContextOverflow,
+    LLMRequestError,
+    LLMUnavailable,
+    MalformedReply,
+)
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.provider_limits import LEASE_MARGIN_S, local_gate
 from llm_aai.llm.quiet_import import import_litellm
@@ -212,6 +218,9 @@ class LiteLLMClient:
     def complete(self, messages: Sequence[Message]) -> LLMResponse:
         """Send ``messages`` and return the reply.
 
+        The tries sent that got no usable reply are counted (``unanswered`` of the response,
+        or of the ``LLMUnavailable`` raised), so that a budget can charge them.
+
         Raises:
             LLMUnavailable: transient errors outlasted the retry policy.
             LLMRequestError: a non-transient error (auth, bad request); not retried.
@@ -219,11 +228,23 @@ class LiteLLMClient:
         """
         request = self._request(messages)
         failure: LLMRequestError | ContextOverflow | None = None
+        unanswered = 0
+
+        def attempt() -> tuple[Any, float]:
+            nonlocal unanswered
+            try:
+                return self._attempt(request)
+            except Exception as exc:
+                unanswered += _sent_unanswered(exc)
+                raise
+
         try:
             (response, latency), retries = call_with_retries(
-                lambda: self._attempt(request), self.retry_policy,
-                describe=f"{self.model} call", rng=self._rng, scrub=self._scrub,
-                sleep=wait_unless_stopped)
+                attempt, self.retry_policy, describe=f"{self.model} call", rng=self._rng,
+                scrub=self._scrub, sleep=wait_unless_stopped)
+        except LLMUnavailable as exc:
+            exc.unanswered = unanswered
+            raise
         except Exception as exc:
             if is_transient(exc) or not type(exc).__module__.startswith(("litellm", "openai")):
                 raise
@@ -237,9 +258,10 @@ class LiteLLMClient:
             # Raised outside the handler so the provider's exception (whose message may
             # echo the key) is not chained into tracebacks.
             raise failure
-        return self._to_response(response, latency, retries)
+        return self._to_response(response, latency, retries, unanswered)
 
-    def _to_response(self, response: Any, latency: float, retries: int) -> LLMResponse:
+    def _to_response(self, response: Any, latency: float, retries: int,
+                     unanswered: int = 0) -> LLMResponse:
         choice = response.choices[0]
         usage = getattr(response, "usage", None)
         cost, known = self._cost(response)
@@ -257,6 +279,7 @@ class LiteLLMClient:
             raw_finish_reason=getattr(choice, "finish_reason", None),
             cost_known=known,
             notes=notes,
+            unanswered=unanswered,
         )
 
     def _cost(self, response: Any) -> tuple[float, bool]:
@@ -271,6 +294,16 @@ class LiteLLMClient:
         except Exception as exc:  # litellm raises for models missing from its price map
             log.debug("no price for %s: %s", self.model, type(exc).__name__)
             return 0.0, False
+
+
+def _sent_unanswered(exc: BaseException) -> bool:
+    """Whether a try that raised ``exc`` was sent and may be billed, though no usage came back.
+
+    A timed-out call (the provider may finish the reply the client stopped waiting for) and
+    a reply holding no choice. An error the provider answered (a 429, a 5xx, a 400) or a
+    connection never made is not billed.
+    """
+    return is_timeout(exc) or isinstance(exc, MalformedReply)
 
 
 def _overflows_context(exc: BaseException) -> bool:

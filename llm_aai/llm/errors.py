@@ -30,10 +30,22 @@ class MissingAPIKey(LLMError):
 
 
 class LLMUnavailable(LLMError):
-    """Transient failures persisted through every retry (rate limits, 5xx, timeouts)."""
+    """Transient failures persisted through every retry (rate limits, 5xx, timeouts).
 
-    def __init__(self, message: str, *, attempts: int) -> None:
+    Attributes:
+        attempts: the tries made.
+        unanswered: of them, the tries sent that got no usable reply (timed out, or a reply
+            with no choice): a provider may bill them, though no usage says what.
+        unanswered_cost_usd: what a budget charged for them (``llm_aai.runner.budget``): an
+            estimate, not a cost a provider reported; 0 without a budget.
+
+    """
+
+    def __init__(self, message: str, *, attempts: int, unanswered: int = 0,
+                 unanswered_cost_usd: float = 0.0) -> None:
         self.attempts = attempts
+        self.unanswered = unanswered
+        self.unanswered_cost_usd = unanswered_cost_usd
         super().__init__(message)
 
 

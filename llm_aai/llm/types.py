@@ -99,6 +99,10 @@ class LLMResponse:
         cost_known: False when litellm has no price for the model.
         notes: what was changed in the reply before it was kept (a lone surrogate replaced,
             see ``llm_aai.llm.sanitize``); logged with the turn.
+        unanswered: tries before this reply that were sent and got no usable reply (timed
+            out, or no choice in it): a provider may bill them, though no usage says what.
+        unanswered_cost_usd: what a budget charged for those tries (``llm_aai.runner.budget``):
+            an estimate, not a cost a provider reported, so apart from ``cost_usd``.
 
     """
 
@@ -112,3 +116,5 @@ class LLMResponse:
     raw_finish_reason: str | None
     cost_known: bool = True
     notes: tuple[str, ...] = ()
+    unanswered: int = 0
+    unanswered_cost_usd: float = 0.0

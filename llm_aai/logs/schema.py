@@ -57,6 +57,11 @@ class Usage:
     cost_usd: float | None = 0.0
     latency_s: float = 0.0
     retries: int = 0
+    unanswered_cost_usd: float | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    """What the budget charged for tries of this call that were sent and got no usable reply
+    (timed out; no choice in the reply), which a provider may bill though no usage says so:
+    an estimate (the call's reservation: ``llm_aai.runner.budget``), not a measured cost, so
+    apart from ``cost_usd``. None when there was none, or no budget to charge it."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,10 @@ class EpisodeResult:
     machine; None in results written before it was recorded."""
     host: str | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
     """The machine's host name (None in results written before it was recorded)."""
+    unanswered_cost_usd: float | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
+    """What the budget charged for the episode's model calls that were sent and got no usable
+    reply (timed out), the one that ended it included: an estimate, not a measured cost, and
+    not part of ``cost_usd`` (``Usage.unanswered_cost_usd``). None when there was none."""
 
 
 CONTEXT_OVERFLOW = "context_overflow"
@@ -180,6 +189,15 @@ UNKNOWN_COST = "unknown"
 def known_cost(cost_usd: float | None) -> float:
     """A logged cost as a number to add up: an unknown one (None) adds nothing it can count."""
     return 0.0 if cost_usd is None else cost_usd
+
+
+def charged_cost(record: Usage | EpisodeResult) -> float:
+    """What a budget counts for a call or an episode: its known cost and its estimated charge.
+
+    A call sent without a usable reply is charged an estimate (``unanswered_cost_usd``),
+    which a resumed run's budget must count as the first invocation did.
+    """
+    return known_cost(record.cost_usd) + (record.unanswered_cost_usd or 0.0)
 
 
 def summed_cost(costs: Iterable[float | None]) -> float | None:

@@ -32,7 +32,7 @@ from llm_aai.logs.schema import (
     RunManifest,
     SchemaError,
     TurnRecord,
-    known_cost,
+    charged_cost,
     manifest_from_dict,
     result_from_dict,
     to_dict,
@@ -186,7 +186,8 @@ class RunStore:
         """Tokens and dollars of every attempt in the run: sealed, set aside or interrupted.
 
         What a budget counts: a resumed run continues from what earlier invocations spent. A
-        sealed attempt counts its result; one without a result (interrupted before it was
+        sealed attempt counts its result (with the estimates charged for calls sent without a
+        usable reply: ``charged_cost``); one without a result (interrupted before it was
         sealed, or its result damaged and renamed) counts the calls its turn log records, so
         a run stopped and resumed again and again cannot spend past its budget.
 
@@ -201,7 +202,7 @@ class RunStore:
                 if (directory / RESULT).is_file():
                     result = self._read_sealed(directory)
                     spent = (result.input_tokens + result.output_tokens,
-                             known_cost(result.cost_usd))  # an unknown cost cannot be counted
+                             charged_cost(result))  # an unknown cost cannot be counted
                 else:
                     spent = _spending(directory)
                 tokens += spent[0]
@@ -466,7 +467,7 @@ def _spending(episode_dir: Path) -> tuple[int, float]:
         return 0, 0.0
     turns, _ = read_turns_until_cut(episode_dir)
     return (sum(t.usage.input_tokens + t.usage.output_tokens for t in turns),
-            sum(known_cost(t.usage.cost_usd) for t in turns))
+            sum(charged_cost(t.usage) for t in turns))
 
 
 def _short(error: Exception) -> str:

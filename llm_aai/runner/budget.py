@@ -5,14 +5,21 @@ and images, its output at the reply limit) before it is sent; the reservation be
 call's real cost when the reply arrives. A call is refused when what the run has spent, plus
 what the calls in flight have reserved, plus its own estimate would pass the budget: the run
 then overshoots by at most what the estimates understate, whatever the concurrency.
+
+A try that was sent and got no usable reply (it timed out, or its reply held no choice) has
+no usage to read, yet a provider may bill it: it is charged its estimate, the reservation
+kept rather than given back. That charge is recorded apart from the measured cost
+(``unanswered_cost_usd``), as the estimate it is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.llm.pricing import Prices, estimate_input_tokens
 from llm_aai.llm.types import LLMResponse, Message
 
@@ -62,7 +69,10 @@ class BudgetGate:
             self.reserved_usd += estimate_usd
 
     def settle(self, estimate_usd: float, cost_usd: float) -> None:
-        """Replace a reservation by what the call cost (0 for a call that failed)."""
+        """Replace a reservation by what the call cost or was charged (0 if never answered).
+
+        A try sent without a usable reply is charged its estimate (``BudgetedClient``).
+        """
         with self._lock:
             self.reserved_usd -= estimate_usd
             self.spent_usd += cost_usd
@@ -108,16 +118,26 @@ class BudgetedClient:
     def complete(self, messages: Sequence[Message]) -> LLMResponse:
         """Reserve, call, settle; a refused reservation sends nothing.
 
+        The call's tries sent without a usable reply (``unanswered``) are each charged the
+        estimate, beside what the reply cost; the response or the ``LLMUnavailable`` raised
+        says how much, in ``unanswered_cost_usd``.
+
         Raises:
             BudgetReached: the call was not started.
+            LLMUnavailable: the model did not answer (charged as said).
 
         """
         estimate = self.estimate_usd(messages)
         self.gate.reserve(estimate)
-        cost = 0.0
         try:
             response = self.inner.complete(messages)
-            cost = response.cost_usd
-        finally:
-            self.gate.settle(estimate, cost)
-        return response
+        except LLMUnavailable as error:
+            error.unanswered_cost_usd = error.unanswered * estimate
+            self.gate.settle(estimate, error.unanswered_cost_usd)
+            raise
+        except BaseException:
+            self.gate.settle(estimate, 0.0)  # nothing was sent, or the provider refused it
+            raise
+        charged = response.unanswered * estimate
+        self.gate.settle(estimate, response.cost_usd + charged)
+        return dataclasses.replace(response, unanswered_cost_usd=charged)

@@ -189,7 +189,8 @@ class EpisodeRunner:
                 self._play(spec, writer, episode, usage)
         except CallCancelled:
             raise EpisodeCancelled(spec.episode_id) from None
-        except LLMUnavailable as error:
+        except LLMUnavailable as error:  # a timed-out call may be billed: what it was charged
+            usage.append(Usage(unanswered_cost_usd=error.unanswered_cost_usd or None))
             return self._result(spec, episode, usage, started, "infrastructure",
                                 infra_error=str(error))
         except ContextOverflow as error:  # this conversation only: the next one starts short
@@ -237,7 +238,8 @@ class EpisodeRunner:
                                              image_paths=[writer.directory / p for p in sent]))
             usage.append(Usage(reply.input_tokens, reply.output_tokens,
                                reply.cost_usd if reply.cost_known else None,
-                               reply.latency_s, reply.retries))
+                               reply.latency_s, reply.retries,
+                               reply.unanswered_cost_usd or None))
             turn = episode.play(reply.text)
             writer.write_turn(self._turn_record(turn, text, preamble, sent, usage[-1], episode,
                                                 reply.notes, reply.finish_reason))
@@ -299,6 +301,7 @@ class EpisodeRunner:
         infrastructure = end_reason in ("infrastructure", BUDGET)
         totals = episode.totals
         cost = summed_cost(u.cost_usd for u in usage)  # None: a call had no known price
+        unanswered = sum(u.unanswered_cost_usd or 0.0 for u in usage)  # an estimate, apart
         return EpisodeResult(
             episode_id=spec.episode_id, task_id=spec.task_id, level=spec.level, trial=spec.trial,
             seed=spec.seed, agent=getattr(self.agent, "name", type(self.agent).__name__),
@@ -313,4 +316,5 @@ class EpisodeRunner:
             conversation=self.context.conversation if self.context else None,
             position=self.context.position if self.context else None,
             parent_task=spec.parent_task,
+            unanswered_cost_usd=round(unanswered, 6) if unanswered else None,
         )

@@ -22,7 +22,7 @@ from llm_aai.execution import LOCAL_NODE
 from llm_aai.llm.cache import CachedClient, ResponseCache
 from llm_aai.llm.lost_input import InputCheckedClient, LostInputWatch, image_token_floor
 from llm_aai.llm.pricing import Prices, image_token_estimate
-from llm_aai.logs.schema import EpisodeResult, known_cost
+from llm_aai.logs.schema import EpisodeResult, charged_cost
 from llm_aai.logs.store import RERUN_END_REASONS, RunStore
 from llm_aai.perception.observer import ObservationMode
 from llm_aai.runner.budget import BUDGET, BudgetedClient, BudgetGate
@@ -71,7 +71,8 @@ class Progress:
     """Live totals of the run for the progress bar and the budget (changed under the suite's lock).
 
     Tokens and cost count every sealed attempt, from earlier invocations too (not an attempt
-    interrupted before it was sealed).
+    interrupted before it was sealed). The cost is what the budget counts: the calls' known
+    costs and the estimates charged for calls sent without a usable reply (``charged_cost``).
     """
 
     done: int = 0
@@ -86,7 +87,7 @@ class Progress:
         self.passed += int(result.passed)
         self.infra_failures += int(result.end_reason == "infrastructure")
         self.tokens += result.input_tokens + result.output_tokens
-        self.cost_usd += known_cost(result.cost_usd)
+        self.cost_usd += charged_cost(result)
 
 
 class Suite:
@@ -371,7 +372,7 @@ class Suite:
             self.store.keep_failed_attempt(spec.episode_id, attempt)
             with self._lock:
                 self.progress.tokens += result.input_tokens + result.output_tokens
-                self.progress.cost_usd += known_cost(result.cost_usd)
+                self.progress.cost_usd += charged_cost(result)
             if self.cancel.wait(self.config.relaunch_delay_s * (relaunches + 1)):
                 raise EpisodeCancelled(spec.episode_id)  # interrupted: no new attempt
             attempt += 1

@@ -8,11 +8,17 @@ import dataclasses
 import pytest
 
 from llm_aai.cli import analyze
-from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.llm.client import LiteLLMClient
+from llm_aai.llm.errors import LLMUnavailable
+from llm_aai.llm.fake_server import Delay, FakeChatServer, HTTPError, Payload
+from llm_aai.llm.pricing import Prices
+from llm_aai.llm.retry import RetryPolicy
+from llm_aai.llm.types import user_message
 from llm_aai.logs import RunStore, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, ResumeOverrides, RunConfig, resume_run, start_run
 from llm_aai.runner.app import RunError
+from llm_aai.runner.budget import BudgetedClient, BudgetGate
 from llm_aai.settings import read_settings
 from tests.helpers.runs import call_costs
 
@@ -94,3 +100,73 @@ def test_an_unknown_price_is_a_warning_and_given_prices_are_recorded(testbed_dir
     assert settings.price_per_mtok == PRICES
     assert result.cost_usd == pytest.approx(
         (result.input_tokens + result.output_tokens) * 100 / 1e6)
+
+
+def budgeted(url: str, gate: BudgetGate, *, timeout_s: float = 30.0) -> BudgetedClient:
+    """A client of the fake server whose calls go through ``gate``, retried without waits."""
+    client = LiteLLMClient("openai/fake", api_base=url, api_key="x", max_tokens=64,
+                           timeout_s=timeout_s, price_per_mtok=PRICES,
+                           retry_policy=RetryPolicy(initial_wait_s=0.0, jitter=False))
+    return BudgetedClient(client, gate, Prices(*PRICES), image_tokens=0)
+
+
+def test_a_call_that_timed_out_is_charged_its_reservation():
+    """The provider may finish and bill the reply the client stopped waiting for."""
+    gate = BudgetGate(10.0)
+    messages = [user_message("go on")]
+    with FakeChatServer() as server:
+        server.push(Delay(1.5))
+        client = budgeted(server.url, gate, timeout_s=0.3)
+        with pytest.raises(LLMUnavailable, match="timed out") as caught:
+            client.complete(messages)
+    estimate = client.estimate_usd(messages)
+    assert caught.value.unanswered == 1
+    assert caught.value.unanswered_cost_usd == pytest.approx(estimate)
+    assert gate.spent_usd == pytest.approx(estimate) and gate.reserved_usd == 0
+
+
+def test_a_reply_without_a_choice_is_charged_beside_the_reply():
+    gate = BudgetGate(10.0)
+    messages = [user_message("go on")]
+    with FakeChatServer() as server:
+        server.push(Payload({"choices": []}), "Go(1);")
+        client = budgeted(server.url, gate)
+        response = client.complete(messages)
+    estimate = client.estimate_usd(messages)
+    assert response.text == "Go(1);" and response.retries == 1 and response.unanswered == 1
+    assert response.cost_usd > 0  # measured, and apart from the estimate
+    assert response.unanswered_cost_usd == pytest.approx(estimate)
+    assert gate.spent_usd == pytest.approx(response.cost_usd + estimate)
+
+
+def test_errors_the_provider_answered_are_not_charged():
+    gate = BudgetGate(10.0)
+    with FakeChatServer() as server:
+        server.push(HTTPError(503), HTTPError(503), "Go(1);")
+        response = budgeted(server.url, gate).complete([user_message("go on")])
+    assert response.unanswered == 0 and response.unanswered_cost_usd == 0
+    assert gate.spent_usd == pytest.approx(response.cost_usd)
+
+
+def test_a_timed_out_call_is_logged_as_an_estimate_and_counted_on_resume(testbed_dir, tmp_path):
+    with FakeChatServer() as server:
+        server.push("Go(1);", Delay(2.0))  # the second call outlasts the timeout
+        base = config(testbed_dir, server.url, concurrency=1, budget=10.0)
+        run = dataclasses.replace(
+            base, tasks="01-04-03", trials=1, max_relaunches=0,
+            model_options=dataclasses.replace(base.model_options, timeout_s=0.5))
+        outcome = start_run(run, out=tmp_path, run_id="r", show_progress=False)
+    store = RunStore(outcome.run_dir)
+    result = store.finished_results()["01-04-03_t1"]
+    assert result.end_reason == "infrastructure"
+    [usage] = [t.usage for t in read_turns(outcome.run_dir / "episodes" / "01-04-03_t1")
+               if t.reply is not None]
+    assert result.cost_usd == pytest.approx(usage.cost_usd)  # the measured cost alone
+    # the call that timed out is charged its reservation: its text at 3 characters a token
+    # (the first turn's request and its reply, and more) and the reply at --max-tokens
+    assert result.unanswered_cost_usd > (usage.input_tokens + 64) * 100 / 1e6
+    # what a resumed run starts its budget from
+    assert store.spent()[1] == pytest.approx(result.cost_usd + result.unanswered_cost_usd)
+    [row] = csv.DictReader((outcome.run_dir / "summary.csv").open())
+    assert float(row["unanswered_cost_usd"]) == result.unanswered_cost_usd
+    assert float(row["cost_usd"]) == result.cost_usd
