@@ -15,7 +15,8 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,23 +51,35 @@ a resumed run sets such an episode aside as an attempt and plays it again."""
 FRAMES = "frames"
 LOCK = ".lock"
 _TEMPORARY = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
-"""The name ``atomic_write_text`` gives a file before it replaces the real one."""
+"""The name ``atomic_path`` gives a file before it replaces the real one (no suffix)."""
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that readers see the old file or the new one, never half of it.
+    """Write ``text`` so that readers see the old file or the new one, never half of it."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+@contextmanager
+def atomic_path(path: Path, *, suffix: str = "") -> Iterator[Path]:
+    """A temporary file beside ``path`` to write, put in its place when the block ends.
+
+    Readers see the old file or the new one, never half of it: an error or an interrupt in
+    the block (Ctrl-C in the middle of an encoder) removes the temporary file and leaves
+    ``path`` as it was. For writers that take a path rather than a handle (imageio);
+    ``suffix`` ends the temporary name, for writers that choose the format by it (ffmpeg).
 
     The temporary file is created like any other file (mode 0666 less the umask), so the
     result is as readable as the turn logs beside it; ``tempfile.mkstemp`` would make it
     0600 whatever the umask, and colleagues sharing a cluster could not read results.
     """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")  # _TEMPORARY
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp{suffix}")  # _TEMPORARY
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
+        yield tmp
+        with tmp.open("rb") as handle:  # on disk before it takes the real name
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:

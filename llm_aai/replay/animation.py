@@ -26,6 +26,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from llm_aai.frames import read_frame
 from llm_aai.logs.schema import TurnRecord, move_text
+from llm_aai.logs.store import atomic_path
 from llm_aai.replay.episode import LoggedEpisode, ReplayInputError, ShownFrame
 
 FORMATS = (".gif", ".mp4")
@@ -260,6 +261,8 @@ def _arrow(x: float, z: float, yaw: float, size: int) -> list[tuple[float, float
 def write_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float = 1.0) -> Path:
     """Write frames as a GIF or an MP4 (by the file's extension); returns the path.
 
+    The file appears whole or not at all (an existing one stays as it was until then).
+
     Raises:
         ValueError: unknown extension, no frames or a non-positive fps.
 
@@ -274,16 +277,23 @@ def write_animation(frames: Sequence[np.ndarray], path: str | Path, fps: float =
         raise ValueError("no frames to write")
     if not fps > 0:
         raise ValueError(f"fps must be positive, got {fps}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".gif":
-        # Pillow's GIF writer takes the frame duration in milliseconds; loop=0 repeats forever.
-        imageio.mimsave(path, list(frames), format="GIF", duration=1000.0 / fps, loop=0)
-    else:
+    if suffix == ".mp4":
         _require_ffmpeg()
-        with imageio.get_writer(path, format="FFMPEG", mode="I", fps=fps, codec="libx264",
-                                pixelformat="yuv420p", macro_block_size=MACRO_BLOCK) as writer:
-            for frame in frames:
-                writer.append_data(np.asarray(frame))
+    # written beside the path, then put in its place: an interrupted encoder leaves the old
+    # file (or none), never a truncated one that looks whole
+    with atomic_path(path, suffix=suffix) as draft:
+        if suffix == ".gif":
+            # Pillow's GIF writer takes the frame duration in milliseconds; loop=0 repeats.
+            imageio.mimsave(draft, list(frames), format="GIF", duration=1000.0 / fps, loop=0)
+        else:
+            writer = imageio.get_writer(draft, format="FFMPEG", mode="I", fps=fps,
+                                        codec="libx264", pixelformat="yuv420p",
+                                        macro_block_size=MACRO_BLOCK)
+            try:
+                for frame in frames:
+                    writer.append_data(np.asarray(frame))
+            finally:  # on an error too (its ``with`` would not): ffmpeg is done with the
+                writer.close()  # draft before it is removed, not writing it again after
     return path
 
 

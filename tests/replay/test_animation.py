@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import imageio.v3 as iio
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PIL import Image
+from PIL import GifImagePlugin, Image
 
 from llm_aai.cli.replay import main
 from llm_aai.replay import (
@@ -106,6 +107,43 @@ def test_gif_and_mp4_read_back_with_every_frame(runs, tmp_path, capsys):
     assert video.shape[0] == count and video.shape[1:] == frames.shape[1:]
     assert iio.immeta(mp4, plugin="FFMPEG")["fps"] == 4
     assert iio.immeta(gif, index=0)["duration"] == 1000
+
+
+class Interrupting:
+    """A frame whose pixels cannot be read: Ctrl-C while ffmpeg waits for them."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise KeyboardInterrupt
+
+
+def interrupted(frames, suffix, monkeypatch):
+    """``frames``, to be written with Ctrl-C arriving as the encoder writes the third."""
+    if suffix == ".mp4":  # ffmpeg is fed one frame at a time
+        return [*frames[:2], Interrupting(), *frames[2:]]
+    write, calls = GifImagePlugin._write_frame_data, itertools.count()
+
+    def write_or_stop(*args, **kwargs):
+        if next(calls) == 2:
+            raise KeyboardInterrupt
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(GifImagePlugin, "_write_frame_data", write_or_stop)
+    return frames
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".mp4"])
+def test_an_interrupted_animation_leaves_the_old_file_whole(tmp_path, monkeypatch, suffix):
+    frames = [np.full((64, 64, 3), value, np.uint8) for value in (0, 80, 160, 240)]
+    path = write_animation(frames, tmp_path / f"a{suffix}", fps=2)
+    before = path.read_bytes()
+    with pytest.raises(KeyboardInterrupt):
+        write_animation(interrupted(frames[::-1], suffix, monkeypatch), path, fps=2)
+    assert path.read_bytes() == before  # not a truncated animation that looks whole
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+    with pytest.raises(KeyboardInterrupt):
+        write_animation(interrupted(frames, suffix, monkeypatch), tmp_path / f"b{suffix}")
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # none where there was none
+    assert iio.imread(path, index=None).shape[0] == 4
 
 
 def test_overview_panel_sits_beside_the_first_person_frame(runs, tmp_path):
