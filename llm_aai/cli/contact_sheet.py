@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llm_aai.calibration.contact_sheet import build_sheet, default_recording_dir
+from llm_aai.logs.store import atomic_path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,8 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (recording / "scripts.txt").is_file():
         parser.error(f"{recording} is not a recording folder (no scripts.txt)")
     sheet, replay = build_sheet(recording, tile=args.tile)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(args.out)
+    with atomic_path(args.out, suffix=args.out.suffix) as draft:  # whole, or not at all
+        sheet.save(draft)
     errors = [abs(s.health - s.recorded_health) for s in replay.scripts
               if s.recorded_health is not None]
     print(f"wrote {args.out}: {len(replay.scripts)} scripts, max health error "

@@ -30,6 +30,7 @@ from llm_aai.arena.catalog import (
     unity_passed_tasks,
 )
 from llm_aai.execution import CHOICES, RayUnavailable, interrupt_on_sigterm
+from llm_aai.logs.store import atomic_write_text
 from llm_aai.oracle import DEFAULT_BUDGET
 from llm_aai.sim.builds import PHYSICS_BUILDS
 from llm_aai.variants import (
@@ -102,7 +103,7 @@ def _coverage(args: argparse.Namespace) -> int:
     if args.out is None:
         print(text, end="")
     else:
-        args.out.write_text(text, encoding="utf-8")
+        atomic_write_text(args.out, text)  # an interrupted write leaves the earlier report
         print(f"wrote {args.out}")
     return 0
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from PIL import Image
+import pytest
+from PIL import Image, ImageFile
 
+from llm_aai.cli import contact_sheet
 from llm_aai.cli.contact_sheet import main
 
 
@@ -25,3 +27,22 @@ def test_the_module_runs_and_refuses_a_folder_that_is_not_a_recording(tmp_path):
                            str(tmp_path / "x.png"), "--recording", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "is not a recording folder" in done.stderr
+
+
+def test_an_interrupted_save_leaves_the_earlier_sheet(tmp_path, monkeypatch):
+    recording = tmp_path / "recording"
+    recording.mkdir()
+    (recording / "scripts.txt").write_text("")
+    out = tmp_path / "sheet.png"
+    out.write_bytes(b"the earlier sheet")
+    monkeypatch.setattr(contact_sheet, "build_sheet",
+                        lambda recording, tile: (Image.new("RGB", (64, 64)), None))
+
+    def interrupt(*args, **kwargs):  # Ctrl-C after the PNG's signature and header
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ImageFile, "_save", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        main(["--out", str(out), "--recording", str(recording)])
+    assert out.read_bytes() == b"the earlier sheet"  # not a truncated PNG
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recording", "sheet.png"]

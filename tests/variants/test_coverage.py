@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from llm_aai.cli import variants as variants_cli
 from llm_aai.cli.variants import main as variants
 from llm_aai.variants.generate import PROGRESS_FILE
 from llm_aai.variants.index import INDEX_FILE, read_rows, write_rows
@@ -44,3 +47,16 @@ def test_a_folder_without_its_request_is_refused(tmp_path, capsys):
     assert variants(["coverage", str(tmp_path)]) == 2
     assert "cannot report its coverage" in capsys.readouterr().err
     assert not (tmp_path / PROGRESS_FILE).exists()
+
+
+def test_a_report_whose_write_fails_leaves_the_earlier_one(tmp_path, monkeypatch):
+    report = tmp_path / "coverage.md"
+    report.write_text("the earlier report\n")
+    # a lone surrogate cannot be encoded: the write fails after its first line, as a full
+    # disk would
+    monkeypatch.setattr(variants_cli, "coverage_markdown",
+                        lambda folder, command: "# Coverage\n" + "x" * 100_000 + "\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        variants(["coverage", str(tmp_path), "--out", str(report)])
+    assert report.read_text() == "the earlier report\n"
+    assert [p.name for p in tmp_path.iterdir()] == [report.name]
