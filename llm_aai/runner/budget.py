@@ -69,9 +69,10 @@ class BudgetGate:
             self.reserved_usd += estimate_usd
 
     def settle(self, estimate_usd: float, cost_usd: float) -> None:
-        """Replace a reservation by what the call cost or was charged (0 if never answered).
+        """Replace a reservation by what the call cost or was charged.
 
-        A try sent without a usable reply is charged its estimate (``BudgetedClient``).
+        0 for a call never sent or refused by the provider; a try sent without a usable
+        reply is charged its estimate (``BudgetedClient``).
         """
         with self._lock:
             self.reserved_usd -= estimate_usd
