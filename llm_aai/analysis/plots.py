@@ -11,6 +11,7 @@ without a display or a plotting stack.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import textwrap
@@ -23,6 +24,7 @@ import pandas as pd
 from llm_aai.analysis.levels import LEVEL_NAMES
 from llm_aai.analysis.reference import POPULATIONS, reference_levels
 from llm_aai.analysis.stats import wilson_interval
+from llm_aai.logs.store import atomic_write_bytes
 
 FORMATS = (".png", ".svg", ".pdf")
 MODEL_COLOURS = ("#3b6fb6", "#e07b39", "#4e9a5b", "#b9473f", "#7d5ba6", "#8c6d46", "#c05aa0",
@@ -151,9 +153,11 @@ def plot_pass_rates(
         fig = _figure(plt, level_table, ref, labels, levels, populations,
                       title if look.title else None, inches, look, caption, overall)
         try:
-            fig.savefig(path, dpi=look.dpi)
+            drawn = io.BytesIO()  # drawn whole first: a write cut short leaves the old file
+            fig.savefig(drawn, format=path.suffix.lower()[1:], dpi=look.dpi)
         finally:
             plt.close(fig)
+    atomic_write_bytes(path, drawn.getvalue())
     return path
 
 

@@ -44,6 +44,7 @@ from llm_aai.arena.catalog import children_subset
 from llm_aai.grounding.nearness import NEARNESS_CSV, NearnessError, read_nearness
 from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
+from llm_aai.logs.store import atomic_write_text
 from llm_aai.oracle import DEFAULT_BUDGET
 
 CHILDREN = {"complete": "children", "all": "children_all"}
@@ -161,7 +162,7 @@ def _report_grounding(args) -> int:
           "episodes: failed episodes classed by their first kind of false claim "
           "(perception: about what is seen).")
     if args.csv is not None:
-        table.to_csv(args.csv, index=False)
+        _write_csv(table, args.csv)
     return 0
 
 
@@ -195,9 +196,7 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
         print("note: some episodes were played on variants (run --variants), counted here "
               "under their own ids; compare them with the originals with --by variants")
     if args.csv:
-        args.csv.parent.mkdir(parents=True, exist_ok=True)
-        with_reference(table, reference, populations).to_csv(args.csv, index=False)
-        print(f"\ntable written to {args.csv}")
+        _write_csv(with_reference(table, reference, populations), args.csv)
     if args.plot:
         return _plot(levels, reference, args, populations, runs, overall=overall)
     return 0
@@ -235,9 +234,7 @@ def _report_probes(runs, args, populations: tuple[str, ...]) -> int:
         print(render(plans.round(3)))
         print(_reference_note(references))
     if args.csv:
-        args.csv.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.csv, index=False)
-        print(f"\ntable written to {args.csv}")
+        _write_csv(table, args.csv)
     if args.plot:
         labelled = probe_labelled(runs.episodes)
         return _plot(pass_rates(labelled, by="level", bootstrap=boot), reference, args,
@@ -273,9 +270,7 @@ def _report_variants(runs, args) -> int:
         print(f"note: {row.label} passes the originals more often than their variants "
               f"{where} ({row.original} against {row.variant}): {MEMORISATION_FLAG}")
     if args.csv:
-        args.csv.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.csv, index=False)
-        print(f"\ntable written to {args.csv}")
+        _write_csv(table, args.csv)
     return 0
 
 
@@ -307,10 +302,14 @@ def _compare(args) -> int:
           "tasks resampled in pairs]; p: two-sided paired sign-flip test over the tasks whose "
           "rates differ (a tie has no sign; exact, or * sampled flips beyond 16 of them).")
     if args.csv:
-        args.csv.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.csv, index=False)
-        print(f"\ntable written to {args.csv}")
+        _write_csv(table, args.csv)
     return 0
+
+
+def _write_csv(table: pd.DataFrame, path: Path) -> None:
+    """Write the table whole or not at all (``atomic_write_text``), and say where."""
+    atomic_write_text(path, table.to_csv(index=False))
+    print(f"\ntable written to {path}")
 
 
 def _gap_cell(row) -> str:
@@ -334,7 +333,6 @@ def _plot(levels, reference, args, populations: tuple[str, ...], runs,
           title: str = "Proportion of trials passed per level", *, overall) -> int:
     """Write the figure; models it leaves out become notes, a figure it cannot draw an error."""
     path = args.plot
-    path.parent.mkdir(parents=True, exist_ok=True)
     caption = None if args.no_caption else settings_caption(runs.runs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -56,8 +56,15 @@ _TEMPORARY = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` so that readers see the old file or the new one, never half of it."""
-    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
-        handle.write(text)
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` so that readers see the old file or the new one, never half of it
+    (a full disk or a kill mid-write leaves the old file, not a truncated one that looks
+    valid)."""
+    with atomic_path(path) as tmp, tmp.open("wb") as handle:
+        handle.write(data)
 
 
 @contextmanager

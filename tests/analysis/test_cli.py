@@ -203,3 +203,26 @@ def test_level_table_shows_both_intervals_and_says_which(two_models, capsys):
     assert "4/12 0.33 [0.14, 0.61] tasks[0.33, 0.33]" in level3
     assert "Wilson 95% CI over pooled trials" in out
     assert "cluster bootstrap 95% over tasks (2000 resamples of the tasks, seed 3)" in out
+
+
+_FULL_DISK = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+from llm_aai.cli.analyze import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("option", ["--csv", "--plot"])
+def test_a_write_cut_short_leaves_the_file_as_it_was(two_models, tmp_path, option):
+    """The disk fills (a file-size limit) while the table or figure is written: the file
+    already there stays whole, never a truncated one that looks valid."""
+    target = tmp_path / ("table.csv" if option == "--csv" else "fig.png")
+    target.write_text("the previous file\n")
+    done = subprocess.run([sys.executable, "-c", _FULL_DISK, *map(str, two_models),
+                           option, str(target)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "cannot write output" in done.stderr
+    assert target.read_bytes() == b"the previous file\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [target.name]  # no temporary
