@@ -12,15 +12,13 @@ import pandas as pd
 
 from llm_aai.analysis import (
     RunDirectoryError,
-    infra_failures,
     load_runs,
     model_summary,
     pass_rates,
-    pooling_conflicts,
     reference_populations,
-    repeated_seeds,
     with_reference,
 )
+from llm_aai.analysis.notes import notes
 from llm_aai.analysis.paired import compare_runs
 from llm_aai.analysis.plan_reference import OracleReferences, RunReferences
 from llm_aai.analysis.plots import (
@@ -40,10 +38,8 @@ from llm_aai.analysis.report import (
 )
 from llm_aai.analysis.stats import Bootstrap
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
-from llm_aai.arena.catalog import children_subset
 from llm_aai.grounding.nearness import NEARNESS_CSV, NearnessError, read_nearness
 from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
-from llm_aai.logs.schema import CONTEXT_OVERFLOW
 from llm_aai.logs.store import atomic_write_text
 from llm_aai.oracle import DEFAULT_BUDGET
 
@@ -191,7 +187,7 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
           "infrastructure failures, excluded; +Nc = N episodes ended by a context overflow, "
           "excluded.")
     print("\n" + render(summary_report(overall)))
-    _notes(runs, infra_failures(runs.episodes))
+    _print_notes(notes(runs))
     if has_variants(runs.episodes):
         print("note: some episodes were played on variants (run --variants), counted here "
               "under their own ids; compare them with the originals with --by variants")
@@ -351,52 +347,9 @@ def _plot(levels, reference, args, populations: tuple[str, ...], runs,
     return 0
 
 
-def _notes(runs, failures) -> None:
-    """Say what the tables leave out or mix.
-
-    Lost, copied and unfinished episodes; runs pooled across settings; repeated seeds.
-    """
-    for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes)):
-        print(f"note: {line}")
-    for run in runs.runs.itertuples(index=False):
-        if getattr(run, "lost_input_turns", 0):
-            print(f"note: {run.run_id}: in {run.lost_input_turns} turn(s) the server counted "
-                  f"far fewer prompt tokens than were sent (lost images or system prompt; "
-                  f"the manifest's warnings.lost_input): the model did not see all its input")
-    for model, modes in runs.runs.groupby("model")["mode"].unique().items():
-        if len(modes) > 1:
-            print(f"note: {model} was run in {len(modes)} modes ({', '.join(modes)}); each "
-                  "is shown apart, never pooled; compare them with --by mode")
-    _note_tasks_outside_the_children_subset(runs.episodes)
-    if len(failures):
-        print(f"\n{len(failures)} episode(s) lost to infrastructure (not counted as failures):")
-        for row in failures.itertuples(index=False):
-            print(f"  {row.label} {row.episode_id} after {row.attempts} attempt(s): "
-                  f"{row.infra_error}")
-    overflows = runs.episodes[runs.episodes["end_reason"] == CONTEXT_OVERFLOW]
-    if len(overflows):
-        print(f"\n{len(overflows)} episode(s) ended by a context overflow (not counted): the "
-              "conversation outgrew the server's context window; give the server a larger "
-              "context or send fewer turns (--keep-last-turns)")
-        for row in overflows.itertuples(index=False):
-            print(f"  {row.label} {row.episode_id} after {row.scripts_used} reply(ies)")
-    for row in runs.runs.itertuples(index=False):
-        if row.duplicates:
-            print(f"note: {row.path}: {row.duplicates} episode(s) of run {row.run_id} already "
-                  "read from another directory, counted once")
-        if row.unfinished:
-            print(f"note: {row.path}: {row.unfinished} unfinished episode(s) ignored "
-                  "(continue the run with --resume)")
-
-
-def _note_tasks_outside_the_children_subset(episodes) -> None:
-    """Say when a run played tasks the reference rates (the children's 40) do not cover."""
-    subset = {task.task_id for task in children_subset()}
-    outside = sorted(set(episodes["task_id"]) - subset)
-    if outside:
-        print(f"note: {len(outside)} task(s) played are outside the 40-task children subset "
-              f"(e.g. {outside[0]}); the children's and Olympics agents' rates in the table are "
-              "over the 40 tasks, so compare per level with care")
+def _print_notes(lines: list[str]) -> None:
+    for line in lines:
+        print(line)
 
 
 def _fail(message: str) -> int:

@@ -1,0 +1,72 @@
+"""The notes under every ``analyze`` table: what its numbers leave out, mix or assume.
+
+Every table (per level, task, mode, probe, and the paired comparison) rests on the same
+choices: infrastructure failures and context overflows excluded, runs pooled under a label,
+copies counted once. Written once here, so no table prints its numbers without them.
+"""
+
+from __future__ import annotations
+
+from llm_aai.analysis.load import Runs, pooling_conflicts, repeated_seeds
+from llm_aai.analysis.metrics import infra_failures
+from llm_aai.arena.catalog import children_subset
+from llm_aai.logs.schema import CONTEXT_OVERFLOW
+
+
+def notes(runs: Runs) -> list[str]:
+    """Every note on ``runs`` as labelled: ``pooling_notes``, then ``exclusion_notes``."""
+    return [*pooling_notes(runs), *exclusion_notes(runs)]
+
+
+def pooling_notes(runs: Runs) -> list[str]:
+    """What the labels mix: runs pooled across settings or seeds, modes, tasks unreferenced."""
+    lines = [f"note: {line}"
+             for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes))]
+    for model, modes in runs.runs.groupby("model")["mode"].unique().items():
+        if len(modes) > 1:
+            lines.append(f"note: {model} was run in {len(modes)} modes ({', '.join(modes)}); "
+                         "each is shown apart, never pooled; compare them with --by mode")
+    return lines + _tasks_outside_the_children_subset(runs)
+
+
+def exclusion_notes(runs: Runs) -> list[str]:
+    """What the rates leave out: lost input, lost and overflowed episodes, copies, unfinished."""
+    lines = []
+    for run in runs.runs.itertuples(index=False):
+        if getattr(run, "lost_input_turns", 0):
+            lines.append(f"note: {run.run_id}: in {run.lost_input_turns} turn(s) the server "
+                         "counted far fewer prompt tokens than were sent (lost images or "
+                         "system prompt; the manifest's warnings.lost_input): the model did not "
+                         "see all its input")
+    failures = infra_failures(runs.episodes)
+    if len(failures):
+        lines.append(f"\n{len(failures)} episode(s) lost to infrastructure (not counted as "
+                     "failures):")
+        lines += [f"  {row.label} {row.episode_id} after {row.attempts} attempt(s): "
+                  f"{row.infra_error}" for row in failures.itertuples(index=False)]
+    overflows = runs.episodes[runs.episodes["end_reason"] == CONTEXT_OVERFLOW]
+    if len(overflows):
+        lines.append(f"\n{len(overflows)} episode(s) ended by a context overflow (not counted): "
+                     "the conversation outgrew the server's context window; give the server a "
+                     "larger context or send fewer turns (--keep-last-turns)")
+        lines += [f"  {row.label} {row.episode_id} after {row.scripts_used} reply(ies)"
+                  for row in overflows.itertuples(index=False)]
+    for row in runs.runs.itertuples(index=False):
+        if row.duplicates:
+            lines.append(f"note: {row.path}: {row.duplicates} episode(s) of run {row.run_id} "
+                         "already read from another directory, counted once")
+        if row.unfinished:
+            lines.append(f"note: {row.path}: {row.unfinished} unfinished episode(s) ignored "
+                         "(continue the run with --resume)")
+    return lines
+
+
+def _tasks_outside_the_children_subset(runs: Runs) -> list[str]:
+    """Say when a run played tasks the reference rates (the children's 40) do not cover."""
+    subset = {task.task_id for task in children_subset()}
+    outside = sorted(set(runs.episodes["task_id"]) - subset)
+    if not outside:
+        return []
+    return [f"note: {len(outside)} task(s) played are outside the 40-task children subset "
+            f"(e.g. {outside[0]}); the children's and Olympics agents' rates in the table are "
+            "over the 40 tasks, so compare per level with care"]
