@@ -44,6 +44,9 @@ from llm_aai.settings import ResolvedRun, RunConfig, settings_of
 INFRASTRUCTURE = "infrastructure"
 """The ``end_reason`` of an episode lost to the model provider, not to the agent."""
 
+PAPER = "paper"
+"""``mode_label`` of the paper's mode: the one a label does not name."""
+
 RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model", "mode",
                "probe")
 
@@ -358,5 +361,5 @@ def _labels(runs: pd.DataFrame) -> dict[tuple[str, str, str], str]:
     labels = {}
     for model, prompt, mode in zip(runs["model"], runs["prompt"], runs["mode"], strict=True):
         label = model if prompts[model] == 1 else f"{model} [{prompt}]"
-        labels[(model, prompt, mode)] = label if mode == "paper" else f"{label} ({mode})"
+        labels[(model, prompt, mode)] = label if mode == PAPER else f"{label} ({mode})"
     return labels

@@ -7,11 +7,13 @@ text) from planning (closed loop against one open-loop plan).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
+from llm_aai.analysis.load import PAPER, Runs
 from llm_aai.analysis.metrics import pass_rates
 from llm_aai.analysis.paired import task_of
 from llm_aai.analysis.plan_reference import References
@@ -38,24 +40,62 @@ def _ordered(episodes: pd.DataFrame) -> list[str]:
     return [p for p in PROBE_ORDER if p in present] + sorted(present - set(PROBE_ORDER))
 
 
+def probe_runs(runs: Runs) -> Runs:
+    """``runs`` with each run and episode placed in the probe table: ``row`` and ``label``.
+
+    ``row`` is the model, with the prompt where the model has several besides ``plan`` (the
+    plan prompt is a probe, a column, not a row) and the mode where it is not the paper's, so
+    runs the level table keeps apart stay apart here. ``label`` is ``row: probe``, one cell
+    of the table and one bar of the figure: what the notes check for runs pooled across
+    settings or seeds, and what they list lost episodes under.
+    """
+    rows = _row_names(runs.runs)
+
+    def placed(frame: pd.DataFrame) -> pd.DataFrame:
+        row = [rows[key] for key in zip(frame["model"], frame["prompt"], frame["mode"],
+                                        strict=True)]
+        return frame.assign(row=row, label=[f"{name}: {probe}" for name, probe
+                                            in zip(row, frame["probe"], strict=True)])
+
+    return replace(runs, episodes=placed(runs.episodes), runs=placed(runs.runs))
+
+
+def _row_names(runs: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """``(model, prompt, mode) -> row``: the level table's labels, the plan prompt aside.
+
+    A plan run joins its model's row when the model has one other prompt; with several it is
+    a row of its own (``claude [plan]``), since it belongs to none of them.
+    """
+    prompts = runs[runs["probe"] != "plan"].groupby("model")["prompt"].nunique()
+    names = {}
+    for model, prompt, mode in zip(runs["model"], runs["prompt"], runs["mode"], strict=True):
+        name = f"{model} [{prompt}]" if prompts.get(model, 0) > 1 else model
+        names[(model, prompt, mode)] = name if mode == PAPER else f"{name} ({mode})"
+    return names
+
+
 def probe_table(episodes: pd.DataFrame, reference: pd.DataFrame | None = None,
                 populations: tuple[str, ...] = (),
                 bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
-    """Rows per model and level, one column per probe the runs hold.
+    """Rows per ``row`` (``probe_runs``) and level, one column per probe the runs hold.
 
     A cell reads ``k/n p [Wilson] tasks[bootstrap]``: the Wilson interval over trials and the
     cluster bootstrap over tasks (``bootstrap``), the one that respects tasks.
 
-    Infrastructure failures are left out, as in every agent metric. A probe a model was
-    not run under shows ``-``. Each population of ``populations`` (``children``,
-    ``olympics_top10``...) gets a column with its pooled pass rate on the level and its
-    interquartile range, from ``reference`` (``reference_populations()``).
+    Infrastructure failures and context overflows are left out, as in every agent metric
+    (``scored``). A probe a row was not run under shows ``-``. Each population of
+    ``populations`` (``children``, ``olympics_top10``...) gets a column with its pooled pass
+    rate on the level and its interquartile range, from ``reference``
+    (``reference_populations()``). The row's name is in the ``model`` column.
     """
     probes = _ordered(episodes)
     levels = reference_levels(reference) if populations else None
     rows = []
-    for (model, level), group in episodes.groupby(["model", "level"], sort=True):
-        row = {"model": model, "level": int(level), "level_name": LEVEL_NAMES.get(int(level))}
+    order = {name: i for i, name in enumerate(pd.unique(episodes["row"]))}
+    ordered = episodes.assign(_row=episodes["row"].map(order))
+    for (_, level), group in ordered.groupby(["_row", "level"], sort=True):
+        row = {"model": group["row"].iloc[0], "level": int(level),
+               "level_name": LEVEL_NAMES.get(int(level))}
         for probe in probes:
             row[probe] = _cell(group[group["probe"] == probe], bootstrap)
         for population in populations:
@@ -77,35 +117,34 @@ def _population_cell(levels: pd.DataFrame, population: str, level: int) -> str:
 
 def probe_levels(episodes: pd.DataFrame,
                  bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
-    """``pass_rates`` per level with one label per model and probe (``claude: text``).
+    """``pass_rates`` per level with one label per row and probe (``claude: text``).
 
     What the comparison figure draws with ``plot_pass_rates``: each probe a bar with its
-    Wilson interval and its interval over tasks, models in the order loaded, probes in
+    Wilson interval and its interval over tasks, rows in the order loaded, probes in
     ``PROBE_ORDER``.
     """
     return pass_rates(probe_labelled(episodes), by="level", bootstrap=bootstrap)
 
 
 def probe_labelled(episodes: pd.DataFrame) -> pd.DataFrame:
-    """The episodes labelled by model and probe (``claude: text``), ordered for the figure."""
+    """``probe_runs``' episodes ordered for the figure: rows as loaded, probes in order."""
     rank = {probe: i for i, probe in enumerate(_ordered(episodes))}
-    order = {model: i for i, model in enumerate(pd.unique(episodes["model"]))}
-    ordered = episodes.assign(_model=episodes["model"].map(order),
+    order = {row: i for i, row in enumerate(pd.unique(episodes["row"]))}
+    ordered = episodes.assign(_row=episodes["row"].map(order),
                               _probe=episodes["probe"].map(rank))
-    ordered = ordered.sort_values(["_model", "_probe"], kind="stable")
-    return ordered.assign(label=ordered["model"] + ": " + ordered["probe"])
+    return ordered.sort_values(["_row", "_probe"], kind="stable").drop(columns=["_row", "_probe"])
 
 
 def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = None,
                        by: str = "level", references: References | None = None) -> pd.DataFrame:
-    """The plan probe's metrics per model and level (or ``task_id``), each plan driven again.
+    """The plan probe's metrics per row and level (or ``task_id``), each plan driven again.
 
     Similarity and path efficiency compare each plan with its episode's reference plan
     (same task and seed; ``llm_aai.analysis.plan_reference``); without ``references`` those
     columns are empty. Infrastructure failures are left out.
 
     Args:
-        episodes: ``Runs.episodes``; only the ``plan`` probe's rows are used.
+        episodes: ``probe_runs(runs).episodes``; only the ``plan`` probe's are used.
         arenas_dir: where the testbed's arena files are; None: each run's own (its
             manifest), then ``$LLM_AAI_ARENAS`` or the download cache.
         by: ``level`` or ``task_id``.
@@ -127,7 +166,7 @@ def plan_metrics_table(episodes: pd.DataFrame, arenas_dir: str | Path | None = N
             reference = None if references is None else references.plan_for(
                 task_id=row.task_id, seed=int(row.seed), pass_mark=float(row.pass_mark),
                 arena_path=arena_path, protocol=protocol)
-            metrics.setdefault(row.model, []).append(evaluate_plan_episode(
+            metrics.setdefault(row.row, []).append(evaluate_plan_episode(
                 row.episode_dir, arena_path, protocol, reference=reference))
     if not metrics:
         return pd.DataFrame()

@@ -28,7 +28,12 @@ from llm_aai.analysis.plots import (
     plot_pass_rates,
     settings_caption,
 )
-from llm_aai.analysis.probes import plan_metrics_table, probe_labelled, probe_table
+from llm_aai.analysis.probes import (
+    plan_metrics_table,
+    probe_labelled,
+    probe_runs,
+    probe_table,
+)
 from llm_aai.analysis.report import (
     compare_report,
     level_report,
@@ -212,12 +217,15 @@ def _mode_tables(episodes, reference, populations: tuple[str, ...], boot: Bootst
     return pd.concat(tables, ignore_index=True)
 def _report_probes(runs, args, populations: tuple[str, ...]) -> int:
     """Each model's pass rate per level under each probe, the plan metrics, the figure."""
+    runs = probe_runs(runs)
     reference = reference_populations()
     boot = Bootstrap(seed=args.seed)
     table = probe_table(runs.episodes, reference, populations, bootstrap=boot)
     print(render(table))
     print(f"\nk/n proportion [Wilson 95% CI] tasks[{boot.describe()}] per probe; "
-          "infrastructure failures excluded; populations: pooled rate (interquartile range).")
+          "infrastructure failures and episodes ended by a context overflow excluded; "
+          "populations: pooled rate (interquartile range).")
+    _print_notes(notes(runs))
     try:
         references = (RunReferences(args.reference) if args.reference is not None
                       else OracleReferences(budget=args.oracle_budget))
