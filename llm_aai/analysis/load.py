@@ -262,28 +262,36 @@ def pooling_conflicts(runs: pd.DataFrame) -> list[str]:
         settings = {row.run_id: json.loads(row.settings) for row in group.itertuples()}
         if len(settings) < 2:
             continue
-        lines.extend(_arena_conflicts(label, {run_id: values.pop(ARENAS, {})
-                                              for run_id, values in settings.items()}))
-        keys = sorted({key for values in settings.values() for key in values})
-        differ = [key for key in keys
-                  if len({json.dumps(values.get(key)) for values in settings.values()}) > 1]
-        if differ:
-            detail = "; ".join(f"{run_id}: " + ", ".join(f"{key}={values.get(key)}"
-                                                          for key in differ)
-                               for run_id, values in settings.items())
+        arenas, detail = setting_differences(settings)
+        if arenas:
+            lines.append(f"{label} pools runs whose arena files differ for {', '.join(arenas)} "
+                         "(their manifests' sha256); analyse them separately to compare like "
+                         "with like")
+        if detail:
             lines.append(f"{label} pools runs with different settings ({detail}); analyse "
                          "them separately to compare like with like")
     return lines
 
 
-def _arena_conflicts(label: str, arenas: dict[str, dict[str, str]]) -> list[str]:
-    """One line if pooled runs played a task from arena files that differ."""
-    differing = sorted({task for a, b in itertools.combinations(arenas.values(), 2)
+def setting_differences(settings: dict[str, dict[str, Any]]) -> tuple[list[str], str]:
+    """What runs differ in, from each one's ``settings`` column (parsed), keyed by a name.
+
+    Returns:
+        The tasks two of them played from arena files that differ (a task only one played is
+        no conflict), and the other settings that differ, as ``name: key=value, ...; name: ...``
+        (empty when none do).
+    """
+    arenas = [values.get(ARENAS, {}) for values in settings.values()]
+    differing = sorted({task for a, b in itertools.combinations(arenas, 2)
                         for task in a.keys() & b.keys() if a[task] != b[task]})
-    if not differing:
-        return []
-    return [f"{label} pools runs whose arena files differ for {', '.join(differing)} (their "
-            "manifests' sha256); analyse them separately to compare like with like"]
+    rest = {name: {key: value for key, value in values.items() if key != ARENAS}
+            for name, values in settings.items()}
+    keys = sorted({key for values in rest.values() for key in values})
+    differ = [key for key in keys if len({json.dumps(values.get(key))
+                                          for values in rest.values()}) > 1]
+    detail = "; ".join(f"{name}: " + ", ".join(f"{key}={values.get(key)}" for key in differ)
+                       for name, values in rest.items()) if differ else ""
+    return differing, detail
 
 
 def _episode_dirs(path: Path) -> tuple[list[Path], list[Path], list[Path]]:

@@ -7,8 +7,13 @@ copies counted once. Written once here, so no table prints its numbers without t
 
 from __future__ import annotations
 
-from llm_aai.analysis.load import Runs, pooling_conflicts, repeated_seeds
+import json
+
+import pandas as pd
+
+from llm_aai.analysis.load import Runs, pooling_conflicts, repeated_seeds, setting_differences
 from llm_aai.analysis.metrics import infra_failures
+from llm_aai.analysis.paired import unpaired_tasks
 from llm_aai.arena.catalog import children_subset
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
@@ -16,6 +21,40 @@ from llm_aai.logs.schema import CONTEXT_OVERFLOW
 def notes(runs: Runs) -> list[str]:
     """Every note on ``runs`` as labelled: ``pooling_notes``, then ``exclusion_notes``."""
     return [*pooling_notes(runs), *exclusion_notes(runs)]
+
+
+def comparison_notes(a: Runs, b: Runs) -> list[str]:
+    """The notes under ``--compare`` of run A against run B (one run directory each).
+
+    What A and B differ in (the arena files of a task both played above all: such a pair
+    compares two arenas), the tasks one of them has no result on (left out of the pairs), and
+    each run's exclusions, its episodes listed as A's or B's.
+    """
+    arenas, detail = setting_differences({side: json.loads(runs.runs["settings"].iloc[0])
+                                          for side, runs in (("A", a), ("B", b))})
+    lines = []
+    if arenas:
+        lines.append(f"note: A and B played {', '.join(arenas)} from arena files that differ "
+                     "(their manifests' sha256): those pairs compare different arenas")
+    if detail:
+        lines.append(f"note: A and B differ in settings ({detail}); A - B measures these "
+                     "differences together")
+    only_a, only_b = unpaired_tasks(a.episodes, b.episodes)
+    if only_a or only_b:
+        lines.append("note: tasks with a result in one run alone are left out of the paired "
+                     f"comparison: {_only(only_a, 'A')}; {_only(only_b, 'B')}")
+    both = Runs(episodes=pd.concat([a.episodes.assign(label="A"), b.episodes.assign(label="B")],
+                                   ignore_index=True),
+                turns=a.turns, runs=pd.concat([a.runs, b.runs], ignore_index=True))
+    return lines + exclusion_notes(both)
+
+
+def _only(tasks: list[str], side: str, shown: int = 10) -> str:
+    """``4 task(s) only in A (03-09-01, ...)``, the first ``shown`` named; ``none only in A``."""
+    if not tasks:
+        return f"none only in {side}"
+    more = f", and {len(tasks) - shown} more" if len(tasks) > shown else ""
+    return f"{len(tasks)} task(s) only in {side} ({', '.join(tasks[:shown])}{more})"
 
 
 def pooling_notes(runs: Runs) -> list[str]:

@@ -46,6 +46,8 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, name_a: str = "A", name_b:
                  bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
     """Per measure and level (level 0 = all levels): A's and B's rates, A - B, interval, p.
 
+    Only the tasks both runs have a result on are paired (the others: ``unpaired_tasks``).
+
     Args:
         a: ``Runs.episodes`` of run A.
         b: those of run B.
@@ -83,6 +85,16 @@ def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, name_a: str = "A", name_b:
                          "difference": result.difference, "low": result.low,
                          "high": result.high, "p_value": result.p_value, "exact": result.exact})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def unpaired_tasks(a: pd.DataFrame, b: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The tasks (as paired) with a result only in A, and only in B, sorted.
+
+    ``compare_runs`` leaves them out: a task one run lacks has no difference to take. A task
+    whose episodes were all lost to infrastructure or a context overflow has no result.
+    """
+    tasks_a, tasks_b = (set(task_of(scored(side))) for side in (a, b))
+    return sorted(tasks_a - tasks_b), sorted(tasks_b - tasks_a)
 
 
 def _played(episodes: pd.DataFrame) -> pd.DataFrame:

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +19,7 @@ from llm_aai.analysis import (
     reference_populations,
     with_reference,
 )
-from llm_aai.analysis.notes import notes
+from llm_aai.analysis.notes import comparison_notes, notes
 from llm_aai.analysis.paired import compare_runs
 from llm_aai.analysis.plan_reference import OracleReferences, RunReferences
 from llm_aai.analysis.plots import (
@@ -285,26 +286,31 @@ def _compare(args) -> int:
                      f"{len(args.runs)}")
     if args.plot or args.by != "level":
         return _fail("--compare prints its own table: leave out --plot and --by")
+    if args.runs[0].resolve() == args.runs[1].resolve():
+        return _fail(f"--compare: {args.runs[0]} and {args.runs[1]} are the same run "
+                     "directory; give two different runs")
     try:
-        a, b = (load_runs([path], with_turns=False).episodes for path in args.runs)
+        a, b = (load_runs([path], with_turns=False) for path in args.runs)
         if all((path / NEARNESS_CSV).is_file() for path in args.runs):
-            a, b = (side.assign(nearer=side["episode_id"].map(read_nearness(path)))
+            a, b = (replace(side, episodes=side.episodes.assign(
+                        nearer=side.episodes["episode_id"].map(read_nearness(path))))
                     for side, path in zip((a, b), args.runs, strict=True))
-        table = compare_runs(a, b, name_a=str(args.runs[0]), name_b=str(args.runs[1]),
-                             bootstrap=Bootstrap(seed=args.seed))
+        table = compare_runs(a.episodes, b.episodes, name_a=str(args.runs[0]),
+                             name_b=str(args.runs[1]), bootstrap=Bootstrap(seed=args.seed))
     except (RunDirectoryError, NearnessError, ValueError) as error:
         return _fail(str(error))
-    labels = [", ".join(pd.unique(side["label"])) for side in (a, b)]
+    labels = [", ".join(pd.unique(side.episodes["label"])) for side in (a, b)]
     print(f"A = {args.runs[0]} ({labels[0]}); B = {args.runs[1]} ({labels[1]})")
     print(render(compare_report(table)))
-    print("\nA, B: each run's rate over the tasks both played (infrastructure failures left "
-          "out); passed = proportion of trials passed, progress = mean share of the pass "
-          "mark's reward obtained (1 for a pass)"
+    print("\nA, B: each run's rate over the tasks both played (infrastructure failures and "
+          "context overflows left out); passed = proportion of trials passed, progress = mean "
+          "share of the pass mark's reward obtained (1 for a pass)"
           + (", nearer = mean share of the walking distance to the nearest goal closed "
              "(1 for a pass; from each run's nearness.csv)" if "nearer" in set(table["measure"])
              else "") + f". A - B [{Bootstrap(seed=args.seed).describe()}, "
           "tasks resampled in pairs]; p: two-sided paired sign-flip test over the tasks whose "
           "rates differ (a tie has no sign; exact, or * sampled flips beyond 16 of them).")
+    _print_notes(comparison_notes(a, b))
     if args.csv:
         _write_csv(table, args.csv)
     return 0

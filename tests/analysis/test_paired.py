@@ -77,3 +77,52 @@ def test_a_context_overflow_is_left_out_of_the_comparison_as_of_the_level_table(
     assert (level_table["k"], level_table["n"]) == (27, 116)  # 117 played, 1 overflowed
     compared = _all(compare_runs(a, b))
     assert compared["a"] == pytest.approx(27 / 116)
+
+
+def test_the_same_run_directory_twice_is_refused(two_models, capsys):
+    alpha = two_models[0]
+    assert main([str(alpha), str(alpha) + "/", "--compare"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "the same run directory" in err and str(alpha) in err
+
+
+def test_tasks_one_run_lacks_are_counted_left_out_and_said_so(make_run, tmp_path, capsys):
+    """A played levels 1-3, B levels 1-2 and one task of level 3 lost to infrastructure: the
+    comparison pairs the 8 shared tasks and names the 4 only A has a result on."""
+    a = make_run(tmp_path, model="a", levels=range(1, 4), trials=range(1, 3))
+    b = make_run(tmp_path, model="b", levels=range(1, 4), trials=range(1, 3),
+                 infra=lambda task, level, trial: task == "03-11-01")
+    for task in ("03-09-01", "03-18-01", "03-21-01"):
+        shutil.rmtree(b / "episodes" / f"{task}_t1")
+        shutil.rmtree(b / "episodes" / f"{task}_t2")
+    assert main([str(a), str(b), "--compare"]) == 0
+    out = capsys.readouterr().out
+    assert _line(out, "all levels", "passed").split()[4] == "8"  # tasks (differ): the shared
+    assert ("note: tasks with a result in one run alone are left out of the paired comparison: "
+            "4 task(s) only in A (03-09-01, 03-11-01, 03-18-01, 03-21-01); none only in B") in out
+    assert "2 episode(s) lost to infrastructure" in out
+    assert "  B 03-11-01_t1 after 2 attempt(s)" in out
+
+
+def test_compare_prints_what_the_runs_differ_in_and_arenas_that_differ(make_run, tmp_path,
+                                                                      capsys):
+    a = make_run(tmp_path, model="m", levels=range(1, 2), run_id="a")
+    b = make_run(tmp_path, model="m", levels=range(1, 2), run_id="b")
+    for run, digest, resolution in ((a, "a" * 64, 512), (b, "b" * 64, 128)):
+        manifest = run / "manifest.json"
+        data = json.loads(manifest.read_text())
+        data["arenas"] = {"01-04-03": digest}
+        data["run"]["config"]["resolution"] = resolution
+        manifest.write_text(json.dumps(data))
+    assert main([str(a), str(b), "--compare"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == [
+        "note: A and B played 01-04-03 from arena files that differ (their manifests' "
+        "sha256): those pairs compare different arenas",
+        "note: A and B differ in settings (A: resolution=512; B: resolution=128); A - B "
+        "measures these differences together"]
+
+
+def _line(out, name, measure):
+    return next(line for line in out.splitlines()
+                if line.startswith(measure) and f" {name} " in line)
