@@ -58,8 +58,10 @@ def model_summary(episodes: pd.DataFrame,
 
     Columns: ``label, model, prompt, runs, tasks, episodes, infra_failures, k, n, proportion,
     ci_low, ci_high, mean_reward, mean_final_health, mean_scripts_used, invalid_replies,
-    scripts, invalid_reply_rate, input_tokens, output_tokens, cost_usd``. The invalid-reply rate
-    is replies that broke the script grammar over all replies, in agent (non-infra) episodes.
+    scripts, invalid_reply_rate, input_tokens, output_tokens, cost_usd, unpriced_episodes``. The
+    invalid-reply rate is replies that broke the script grammar over all replies, in agent
+    (non-infra) episodes. ``cost_usd`` sums the episodes whose every call had a known price;
+    ``unpriced_episodes`` counts the others, whose cost is not known (0: the cost is whole).
     """
     rows = []
     for (label,), group in _groups(episodes, ["label"]):
@@ -79,10 +81,21 @@ def model_summary(episodes: pd.DataFrame,
             "invalid_reply_rate": invalid / scripts if scripts else float("nan"),
             "input_tokens": int(group["input_tokens"].sum()),
             "output_tokens": int(group["output_tokens"].sum()),
-            "cost_usd": float(group["cost_usd"].sum()),
-            "cost_known": bool(group["cost_known"].all()) if "cost_known" in group else True,
+            **_cost(group),
         })
     return pd.DataFrame(rows)
+
+
+def _cost(group: pd.DataFrame) -> dict[str, float | int]:
+    """The known part of the episodes' cost, and how many episodes it leaves out.
+
+    An episode with a call of no known price has no cost (``cost_known`` False; a run
+    without a price recorded 0s that are not zero): summing it as 0 would understate the
+    cost, and calling the whole cost unknown would hide the part that is known.
+    """
+    known = group["cost_known"].astype(bool)
+    return {"cost_usd": float(group["cost_usd"].where(known).sum()),
+            "unpriced_episodes": int((~known).sum())}
 
 
 def infra_failures(episodes: pd.DataFrame) -> pd.DataFrame:

@@ -89,9 +89,7 @@ def summary_report(overall: pd.DataFrame) -> pd.DataFrame:
                                 strict=True)],
         "mean reward": [f"{v:.2f}" for v in overall["mean_reward"]],
         "final health": [f"{v:.1f}" for v in overall["mean_final_health"]],
-        "cost $": [f"{v:.2f}" if known else "unknown (no price)" for v, known in
-                   zip(overall["cost_usd"], overall.get("cost_known", [True] * len(overall)),
-                       strict=True)],
+        "cost $": [_cost(row) for _, row in overall.iterrows()],
     })
 
 
@@ -145,6 +143,16 @@ def _rate(row) -> str:
     if "boot_low" not in row:
         return wilson
     return f"{wilson} tasks{format_interval(row['boot_low'], row['boot_high'])}"
+
+
+def _cost(row) -> str:
+    """Dollars; with episodes of no known price, the known part as a lower bound, marked."""
+    unpriced, episodes = int(row["unpriced_episodes"]), int(row["episodes"])
+    if not unpriced:
+        return f"{row['cost_usd']:.2f}"
+    if unpriced == episodes:
+        return "unknown (no price)"
+    return f">= {row['cost_usd']:.2f} ({unpriced} of {episodes} episodes unpriced)"
 
 
 def _counts(row) -> str:

@@ -181,17 +181,30 @@ def test_sampling_options_count_as_settings_and_repeats_within_a_run_do_not(make
                      "warm: temperature=0.7); analyse them separately to compare like with like"]
 
 
-def test_an_episode_without_a_known_cost_makes_the_model_s_cost_unknown(tmp_path, make_run,
-                                                                        capsys):
-    # a priced run in which one episode's calls had no known price (cost_usd null)
+def test_a_cost_partly_unknown_shows_the_known_part_and_how_many_episodes_lack_a_price(
+        tmp_path, make_run, capsys):
+    # a priced run in which two episodes' calls had no known price (cost_usd null): the ten
+    # others cost $0.005 each, which the cell keeps, marked as a lower bound
     run = make_run(tmp_path, model="alpha", levels=range(1, 2))
-    result_file = sorted(run.glob("episodes/*/result.json"))[0]
-    record = json.loads(result_file.read_text())
-    result_file.write_text(json.dumps({**record, "cost_usd": None}))
+    for result_file in sorted(run.glob("episodes/*/result.json"))[:2]:
+        record = json.loads(result_file.read_text())
+        result_file.write_text(json.dumps({**record, "cost_usd": None}))
     assert main([str(run)]) == 0
-    out = capsys.readouterr().out
-    summary = [line for line in out.splitlines() if line.startswith("alpha ")][-1]
-    assert "unknown (no price)" in summary and "0.00" not in summary.split()[-1]
+    summary = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("alpha ")][-1]
+    assert summary.endswith(">= 0.05 (2 of 12 episodes unpriced)")
+
+
+def test_a_model_without_a_price_has_its_cost_unknown(tmp_path, make_run, capsys):
+    run = make_run(tmp_path, model="alpha", levels=range(1, 2))
+    manifest = run / "manifest.json"  # costs recorded as 0 for a model litellm cannot price
+    data = json.loads(manifest.read_text())
+    data["run"]["cost_known"] = False
+    manifest.write_text(json.dumps(data))
+    assert main([str(run)]) == 0
+    summary = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("alpha ")][-1]
+    assert summary.endswith("unknown (no price)")
 
 
 def test_level_table_shows_both_intervals_and_says_which(two_models, capsys):
