@@ -192,6 +192,7 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "settings": json.dumps(_settings(manifest, run), sort_keys=True),
         "cost_known": run.cost_known,  # False: a model without a price
         "mode": mode_label(config.modes, config.protocol.max_scripts),
+        "across_tasks": config.modes.across_tasks,  # a trial's episodes in one conversation
         # turns whose server counted far fewer prompt tokens than were sent (lost input)
         "lost_input_turns": int(((manifest.warnings or {}).get("lost_input") or {})
                                 .get("turns", 0)),

@@ -68,9 +68,26 @@ def pooling_notes(runs: Runs) -> list[str]:
     return lines + _tasks_outside_the_children_subset(runs)
 
 
+def dependence_notes(runs: Runs) -> list[str]:
+    """One line per run whose episodes are not independent: ``--context across-tasks``.
+
+    Every interval analyze gives takes episodes as independent draws: Wilson's trials, and
+    the bootstrap's tasks, resampled one by one. In one conversation per trial an earlier
+    task's outcome, told before the next task, can change how the next is played.
+    """
+    return [f"note: {row.run_id} played each trial's tasks in one conversation (--context "
+            "across-tasks): its episodes are not independent (a task's outcome is told before "
+            "the next), and the intervals, which take them as independent, may be too narrow"
+            for row in runs.runs.itertuples(index=False) if row.across_tasks]
+
+
 def exclusion_notes(runs: Runs) -> list[str]:
-    """What the rates leave out: lost input, lost and overflowed episodes, copies, unfinished."""
-    lines = []
+    """What the rates leave out or assume.
+
+    Episodes that are not independent (``dependence_notes``), turns whose input was lost,
+    episodes lost to infrastructure or ended by a context overflow, copies, unfinished ones.
+    """
+    lines = dependence_notes(runs)
     for run in runs.runs.itertuples(index=False):
         if getattr(run, "lost_input_turns", 0):
             lines.append(f"note: {run.run_id}: in {run.lost_input_turns} turn(s) the server "

@@ -239,3 +239,23 @@ def test_a_write_cut_short_leaves_the_file_as_it_was(two_models, tmp_path, optio
     assert done.returncode == 2 and "cannot write output" in done.stderr
     assert target.read_bytes() == b"the previous file\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == [target.name]  # no temporary
+
+
+def test_a_run_across_tasks_is_noted_as_not_independent_episodes(make_run, tmp_path, capsys):
+    """One conversation per trial: a task's outcome can change the next one's, which the
+    intervals (Wilson over trials, the bootstrap over tasks) take as independent."""
+    run = make_run(tmp_path, model="alpha", levels=range(1, 2), run_id="across")
+    manifest = run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["run"]["config"]["modes"]["context"] = "across-tasks"
+    manifest.write_text(json.dumps(data))
+    other = make_run(tmp_path, model="beta", levels=range(1, 2), run_id="per-task")
+    expected = ("note: across played each trial's tasks in one conversation (--context "
+                "across-tasks): its episodes are not independent (a task's outcome is told "
+                "before the next), and the intervals, which take them as independent, may be "
+                "too narrow")
+    for extra in ([], ["--compare"], ["--by", "observation"]):
+        assert main([str(run), str(other), *extra]) == 0
+        notes = [line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("note:")]
+        assert expected in notes and not any("per-task played" in note for note in notes)
