@@ -55,6 +55,7 @@ from llm_aai.runner import (
     start_run,
 )
 from llm_aai.runner.presets import fill_presets
+from llm_aai.script import MODES as SCRIPT_MODES
 from llm_aai.settings import MAX_RESOLUTION, MIN_RESOLUTION, ConfigError
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 from llm_aai.variants import VariantIndexError, VariantRequestError
@@ -130,8 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the text's frame of reference: egocentric (distance and bearing, "
                              "default) or allocentric (arena coordinates and your own pose); "
                              "--frame is its old name")
-    parser.add_argument("--script-mode", dest="script_mode",
-                        choices=("strict", "lenient"),
+    parser.add_argument("--script-mode", dest="script_mode", choices=SCRIPT_MODES,
                         help="strict: the paper's grammar (default); lenient: also repair code "
                              "fences, prose, lowercase and a missing final ';', logging each")
     parser.add_argument("--max-scripts", dest="protocol.max_scripts", type=_script_cap,

@@ -33,12 +33,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from llm_aai.agents.llm import LLMAgent
 from llm_aai.agents.registry import AgentSpec
 from llm_aai.analysis.stats import bootstrap_mean_interval
-from llm_aai.arena import select_tasks
 from llm_aai.frames import FrameFormat
 from llm_aai.inspect_eval.client import InspectClient
 from llm_aai.protocol import EpisodeProtocol
 from llm_aai.runner import RESULTS_DIR, RunConfig, RunError, default_run_id
 from llm_aai.runner.app import OpenRun, open_run
+from llm_aai.runner.plan import resolve_tasks_and_prompt
 from llm_aai.runner.presets import fill_presets
 from llm_aai.settings.config import ConfigError
 
@@ -104,7 +104,10 @@ def testbed(tasks: str | None = None, level: str | None = None,
     given = {path for path, value in values.items() if value != _DEFAULTS.value_of(path)}
     fill_presets(values, given)
     config = RunConfig.from_values(values)
-    selected = select_tasks(config.level, config.tasks, full=config.full_testbed)
+    # the checks open_run makes before anything is written (the prompt, the observation and
+    # its perspective, every arena file), made now: a typo fails `inspect eval` at once, not
+    # at its first sample
+    _, selected, _, _ = resolve_tasks_and_prompt(config)
     dataset = MemoryDataset([Sample(input=f"Animal-AI testbed task {t.task_id}", id=t.task_id,
                                     metadata={"task_id": t.task_id, "level": t.level})
                              for t in selected], name="llm-aai-testbed")

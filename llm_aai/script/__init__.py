@@ -19,11 +19,12 @@ from llm_aai.script.model import (
     Turn,
     format_script,
 )
-from llm_aai.script.parser import DEFAULT_LIMITS, Mode, ScriptLimits, parse_script
+from llm_aai.script.parser import DEFAULT_LIMITS, MODES, Mode, ScriptLimits, parse_script
 
 __all__ = [
     "DEFAULT_LIMITS",
     "DEGREES_PER_STEP",
+    "MODES",
     "NOOP",
     "Action",
     "Command",

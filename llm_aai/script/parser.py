@@ -50,12 +50,14 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from llm_aai.script.errors import ScriptError
 from llm_aai.script.model import Command, Go, Normalization, Script, Think, Turn
 
 Mode = Literal["strict", "lenient"]
+MODES: tuple[str, ...] = get_args(Mode)
+"""Every reading of a script: ``strict`` (the paper's grammar) and ``lenient``."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from llm_aai.logs.schema import SchemaError
 from llm_aai.protocol import EpisodeProtocol
 from llm_aai.protocol.modes import RENAMED_CONTROLS, ModeSettings
 from llm_aai.protocol.presets import ConfigError
+from llm_aai.script import MODES as SCRIPT_MODES
 from llm_aai.sim.simulator import PHYSICS_BUILDS
 
 __all__ = ["MAX_RESOLUTION", "MIN_RESOLUTION", "V1_CLI_ARGS", "ConfigError", "ModelOptions",
@@ -275,6 +276,9 @@ class RunConfig:
         _check_number("stop_after_failed_episodes", self.stop_after_failed_episodes, low=1)
         _check_number("budget_usd", self.budget_usd, low=0.0, low_open=True)
         _check_number("ray_episode_cpus", self.ray_episode_cpus, low=1e-4)  # Ray's precision
+        if self.script_mode not in SCRIPT_MODES:  # a typo would read scripts strictly
+            raise ConfigError("script_mode", f"must be one of {', '.join(SCRIPT_MODES)}, not "
+                              f"{self.script_mode!r}")
         if self.physics_build not in PHYSICS_BUILDS:
             raise ConfigError("physics_build", f"must be one of {', '.join(PHYSICS_BUILDS)}, "
                               f"not {self.physics_build!r}")

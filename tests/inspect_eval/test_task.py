@@ -18,7 +18,7 @@ from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 from llm_aai.logs.store import read_result, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
-from llm_aai.runner import ModelOptions, RunConfig, start_run
+from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 
 TASK = "01-04-03"
 REPLIES = ["Go(3);", "Turn(90);Go(2);", "not a script", "Turn(-45);Go(4);"]
@@ -182,3 +182,18 @@ def test_a_run_dir_serves_one_model(testbed_dir, tmp_path):
     assert "needs its own: evaluate each model with its own -T run_dir" in failed.error.message
     result = read_result(tmp_path / "run" / "episodes" / f"{TASK}_t1")
     assert result.agent == next(log.eval.model for log in logs if log.status == "success")
+
+
+@pytest.mark.parametrize(("name", "value", "says"), [
+    ("prompt", "reactt", "unknown prompt 'reactt'; registered: icl, plan, react"),
+    ("observation", "imag", "observation must be one of image, text, both"),
+    ("perspective", "ego", "perspective must be one of egocentric, allocentric"),
+    ("script_mode", "lenien", "script_mode must be one of strict, lenient"),
+])
+def test_a_typo_in_a_task_argument_fails_when_the_task_is_made(testbed_dir, tmp_path, name,
+                                                              value, says):
+    """``-T prompt=reactt`` is refused by ``inspect eval`` at once, not at its first sample."""
+    with pytest.raises((ValueError, RunError), match=says):
+        make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), run_dir=str(tmp_path / "run"),
+                     **{name: value})
+    assert not (tmp_path / "run").exists()

@@ -189,3 +189,10 @@ def test_where_a_run_plays_round_trips_and_a_resume_may_move_it(tmp_path):
     for refused in (0, -1.0, 0.00001, float("nan")):
         with pytest.raises(ConfigError, match="^ray_episode_cpus must be"):
             RunConfig(model="heuristic", executor="ray", ray_episode_cpus=refused)
+
+
+def test_a_script_mode_that_is_no_reading_is_refused():
+    """``script_mode="lenien"`` read every script strictly, without a word."""
+    assert RunConfig(model="heuristic", script_mode="lenient").script_mode == "lenient"
+    with pytest.raises(ConfigError, match="^script_mode must be one of strict, lenient, not"):
+        RunConfig(model="heuristic", script_mode="lenien")
