@@ -10,6 +10,7 @@ Inspect epochs: sample = task, epoch = trial.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import anyio
 import anyio.to_thread
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.hooks import Hooks, RunEnd, hooks
 from inspect_ai.model import get_model
 from inspect_ai.scorer import (
     Metric,
@@ -144,7 +146,10 @@ class _LazyRun:
     """One run per model, opened by its first sample (the model names it), shared by its others.
 
     An eval of several models (``--model a,b``) gives each its own run: their episodes have
-    the same ids, and one run's folders hold one model's episodes.
+    the same ids, and one run's folders hold one model's episodes. A ``run_dir`` given is
+    continued if it holds this run already (``eval-retry``, or the same eval again): its
+    finished episodes are kept and an unfinished one is set aside and played again. Each run
+    holds its lock while the eval lasts (``_ReleaseRuns`` closes it when the eval ends).
     """
 
     def __init__(self, config: RunConfig, run_dir: str | None):
@@ -152,23 +157,55 @@ class _LazyRun:
         self._run_dir = run_dir
         self._runs: dict[str, OpenRun] = {}
         self._lock = anyio.Lock()
+        _LAZY_RUNS.add(self)
 
     async def get(self, model_name: str) -> OpenRun:
         async with self._lock:
-            if model_name not in self._runs:
-                if self._run_dir and self._runs:
-                    raise RunError(
-                        f"run_dir {self._run_dir} holds the run of {next(iter(self._runs))}; "
-                        f"{model_name} needs its own: evaluate each model with its own -T "
-                        "run_dir, or leave run_dir out (each model then gets "
-                        "results/<time>_inspect-<model>)")
-                config = dataclasses.replace(self._config, model=model_name)
-                run_dir = Path(self._run_dir) if self._run_dir else (
-                    RESULTS_DIR / default_run_id(f"inspect-{model_name}"))
-                agent = AgentSpec(model_name, "inspect", {}, _no_factory)
+            if self._run_dir and self._runs and model_name not in self._runs:
+                raise RunError(
+                    f"run_dir {self._run_dir} holds the run of {next(iter(self._runs))}; "
+                    f"{model_name} needs its own: evaluate each model with its own -T "
+                    "run_dir, or leave run_dir out (each model then gets "
+                    "results/<time>_inspect-<model>)")
+            opened = self._runs.get(model_name)
+            if opened is None or opened.closed:
                 self._runs[model_name] = await anyio.to_thread.run_sync(
-                    lambda: open_run(config, run_dir, agent=agent))
+                    lambda: self._open(model_name, opened))
             return self._runs[model_name]
+
+    def _open(self, model_name: str, earlier: OpenRun | None) -> OpenRun:
+        config = dataclasses.replace(self._config, model=model_name)
+        run_dir = (earlier.run_dir if earlier is not None else Path(self._run_dir)
+                   if self._run_dir else RESULTS_DIR / default_run_id(f"inspect-{model_name}"))
+        agent = AgentSpec(model_name, "inspect", {}, _no_factory)
+        return open_run(config, run_dir, agent=agent, resume=earlier is not None
+                        or self._run_dir is not None)
+
+    def close_idle(self) -> None:
+        """Close the runs no episode is being played in, releasing their locks."""
+        for opened in self._runs.values():
+            if not opened.busy:
+                opened.close()
+
+
+_LAZY_RUNS: weakref.WeakSet[_LazyRun] = weakref.WeakSet()
+"""The task's runs in this process, for ``_ReleaseRuns``."""
+
+
+@hooks(name="run_locks",
+       description="releases the run directories of llm_aai/testbed when an eval ends")
+class _ReleaseRuns(Hooks):
+    """Release each run's lock when the eval that opened it ends (``eval``, ``eval_retry``).
+
+    Inspect tells a task nothing when its eval ends; without this a run would stay locked
+    until the process exits, and an ``eval_retry`` from the same process (a notebook) would
+    find it held.
+    """
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        """Close every run no episode is being played in."""
+        for lazy in list(_LAZY_RUNS):
+            lazy.close_idle()
 
 
 def _no_factory(**_: Any):
@@ -180,23 +217,29 @@ def play_episode(config: RunConfig, run_dir: str | None = None) -> Solver:
     """Play the sample's task (trial = epoch) with Inspect's model, through the runner.
 
     The runner's ``EpisodeRunner`` drives ``protocol.Episode`` and builds every message as
-    ``python -m llm_aai.run`` does (``LLMAgent``); only the model call goes to Inspect.
+    ``python -m llm_aai.run`` does (``LLMAgent``); only the model call goes to Inspect. An
+    episode a continued ``run_dir`` holds finished already is scored from its result, not
+    played again.
     """
     run = _LazyRun(config, run_dir)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         opened = await run.get(str(model))
-        try:
-            spec = opened.spec(state.metadata["task_id"], state.epoch)
-        except RunError as error:  # `--epochs N` beyond the task's trials
-            raise RunError(f"{error}; give the trials as -T trials=N (the task sets its "
-                           "epochs from them) rather than --epochs") from error
-        agent = LLMAgent(InspectClient(model, state.messages), name=str(model))
-        result = await anyio.to_thread.run_sync(opened.play, spec, agent)
+        task_id = state.metadata["task_id"]
+        result = opened.finished(task_id, state.epoch)
+        earlier = result is not None  # a run_dir continued: its episode is not played again
+        if result is None:
+            try:
+                spec = opened.spec(task_id, state.epoch)
+            except RunError as error:  # `--epochs N` beyond the task's trials
+                raise RunError(f"{error}; give the trials as -T trials=N (the task sets its "
+                               "epochs from them) rather than --epochs") from error
+            agent = LLMAgent(InspectClient(model, state.messages), name=str(model))
+            result = await anyio.to_thread.run_sync(opened.play, spec, agent)
         state.metadata[RESULT_KEY] = {
-            "result": dataclasses.asdict(result),
-            "run_dir": str(opened.run_dir), "episode_id": spec.episode_id}
+            "result": dataclasses.asdict(result), "run_dir": str(opened.run_dir),
+            "episode_id": result.episode_id, "played_before": earlier}
         state.completed = True
         return state
 
@@ -245,11 +288,13 @@ def episode_scorer() -> Scorer:
                 "not finish (Inspect stopped the sample: a time, token or message limit?), so "
                 "there is no result to score; its turns so far are in the run's episode folder")
         result = logged["result"]
+        before = (" (played by an earlier eval into this run_dir: its conversation is in the "
+                  "run's episode folder)" if logged.get("played_before") else "")
         return Score(value={"passed": float(result["passed"]), "reward": result["reward"]},
                      explanation=(f"reward {result['reward']:.3f} vs pass mark "
                                   f"{result['pass_mark']:.3f}; {result['scripts_used']} "
                                   f"scripts, final health {result['final_health']}, ended: "
-                                  f"{result['end_reason']}"),
+                                  f"{result['end_reason']}{before}"),
                      metadata={"level": result["level"], **logged})
 
     return score

@@ -234,10 +234,12 @@ class RunStore:
 
         Two processes resuming the same run would each restart the other's episode in flight
         (and pay the model twice); the second is refused instead. ``filelock`` releases the
-        lock when the process dies, so a killed run can be resumed at once.
+        lock when the process dies, so a killed run can be resumed at once. Any thread may
+        release it (not only the one that took it): a driver that opens a run in a worker
+        thread closes it from its event loop.
         """
         self.root.mkdir(parents=True, exist_ok=True)
-        return FileLock(self.root / LOCK, timeout=0)
+        return FileLock(self.root / LOCK, timeout=0, thread_local=False)
 
     def remove_stale_temporaries(self) -> list[Path]:
         """Delete the temporary files a killed writer left (``.summary.csv.<hex>.tmp``...).

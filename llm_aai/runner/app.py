@@ -23,14 +23,20 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock
+
 from llm_aai.agents import Agent, AgentSpec, ReplayExhausted
 from llm_aai.execution import LOCAL_NODE
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMRequestError
-from llm_aai.logs.schema import EpisodeResult, SchemaError
+from llm_aai.logs.schema import EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RunStore
 from llm_aai.runner.budget import BUDGET
-from llm_aai.runner.checks import check_arenas_unchanged, check_prompt_unchanged
+from llm_aai.runner.checks import (
+    check_arenas_unchanged,
+    check_prompt_unchanged,
+    check_same_run,
+)
 from llm_aai.runner.conversation import ConversationError
 from llm_aai.runner.dry_run import estimate_run
 from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
@@ -53,6 +59,7 @@ from llm_aai.runner.run_dirs import (
     locked,
     read_run_manifest,
     storage_errors,
+    take_lock,
     unused_run_dir,
 )
 from llm_aai.runner.run_env import make_env
@@ -119,10 +126,12 @@ class OpenRun:
     Inspect eval plays one sample at a time, each with the model it was given) opens the run
     with ``open_run`` and calls ``play`` per episode. The manifest, the episode logs, the
     results and the summary are the ones ``start_run`` writes, so ``analyze``, ``replay`` and
-    ``view`` read them alike.
+    ``view`` read them alike. The open run holds the run's lock until ``close``, as
+    ``start_run`` holds it while it plays: a second process is refused rather than writing
+    the same episodes.
     """
 
-    def __init__(self, plan: Plan, store: RunStore):
+    def __init__(self, plan: Plan, store: RunStore, lock: FileLock | None = None):
         self._plan = plan
         self.store = store
         self._suite = Suite(plan.run, store, tasks=plan.tasks, observation=plan.observation,
@@ -130,7 +139,13 @@ class OpenRun:
                             make_agent=plan.agent.create, prompt=plan.prompt,
                             arena_path=plan.arena_paths.__getitem__)
         self._specs = {spec.episode_id: spec for spec in self._suite.pending()}
+        self._finished = {eid: result for eid, result in store.finished_results().items()
+                          if eid not in self._specs}
         self._summary_lock = threading.Lock()
+        self._lock = lock
+        self._state = threading.Lock()
+        self._playing = 0
+        self._closed = False
 
     @property
     def run_dir(self) -> Path:
@@ -141,6 +156,16 @@ class OpenRun:
     def config(self) -> RunConfig:
         """The run's settings."""
         return self._plan.config
+
+    @property
+    def busy(self) -> bool:
+        """Whether an episode is being played (the run cannot be closed then)."""
+        return self._playing > 0
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` released the run (it plays no more episodes)."""
+        return self._closed
 
     def spec(self, task_id: str, trial: int) -> EpisodeSpec:
         """The episode of ``task_id``'s trial ``trial`` (its seed, arena and pass mark).
@@ -157,13 +182,36 @@ class OpenRun:
                            f"{self._plan.config.trials} trials)")
         return found
 
+    def finished(self, task_id: str, trial: int) -> EpisodeResult | None:
+        """The result of ``task_id``'s trial ``trial`` if the run held it when it was opened."""
+        return self._finished.get(episode_id(task_id, trial))
+
     def play(self, spec: EpisodeSpec, agent: Agent) -> EpisodeResult:
         """Play one episode with ``agent`` in a fresh env, log it, and update the summary.
 
         The episode is played by the runner's ``EpisodeRunner`` (the same conversation and
-        protocol as ``start_run``); it blocks, so an async driver calls it from a thread.
+        protocol as ``start_run``); it blocks, so an async driver calls it from a thread. An
+        earlier attempt that did not finish (its driver stopped, or retries the episode) is
+        set aside as ``<episode>.attempt-N`` if it called the model, as a resumed run does:
+        what it paid for stays on disk.
+
+        Raises:
+            RunError: the run was closed.
+
         """
+        with self._state:
+            if self._closed:
+                raise RunError(f"{self.run_dir} was closed: open it again to play in it")
+            self._playing += 1
+        try:
+            return self._play(spec, agent)
+        finally:
+            with self._state:
+                self._playing -= 1
+
+    def _play(self, spec: EpisodeSpec, agent: Agent) -> EpisodeResult:
         config = self._plan.config
+        attempt = self.store.set_aside_earlier_attempt(spec.episode_id) + 1
         env = make_env(config)
         writer = self.store.start_episode(spec.episode_id)
         try:
@@ -176,26 +224,53 @@ class OpenRun:
             raise
         finally:
             env.close()
-        result = dataclasses.replace(result, node_id=LOCAL_NODE, host=socket.gethostname())
+        result = dataclasses.replace(result, attempts=attempt, node_id=LOCAL_NODE,
+                                     host=socket.gethostname())
         writer.finish(result)
         del self._specs[spec.episode_id]
         with self._summary_lock:
             self.store.write_summary()
         return result
 
+    def close(self) -> None:
+        """Release the run's lock; the run plays no more episodes (closing twice is nothing).
 
-def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec) -> OpenRun:
+        Raises:
+            RunError: an episode is being played.
+
+        """
+        with self._state:
+            if self._playing:
+                raise RunError(f"{self.run_dir}: {self._playing} episodes are being played; "
+                               "close the run once they end")
+            if self._closed:
+                return
+            self._closed = True
+        if self._lock is not None:
+            self._lock.release()
+
+
+def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec,
+             resume: bool = False) -> OpenRun:
     """Check ``config`` as ``start_run`` does, write the manifest in ``run_dir``, and open it.
+
+    The open run holds the run's lock until it is closed (``OpenRun.close``; the lock goes
+    with the process too).
 
     Args:
         config: the run's settings (``config.model`` names the model as the driver knows it).
-        run_dir: a new or empty directory.
+        run_dir: a new or empty directory; with ``resume``, also one this run was opened in.
         agent: how the agent is described in the manifest (the driver gives each episode
             its own agent to ``OpenRun.play``).
+        resume: continue the run ``run_dir`` holds if it was opened with the same settings
+            (its config, tasks, agent and seeds; its arena files and prompt): its finished
+            episodes are kept, and one that did not finish is set aside as an attempt when it
+            is played again.
 
     Raises:
         ConfigError: the config breaks a requirement of its agent or prompt (the field named).
-        RunError: the config cannot run, or ``run_dir`` holds a run already.
+        RunError: the config cannot run; ``run_dir`` holds a run already (without
+            ``resume``) or a run of other settings; or another process holds the run.
 
     """
     if config.arenas_dir is not None:
@@ -206,10 +281,41 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec) -> Ope
     config, tasks, arena_paths, prompt = resolve_tasks_and_prompt(config)
     plan = make_plan(config, tasks, arena_paths, agent, prompt)
     run_dir = Path(run_dir)
-    if holds_a_run(run_dir):
+    manifest = build_manifest(run_dir.name, plan)
+    store = RunStore(run_dir, config.frames)
+    if not holds_a_run(run_dir):
+        create_run(run_dir, manifest)
+        return OpenRun(plan, store, take_lock(store))
+    if not resume:
         raise RunError(f"{run_dir} already exists and is not empty; choose a new directory")
-    create_run(run_dir, build_manifest(run_dir.name, plan))
-    return OpenRun(plan, RunStore(run_dir, config.frames))
+    lock = take_lock(store)
+    try:
+        with storage_errors(run_dir):
+            _continue(store, manifest, plan)
+    except BaseException:
+        lock.release()
+        raise
+    return OpenRun(plan, store, lock)
+
+
+def _continue(store: RunStore, manifest: RunManifest, plan: Plan) -> None:
+    """Check that the run in ``store`` is the one ``manifest`` describes, and tidy it.
+
+    As ``resume_run`` does: damaged results and a killed writer's temporary files are set
+    aside or removed; the unfinished episodes are set aside when they are played again.
+    """
+    run_dir = store.root
+    recorded = read_run_manifest(run_dir)
+    check_arenas_unchanged(run_dir, recorded, plan.arena_paths)
+    check_prompt_unchanged(run_dir, recorded, plan.prompt)
+    check_same_run(run_dir, recorded, manifest)
+    try:
+        store.check_episode_folders()
+    except SchemaError as error:
+        raise RunError(str(error)) from None
+    store.remove_stale_temporaries()
+    for note in store.set_aside_unreadable_results():
+        print(f"warning: {note}", file=sys.stderr)
 
 
 def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,

@@ -2,11 +2,13 @@
 
 They run before anything is written, so a run that could not play leaves nothing behind: the
 backend launched once, an observation the backend can describe, the task a replayed episode
-was played on; and on resume, the arena files and the prompt the run started with.
+was played on; and on resume, the arena files, the prompt and (for a run another scheduler
+continues) the settings the run started with.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,46 @@ def check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt)
         raise RunError(f"{' and '.join(changed)} of prompt {current['name']!r} differ from what "
                        f"{run_dir} started with (hashes in its manifest.json); resume with the "
                        "llm-aai version that started it, or start a new run")
+
+
+def check_same_run(run_dir: Path, recorded: RunManifest, manifest: RunManifest) -> None:
+    """Refuse to continue a run with other settings than the ones it was opened with.
+
+    ``manifest`` is the one the run would be opened with now: its resolved run (settings,
+    tasks), its agent and its seeds must be the recorded ones, or one run would hold episodes
+    of two experiments.
+    """
+    then, now = _as_json(recorded.to_dict()), _as_json(manifest.to_dict())
+    for name in ("run", "agent", "seeds"):
+        difference = _first_difference(then.get(name), now.get(name), name)
+        if difference is not None:
+            raise RunError(f"{run_dir} holds a run of other settings ({difference}); give "
+                           "another run directory, or the settings it was opened with")
+
+
+_ABSENT = object()
+
+
+def _as_json(data: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(data))
+
+
+def _first_difference(then: Any, now: Any, where: str) -> str | None:
+    """The first field (dotted) whose recorded value differs from today's, said both ways."""
+    if isinstance(then, dict) and isinstance(now, dict):
+        for key in sorted(set(then) | set(now)):
+            found = _first_difference(then.get(key, _ABSENT), now.get(key, _ABSENT),
+                                      f"{where}.{key}")
+            if found is not None:
+                return found
+        return None
+    if then == now:
+        return None
+
+    def shown(value: Any) -> str:
+        return "absent" if value is _ABSENT else json.dumps(value)
+
+    return f"{where} is {shown(then)} there, {shown(now)} now"
 
 
 def check_backend(config: RunConfig) -> None:

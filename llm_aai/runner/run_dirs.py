@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import Timeout
+from filelock import FileLock, Timeout
 
 from llm_aai.logs.schema import RunManifest, SchemaError
 from llm_aai.logs.store import LOCK, RunStore, read_manifest
@@ -114,9 +114,8 @@ def config_of(manifest: RunManifest, run_dir: Path) -> RunConfig:
         raise RunError(f"{run_dir / 'manifest.json'}: {error}") from error
 
 
-@contextmanager
-def locked(store: RunStore) -> Iterator[RunStore]:
-    """Hold the run's lock while writing it; another holder is a ``RunError``."""
+def take_lock(store: RunStore) -> FileLock:
+    """Take the run's lock, for its holder to release; another holder is a ``RunError``."""
     try:
         lock = store.lock()
         lock.acquire()
@@ -127,6 +126,13 @@ def locked(store: RunStore) -> Iterator[RunStore]:
         where = f"{error.filename}: " if error.filename else ""
         raise RunError(f"cannot lock the run {store.root}: {where}"
                        f"{error.strerror or error}") from error
+    return lock
+
+
+@contextmanager
+def locked(store: RunStore) -> Iterator[RunStore]:
+    """Hold the run's lock while writing it; another holder is a ``RunError``."""
+    lock = take_lock(store)
     try:
         yield store
     finally:

@@ -197,3 +197,115 @@ def test_a_typo_in_a_task_argument_fails_when_the_task_is_made(testbed_dir, tmp_
         make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), run_dir=str(tmp_path / "run"),
                      **{name: value})
     assert not (tmp_path / "run").exists()
+
+
+TWO_TASKS = f"{TASK},01-06-02"
+
+
+def _failing_on(call: int):
+    """A mockllm model whose ``call``-th reply is a provider error (the others ``Go(1);``)."""
+    calls = []
+
+    def reply(*_):
+        calls.append(1)
+        if len(calls) == call:
+            raise RuntimeError("the provider is down")
+        return ModelOutput.from_content("mockllm/model", "Go(1);")
+
+    return get_model("mockllm/model", custom_outputs=reply)
+
+
+def _episodes(run_dir: Path) -> list[str]:
+    return sorted(path.name for path in (run_dir / "episodes").iterdir())
+
+
+def _check_continued(run_dir: Path) -> None:
+    """Each episode once and sealed, the second one's paid attempt set aside beside it."""
+    second = "01-06-02_t1"
+    assert _episodes(run_dir) == [f"{TASK}_t1", second, f"{second}.attempt-1"]
+    attempt = read_turns(run_dir / "episodes" / f"{second}.attempt-1")
+    assert [turn.reply for turn in attempt[1:]] == ["Go(1);"]  # the paid call, kept
+    assert read_result(run_dir / "episodes" / second).attempts == 2
+    with open(run_dir / "summary.csv") as f:
+        assert sorted(r["episode_id"] for r in csv.DictReader(f)) == [f"{TASK}_t1", second]
+
+
+def test_eval_retry_continues_the_run_dir(testbed_dir, tmp_path):
+    """A model error in the second episode (call 4 of 2 x 2); `eval-retry` plays it again."""
+    from inspect_ai import eval_retry
+
+    task = make_testbed(tasks=TWO_TASKS, arenas_dir=str(testbed_dir), resolution=64,
+                        max_scripts=2, run_dir=str(tmp_path / "run"))
+    failed = inspect_eval(task, model=_failing_on(4), log_dir=str(tmp_path / "logs"),
+                          display="none", max_samples=1)[0]
+    assert failed.status == "error" and "the provider is down" in failed.error.message
+    retried = eval_retry(failed, log_dir=str(tmp_path / "logs"), display="none",
+                         max_samples=1)[0]
+    assert retried.status == "success", retried.error
+    _check_continued(tmp_path / "run")
+
+
+def test_a_second_eval_into_the_run_dir_keeps_its_finished_episodes(testbed_dir, tmp_path):
+    def eval_once(model):
+        task = make_testbed(tasks=TWO_TASKS, arenas_dir=str(testbed_dir), resolution=64,
+                            max_scripts=2, run_dir=str(tmp_path / "run"))
+        return inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"),
+                            display="none", max_samples=1)[0]
+
+    assert eval_once(_failing_on(4)).status == "error"
+    played_once = read_result(tmp_path / "run" / "episodes" / f"{TASK}_t1")
+    log = eval_once(_failing_on(0))
+    assert log.status == "success", log.error
+    _check_continued(tmp_path / "run")
+    # the finished episode was scored from its result, not played (and paid) again
+    assert read_result(tmp_path / "run" / "episodes" / f"{TASK}_t1") == played_once
+    first = next(s for s in log.samples if s.id == TASK)
+    assert first.metadata["llm_aai"]["played_before"]
+    assert "played by an earlier eval" in first.scores["episode_scorer"].explanation
+
+
+def test_retry_on_error_sets_the_paid_attempt_aside(testbed_dir, tmp_path):
+    task = make_testbed(tasks=TWO_TASKS, arenas_dir=str(testbed_dir), resolution=64,
+                        max_scripts=2, run_dir=str(tmp_path / "run"))
+    log = inspect_eval(task, model=_failing_on(4), log_dir=str(tmp_path / "logs"),
+                       display="none", max_samples=1, retry_on_error=1)[0]
+    assert log.status == "success", log.error
+    _check_continued(tmp_path / "run")
+
+
+def test_a_run_dir_of_other_settings_is_refused(testbed_dir, tmp_path):
+    outputs = [ModelOutput.from_content("mockllm/model", "Go(1);")] * 3
+    _eval(get_model("mockllm/model", custom_outputs=outputs), tmp_path, testbed_dir,
+          max_scripts=1)
+    task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64,
+                        max_scripts=2, run_dir=str(tmp_path / "run"))
+    log = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+                       log_dir=str(tmp_path / "logs"), display="none")[0]
+    assert log.status == "error"
+    assert ("holds a run of other settings (run.config.protocol.max_scripts is 1 there, 2 "
+            "now)") in log.error.message
+    assert _episodes(tmp_path / "run") == [f"{TASK}_t1"]
+
+
+def test_a_run_dir_another_process_writes_is_refused(testbed_dir, tmp_path):
+    """Two `inspect eval` into one run_dir: the second is refused, as `run --resume` is."""
+    outputs = [ModelOutput.from_content("mockllm/model", "Go(1);")] * 2
+    _, run_dir = _eval(get_model("mockllm/model", custom_outputs=outputs), tmp_path,
+                       testbed_dir, max_scripts=1, trials=2)
+    (run_dir / "episodes" / f"{TASK}_t2" / "result.json").unlink()  # one left to play
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, filelock; "
+         "lock = filelock.FileLock(sys.argv[1], timeout=60); lock.acquire(); "
+         "print('held', flush=True); sys.stdin.read()", str(run_dir / ".lock")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64,
+                            max_scripts=1, trials=2, run_dir=str(run_dir))
+        log = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+                           log_dir=str(tmp_path / "logs"), display="none")[0]
+    finally:
+        holder.communicate("", timeout=30)
+    assert log.status == "error"
+    assert f"another process is running {run_dir}" in log.error.message
+    assert _episodes(run_dir) == [f"{TASK}_t1", f"{TASK}_t2"]  # nothing set aside
