@@ -10,6 +10,7 @@ Inspect epochs: sample = task, epoch = trial.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import weakref
 from collections import defaultdict
 from pathlib import Path
@@ -20,7 +21,8 @@ import anyio.to_thread
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.hooks import Hooks, RunEnd, hooks
-from inspect_ai.model import get_model
+from inspect_ai.model import Model, get_model
+from inspect_ai.model._generate_config import active_generate_config  # no public accessor
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -159,7 +161,8 @@ class _LazyRun:
         self._lock = anyio.Lock()
         _LAZY_RUNS.add(self)
 
-    async def get(self, model_name: str) -> OpenRun:
+    async def get(self, model: Model) -> OpenRun:
+        model_name = str(model)
         async with self._lock:
             if self._run_dir and self._runs and model_name not in self._runs:
                 raise RunError(
@@ -169,17 +172,19 @@ class _LazyRun:
                     "results/<time>_inspect-<model>)")
             opened = self._runs.get(model_name)
             if opened is None or opened.closed:
+                calls = _calls(model)  # here: the eval's config is the event loop's
                 self._runs[model_name] = await anyio.to_thread.run_sync(
-                    lambda: self._open(model_name, opened))
+                    lambda: self._open(model_name, calls, opened))
             return self._runs[model_name]
 
-    def _open(self, model_name: str, earlier: OpenRun | None) -> OpenRun:
+    def _open(self, model_name: str, calls: dict[str, Any],
+              earlier: OpenRun | None) -> OpenRun:
         config = dataclasses.replace(self._config, model=model_name)
         run_dir = (earlier.run_dir if earlier is not None else Path(self._run_dir)
                    if self._run_dir else RESULTS_DIR / default_run_id(f"inspect-{model_name}"))
         agent = AgentSpec(model_name, "inspect", {}, _no_factory)
-        return open_run(config, run_dir, agent=agent, resume=earlier is not None
-                        or self._run_dir is not None)
+        return open_run(config, run_dir, agent=agent, calls=calls,
+                        resume=earlier is not None or self._run_dir is not None)
 
     def close_idle(self) -> None:
         """Close the runs no episode is being played in, releasing their locks."""
@@ -208,6 +213,19 @@ class _ReleaseRuns(Hooks):
             lazy.close_idle()
 
 
+def _calls(model: Model) -> dict[str, Any]:
+    """What Inspect calls the sample's model with, for the run's manifest.
+
+    Its ``GenerateConfig`` as ``Model.generate`` resolves it for the eval's model: the model's
+    own (``get_model(config=...)``) merged with the eval's (``--temperature``, the task's
+    ``config``); a field left out takes the provider's default.
+    """
+    config = model.config.merge(active_generate_config())
+    return {"by": "inspect_ai", "inspect_ai": importlib.metadata.version("inspect_ai"),
+            "model": str(model), "generate_config": config.model_dump(mode="json",
+                                                                      exclude_none=True)}
+
+
 def _no_factory(**_: Any):
     raise RuntimeError("an Inspect run's agents are made per sample by its solver")
 
@@ -225,7 +243,7 @@ def play_episode(config: RunConfig, run_dir: str | None = None) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
-        opened = await run.get(str(model))
+        opened = await run.get(model)
         task_id = state.metadata["task_id"]
         result = opened.finished(task_id, state.epoch)
         earlier = result is not None  # a run_dir continued: its episode is not played again

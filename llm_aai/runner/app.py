@@ -20,8 +20,10 @@ import functools
 import socket
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
@@ -42,7 +44,12 @@ from llm_aai.runner.dry_run import estimate_run
 from llm_aai.runner.episode import EpisodeRunner, EpisodeSpec
 from llm_aai.runner.errors import RunError, RunInterrupted
 from llm_aai.runner.executors import SUITES
-from llm_aai.runner.manifest import build_manifest, record_cache_use, record_lost_input
+from llm_aai.runner.manifest import (
+    build_manifest,
+    record_cache_use,
+    record_lost_input,
+    with_calls_made_elsewhere,
+)
 from llm_aai.runner.plan import (
     Plan,
     make_plan,
@@ -251,7 +258,7 @@ class OpenRun:
 
 
 def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec,
-             resume: bool = False) -> OpenRun:
+             resume: bool = False, calls: Mapping[str, Any] | None = None) -> OpenRun:
     """Check ``config`` as ``start_run`` does, write the manifest in ``run_dir``, and open it.
 
     The open run holds the run's lock until it is closed (``OpenRun.close``; the lock goes
@@ -266,6 +273,9 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec,
             (its config, tasks, agent and seeds; its arena files and prompt): its finished
             episodes are kept, and one that did not finish is set aside as an attempt when it
             is played again.
+        calls: for a driver whose own framework calls the model (Inspect's provider), what
+            the calls were made with; the manifest records it and marks the settings of our
+            model client and scheduler not applicable (``with_calls_made_elsewhere``).
 
     Raises:
         ConfigError: the config breaks a requirement of its agent or prompt (the field named).
@@ -282,6 +292,8 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec,
     plan = make_plan(config, tasks, arena_paths, agent, prompt)
     run_dir = Path(run_dir)
     manifest = build_manifest(run_dir.name, plan)
+    if calls is not None:
+        manifest = with_calls_made_elsewhere(manifest, calls)
     store = RunStore(run_dir, config.frames)
     if not holds_a_run(run_dir):
         create_run(run_dir, manifest)

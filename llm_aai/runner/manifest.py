@@ -7,10 +7,12 @@ run from; the response cache's use and the turns that lost input are summed over
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import platform
 import subprocess
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -44,6 +46,40 @@ def build_manifest(run_id: str, plan: Plan) -> RunManifest:
               "mujoco_gl": os.environ.get("MUJOCO_GL")},
         schema_version=SCHEMA_VERSION,
     )
+
+
+NOT_APPLICABLE_ELSEWHERE = (
+    "model_options.api_base", "model_options.temperature", "model_options.max_tokens",
+    "model_options.timeout_s", "model_options.max_retries", "model_options.provider_concurrency",
+    "model_options.provider_rpm", "model_options.price_per_mtok", "model_options.stop",
+    "model_options.sampling", "concurrency", "max_relaunches", "relaunch_delay_s",
+    "stop_after_failed_episodes", "budget_usd", "cache_dir")
+"""The settings of the runner's own model client (litellm's request, its retries and timeout,
+prices) and of its scheduler (episodes at once, relaunches, budget, response cache): a driver
+whose own framework calls the model and schedules the episodes (Inspect) uses none of them."""
+
+
+def with_calls_made_elsewhere(manifest: RunManifest, calls: Mapping[str, Any]) -> RunManifest:
+    """The manifest of a run whose model another framework called, saying what it used.
+
+    The agent record gets ``calls`` (what the framework called the model with, e.g. Inspect's
+    model and GenerateConfig) and ``not_applicable`` (the settings of ours it did not use,
+    ``NOT_APPLICABLE_ELSEWHERE``); those settings are left out of ``run.config``, so no reader
+    takes our client's defaults for the ones the calls were made with (a reader of the
+    settings gets their defaults back, as for any field a record lacks). The costs are the
+    framework's: ``run.cost_known`` is false.
+    """
+    run = copy.deepcopy(dict(manifest.run or {}))
+    for dotted in NOT_APPLICABLE_ELSEWHERE:
+        *parents, name = dotted.split(".")
+        record = run["config"]
+        for parent in parents:
+            record = record[parent]
+        del record[name]
+    run["cost_known"] = False
+    agent = {**manifest.agent, "calls": dict(calls),
+             "not_applicable": [f"run.config.{dotted}" for dotted in NOT_APPLICABLE_ELSEWHERE]}
+    return dataclasses.replace(manifest, run=run, agent=agent)
 
 
 def _with_served_models(agent: dict[str, Any], api_base: str | None) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -11,14 +13,15 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ContentImage, ModelOutput, get_model
+from inspect_ai.model import ContentImage, GenerateConfig, ModelOutput, get_model
 
 from llm_aai.inspect_eval.task import testbed as make_testbed
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
-from llm_aai.logs.store import read_result, read_turns
+from llm_aai.logs.store import read_manifest, read_result, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
+from llm_aai.settings import read_settings
 
 TASK = "01-04-03"
 REPLIES = ["Go(3);", "Turn(90);Go(2);", "not a script", "Turn(-45);Go(4);"]
@@ -309,3 +312,34 @@ def test_a_run_dir_another_process_writes_is_refused(testbed_dir, tmp_path):
     assert log.status == "error"
     assert f"another process is running {run_dir}" in log.error.message
     assert _episodes(run_dir) == [f"{TASK}_t1", f"{TASK}_t2"]  # nothing set aside
+
+
+def test_the_manifest_records_what_inspect_called_the_model_with(testbed_dir, tmp_path):
+    """Inspect's provider makes the calls: its GenerateConfig is recorded, not our client's
+    defaults (temperature 0, 6 retries, 120 s), which the manifest no longer claims."""
+    def eval_once(temperature):
+        model = get_model("mockllm/model", config=GenerateConfig(top_p=0.5),
+                          custom_outputs=[ModelOutput.from_content("mockllm/model", "Go(1);")])
+        task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64,
+                            max_scripts=1, run_dir=str(tmp_path / "run"))
+        return inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none",
+                            temperature=temperature)[0]
+
+    assert eval_once(0.3).status == "success"
+    run_dir = tmp_path / "run"
+    manifest = read_manifest(run_dir)
+    assert manifest.agent["calls"] == {
+        "by": "inspect_ai", "inspect_ai": importlib.metadata.version("inspect_ai"),
+        "model": "mockllm/model", "generate_config": {"temperature": 0.3, "top_p": 0.5}}
+    run = json.loads((run_dir / "manifest.json").read_text())["run"]
+    assert set(run["config"]["model_options"]) == {"keep_last_images", "keep_last_turns",
+                                                   "prompt_caching", "fold_system_prompt"}
+    assert "concurrency" not in run["config"] and run["cost_known"] is False
+    assert {"run.config.model_options.temperature", "run.config.model_options.max_retries",
+            "run.config.model_options.timeout_s", "run.config.concurrency"} <= set(
+        manifest.agent["not_applicable"])
+    assert read_settings(run_dir).config.model == "mockllm/model"  # readers read it as before
+    # a retry at another temperature would mix two experiments in one run
+    log = eval_once(0.7)
+    assert log.status == "error"
+    assert "agent.calls.generate_config.temperature is 0.3 there, 0.7 now" in log.error.message
