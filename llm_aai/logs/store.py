@@ -60,9 +60,10 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` so that readers see the old file or the new one, never half of it
-    (a full disk or a kill mid-write leaves the old file, not a truncated one that looks
-    valid)."""
+    """Write ``data`` so that readers see the old file or the new one, never half of it.
+
+    A full disk or a kill mid-write leaves the old file, not a truncated one that looks valid.
+    """
     with atomic_path(path) as tmp, tmp.open("wb") as handle:
         handle.write(data)
 
