@@ -81,20 +81,23 @@ def model_summary(episodes: pd.DataFrame,
             "invalid_reply_rate": invalid / scripts if scripts else float("nan"),
             "input_tokens": int(group["input_tokens"].sum()),
             "output_tokens": int(group["output_tokens"].sum()),
-            **_cost(group),
+            **priced_cost(group),
         })
     return pd.DataFrame(rows)
 
 
-def _cost(group: pd.DataFrame) -> dict[str, float | int]:
+def priced_cost(episodes: pd.DataFrame) -> dict[str, float | int]:
     """The known part of the episodes' cost, and how many episodes it leaves out.
+
+    ``cost_usd`` sums the episodes whose cost is known; ``unpriced_episodes`` counts the
+    others (``report.cost_text`` shows the two as one cell).
 
     An episode with a call of no known price has no cost (``cost_known`` False; a run
     without a price recorded 0s that are not zero): summing it as 0 would understate the
     cost, and calling the whole cost unknown would hide the part that is known.
     """
-    known = group["cost_known"].astype(bool)
-    return {"cost_usd": float(group["cost_usd"].where(known).sum()),
+    known = episodes["cost_known"].astype(bool)
+    return {"cost_usd": float(episodes["cost_usd"].where(known).sum()),
             "unpriced_episodes": int((~known).sum())}
 
 

@@ -89,7 +89,8 @@ def summary_report(overall: pd.DataFrame) -> pd.DataFrame:
                                 strict=True)],
         "mean reward": [f"{v:.2f}" for v in overall["mean_reward"]],
         "final health": [f"{v:.1f}" for v in overall["mean_final_health"]],
-        "cost $": [_cost(row) for _, row in overall.iterrows()],
+        "cost $": [cost_text(row["cost_usd"], int(row["unpriced_episodes"]),
+                             int(row["episodes"])) for _, row in overall.iterrows()],
     })
 
 
@@ -145,14 +146,24 @@ def _rate(row) -> str:
     return f"{wilson} tasks{format_interval(row['boot_low'], row['boot_high'])}"
 
 
-def _cost(row) -> str:
-    """Dollars; with episodes of no known price, the known part as a lower bound, marked."""
-    unpriced, episodes = int(row["unpriced_episodes"]), int(row["episodes"])
+def cost_text(cost_usd: float, unpriced: int, episodes: int, dollars: str = "{:.2f}") -> str:
+    """A cost cell; with episodes of no known price, the known part as a lower bound, marked.
+
+    ``>= 1.23 (2 of 120 episodes unpriced)``, or ``unknown (no price)`` when no episode's
+    cost is known. Every table and the viewer's runs page word a cost this way.
+
+    Args:
+        cost_usd: the priced episodes' cost (``metrics.priced_cost``).
+        unpriced: the episodes whose cost is not known.
+        episodes: all the episodes.
+        dollars: how an amount is written (the viewer's ``"${:.4f}"``).
+
+    """
     if not unpriced:
-        return f"{row['cost_usd']:.2f}"
+        return dollars.format(cost_usd)
     if unpriced == episodes:
         return "unknown (no price)"
-    return f">= {row['cost_usd']:.2f} ({unpriced} of {episodes} episodes unpriced)"
+    return f">= {dollars.format(cost_usd)} ({unpriced} of {episodes} episodes unpriced)"
 
 
 def _counts(row) -> str:

@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from llm_aai.analysis.metrics import priced_cost
+from llm_aai.analysis.report import cost_text
 from llm_aai.frames import FrameFormat
 from llm_aai.logs.store import read_manifest
 from llm_aai.settings import settings_of
@@ -83,20 +85,24 @@ def _totals(run: pd.Series, episodes: pd.DataFrame) -> tuple[tuple[str, str], ..
         ("invalid replies", f"{int(agent['invalid_replies'].sum())} of "
                             f"{int(agent['scripts_used'].sum())} scripts"),
         ("tokens", f"{tokens_in:,} in, {tokens_out:,} out"),
-        ("cost", cost_text(float(episodes["cost_usd"].sum()), tokens_in + tokens_out,
-                           known=bool(episodes["cost_known"].all()))),
+        ("cost", run_cost(episodes)),
     )
 
 
-def cost_text(cost_usd: float, tokens: int, *, known: bool = True) -> str:
-    """The cost, or ``unknown`` when tokens were used but no price was known.
+def run_cost(episodes: pd.DataFrame) -> str:
+    """The episodes' cost worded as ``analyze`` words it (``report.cost_text``), in dollars.
 
-    Episodes logged without a price record their cost as unknown (``known`` False); older
-    logs recorded it as 0, which is taken as unknown too when tokens were used.
+    Known in part, the known part is shown as a lower bound with the episodes it leaves
+    out; never known, ``unknown``. Logs from before prices were looked up recorded an
+    unknown cost as 0, so $0 with tokens used is taken as unknown too.
     """
-    if known and cost_usd > 0:
-        return f"${cost_usd:.4f}"
-    return "unknown (no price known for the model)" if tokens else "$0 (no model calls)"
+    if not int(episodes["input_tokens"].sum() + episodes["output_tokens"].sum()):
+        return "$0 (no model calls)"
+    cost = priced_cost(episodes)
+    if not cost["unpriced_episodes"] and not cost["cost_usd"]:
+        return cost_text(0.0, len(episodes), len(episodes))
+    return cost_text(cost["cost_usd"], cost["unpriced_episodes"], len(episodes),
+                     dollars="${:.4f}")
 
 
 def _frames(frames: FrameFormat) -> str:

@@ -141,7 +141,7 @@ def test_runs_page_shows_settings_totals_and_the_comparison(site):
     html = (site / "index.html").read_text(encoding="utf-8")
     for text in ("prompt sha256", "resolution", "Children 6-10 (n=59)",
                  "AAI Olympics 2019 top 10", "infrastructure failures", "invalid replies",
-                 "unknown (no price known for the model)", "$0 (no model calls)"):
+                 "unknown (no price)", "$0 (no model calls)"):
         assert text in html, text
     assert (site / "assets/pass-rates.svg").stat().st_size > 1000
 
