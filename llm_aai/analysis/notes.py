@@ -1,8 +1,8 @@
 """The notes under every ``analyze`` table: what its numbers leave out, mix or assume.
 
-Every table (per level, task, mode, probe, and the paired comparison) rests on the same
-choices: infrastructure failures and context overflows excluded, runs pooled under a label,
-copies counted once. Written once here, so no table prints its numbers without them.
+Every table (per level, task, mode, probe and variants, and the paired comparison) rests on
+the same choices: infrastructure failures and context overflows excluded, runs pooled under a
+label, copies counted once. Written once here, so no table prints its numbers without them.
 """
 
 from __future__ import annotations
@@ -18,9 +18,18 @@ from llm_aai.arena.catalog import children_subset
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
 
-def notes(runs: Runs) -> list[str]:
-    """Every note on ``runs`` as labelled: ``pooling_notes``, then ``exclusion_notes``."""
-    return [*pooling_notes(runs), *exclusion_notes(runs)]
+def notes(runs: Runs, *, populations: bool = True) -> list[str]:
+    """Every note on ``runs`` as labelled: ``pooling_notes``, then ``exclusion_notes``.
+
+    Args:
+        runs: the runs, labelled as the table's rows or cells are.
+        populations: whether the table sets the children and the Olympics agents beside the
+            runs; with them, ``reference_notes`` say where the two do not cover the same tasks
+            (the variants table has no populations, and every variant is such a task).
+
+    """
+    return [*pooling_notes(runs), *(reference_notes(runs) if populations else ()),
+            *exclusion_notes(runs)]
 
 
 def comparison_notes(a: Runs, b: Runs) -> list[str]:
@@ -58,14 +67,14 @@ def _only(tasks: list[str], side: str, shown: int = 10) -> str:
 
 
 def pooling_notes(runs: Runs) -> list[str]:
-    """What the labels mix: runs pooled across settings or seeds, modes, tasks unreferenced."""
+    """What the labels mix: runs pooled across settings or seeds; a model run in modes."""
     lines = [f"note: {line}"
              for line in (*pooling_conflicts(runs.runs), *repeated_seeds(runs.episodes))]
     for model, modes in runs.runs.groupby("model")["mode"].unique().items():
         if len(modes) > 1:
             lines.append(f"note: {model} was run in {len(modes)} modes ({', '.join(modes)}); "
                          "each is shown apart, never pooled; compare them with --by mode")
-    return lines + _tasks_outside_the_children_subset(runs)
+    return lines
 
 
 def dependence_notes(runs: Runs) -> list[str]:
@@ -117,7 +126,7 @@ def exclusion_notes(runs: Runs) -> list[str]:
     return lines
 
 
-def _tasks_outside_the_children_subset(runs: Runs) -> list[str]:
+def reference_notes(runs: Runs) -> list[str]:
     """Say when a run played tasks the reference rates (the children's 40) do not cover."""
     subset = {task.task_id for task in children_subset()}
     outside = sorted(set(runs.episodes["task_id"]) - subset)

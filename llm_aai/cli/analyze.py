@@ -19,7 +19,7 @@ from llm_aai.analysis import (
     reference_populations,
     with_reference,
 )
-from llm_aai.analysis.notes import comparison_notes, dependence_notes, notes
+from llm_aai.analysis.notes import comparison_notes, notes
 from llm_aai.analysis.paired import compare_runs
 from llm_aai.analysis.plan_reference import OracleReferences, RunReferences
 from llm_aai.analysis.plots import (
@@ -274,7 +274,7 @@ def _report_variants(runs, args) -> int:
         where = "over all levels" if row.level == 0 else f"on level {row.level}"
         print(f"note: {row.label} passes the originals more often than their variants "
               f"{where} ({row.original} against {row.variant}): {MEMORISATION_FLAG}")
-    _print_notes(dependence_notes(runs))
+    _print_notes(notes(runs, populations=False))
     if args.csv:
         _write_csv(table, args.csv)
     return 0

@@ -259,3 +259,34 @@ def test_a_run_across_tasks_is_noted_as_not_independent_episodes(make_run, tmp_p
         notes = [line for line in capsys.readouterr().out.splitlines()
                  if line.startswith("note:")]
         assert expected in notes and not any("per-task played" in note for note in notes)
+
+
+def _played_as_variants(run):
+    """Make ``run``'s episodes variants of the tasks they played (``TASK-v1``, parent TASK)."""
+    for result_file in run.glob("episodes/*/result.json"):
+        record = json.loads(result_file.read_text())
+        result_file.write_text(json.dumps({**record, "task_id": f"{record['task_id']}-v1",
+                                           "parent_task": record["task_id"]}))
+
+
+def test_the_variants_table_prints_the_level_tables_notes(make_run, tmp_path, capsys):
+    """Settings pooled, episodes lost to infrastructure: the variants table rests on them as
+    the level table does; the children-subset note is left out (no populations shown, and
+    every variant is outside the 40)."""
+    originals = make_run(tmp_path, model="alpha", levels=range(1, 2), run_id="originals",
+                         infra=lambda task_id, level, trial: (task_id, trial) == ("01-04-03", 2))
+    variants = make_run(tmp_path, model="alpha", levels=range(1, 2), run_id="variants")
+    _played_as_variants(variants)
+    manifest = variants / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["run"]["config"]["protocol"] = {"max_scripts": 10}
+    manifest.write_text(json.dumps(data))
+    assert main([str(originals), str(variants), "--by", "level"]) == 0
+    level_notes = capsys.readouterr().out.split("note:", 1)[1]
+    assert main([str(originals), str(variants), "--by", "variants"]) == 0
+    out = capsys.readouterr().out
+    assert ("note: alpha pools runs with different settings (originals: "
+            "protocol.max_scripts=30; variants: protocol.max_scripts=10)") in out
+    assert ("1 episode(s) lost to infrastructure (not counted as failures):\n"
+            "  alpha 01-04-03_t2 after 2 attempt(s)") in out
+    assert "children subset" in level_notes and "children subset" not in out
