@@ -80,6 +80,8 @@ def pooling_notes(runs: Runs) -> list[str]:
 def dependence_notes(runs: Runs) -> list[str]:
     """One line per run whose episodes are not independent: ``--context across-tasks``.
 
+    A run read from two directories (a copy) is named once.
+
     Every interval analyze gives takes episodes as independent draws: Wilson's trials, and
     the bootstrap's tasks, resampled one by one. In one conversation per trial an earlier
     task's outcome, told before the next task, can change how the next is played.
@@ -87,7 +89,8 @@ def dependence_notes(runs: Runs) -> list[str]:
     return [f"note: {row.run_id} played each trial's tasks in one conversation (--context "
             "across-tasks): its episodes are not independent (a task's outcome is told before "
             "the next), and the intervals, which take them as independent, may be too narrow"
-            for row in runs.runs.itertuples(index=False) if row.across_tasks]
+            for row in runs.runs.drop_duplicates("run_id").itertuples(index=False)
+            if row.across_tasks]
 
 
 def exclusion_notes(runs: Runs) -> list[str]:

@@ -45,7 +45,13 @@ from llm_aai.analysis.report import (
 from llm_aai.analysis.stats import Bootstrap
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.grounding.nearness import NEARNESS_CSV, NearnessError, read_nearness
-from llm_aai.grounding.summary import SummaryInputError, by_group, claim_rows, episode_rows
+from llm_aai.grounding.summary import (
+    SummaryInputError,
+    by_group,
+    claim_rows,
+    counted_rows,
+    episode_rows,
+)
 from llm_aai.logs.store import atomic_write_text
 from llm_aai.oracle import DEFAULT_BUDGET
 
@@ -140,29 +146,33 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"cannot write output: {error}")
 
 
-def _report_grounding(args) -> int:
+def _report_grounding(runs, args) -> int:
     """Per model and level: the share of true claims per kind, and the failed episodes' classes.
 
     Reads each run's ``grounding.csv`` and ``grounding_episodes.csv`` (``python -m
-    llm_aai.grounding RUN_DIR`` writes them).
+    llm_aai.grounding RUN_DIR`` writes them), keeping the episodes and labels of the other
+    tables (``grounding.summary.counted_rows``), whose notes it prints.
     """
     claims, episodes = [], []
-    for run in args.runs:
+    for run in runs.runs["path"]:
         try:
-            claims += claim_rows(run)
-            episodes += episode_rows(run)
+            claims += counted_rows(claim_rows(run), run, runs.episodes)
+            episodes += counted_rows(episode_rows(run), run, runs.episodes)
         except SummaryInputError as error:
             return _fail(str(error))
     boot = Bootstrap(seed=args.seed)
     table = pd.DataFrame(by_group(claims, episodes, boot),
                          columns=["agent", "level", "what", "value"])
-    print(table.rename(columns={"agent": "model", "what": "claims or episodes",
+    print("no claims: none of the episodes counted has been grounded" if table.empty else
+          table.rename(columns={"agent": "model", "what": "claims or episodes",
                                 "value": "true/checked share [Wilson 95% CI] tasks[..] or count"})
           .to_string(index=False))
     print(f"\nclaims: share of checked claims that are true, [Wilson over claims] "
           f"tasks[{boot.describe()}] (unverifiable ones beside it); "
           "episodes: failed episodes classed by their first kind of false claim "
-          "(perception: about what is seen).")
+          "(perception: about what is seen); infrastructure failures and episodes ended by a "
+          "context overflow excluded.")
+    _print_notes(notes(runs, populations=False))
     if args.csv is not None:
         _write_csv(table, args.csv)
     return 0
@@ -175,7 +185,7 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     if args.by == "variants":
         return _report_variants(runs, args)
     if args.by == "grounding":
-        return _report_grounding(args)
+        return _report_grounding(runs, args)
     reference = reference_populations()
     boot = Bootstrap(seed=args.seed)
     levels = pass_rates(runs.episodes, by="level", bootstrap=boot)

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from llm_aai.analysis.scored import scored
 from llm_aai.analysis.stats import (
     DEFAULT_BOOTSTRAP,
     Bootstrap,
@@ -101,6 +104,30 @@ def claim_rows(run_dir: Path) -> list[dict[str, str]]:
 def episode_rows(run_dir: Path) -> list[dict[str, str]]:
     """``RUN_DIR/grounding_episodes.csv``'s rows."""
     return read_rows(Path(run_dir) / EPISODES_CSV, EPISODE_COLUMNS)
+
+
+def counted_rows(rows: Iterable[Mapping[str, str]], run_dir: str | Path,
+                 episodes: pd.DataFrame) -> list[dict[str, str]]:
+    """The rows of ``run_dir``'s grounding CSVs whose episode the tables count, as labelled.
+
+    ``analyze --by grounding`` keeps to the episodes and labels of every other table, so the
+    notes under them hold for it too: an episode lost to infrastructure or ended by a context
+    overflow is left out (``analysis.scored``), so is a copy counted from another directory,
+    and ``agent`` becomes the episode's ``label`` (runs of one model in two modes or with two
+    prompts stay apart).
+
+    Args:
+        rows: ``claim_rows(run_dir)`` or ``episode_rows(run_dir)``.
+        run_dir: the run directory, as ``Runs.runs["path"]`` names it.
+        episodes: ``Runs.episodes`` of the runs loaded with it.
+
+    """
+    mine = scored(episodes)
+    mine = mine[mine["episode_dir"].map(lambda d: Path(d).parent.parent == Path(run_dir))
+                .astype(bool)]
+    labels = dict(zip(mine["episode_id"], mine["label"], strict=True))
+    return [{**row, "agent": labels[row["episode"]]} for row in rows
+            if row["episode"] in labels]
 
 
 def shares(rows: Iterable[Mapping[str, str]],

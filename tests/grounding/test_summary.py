@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import json
+import shutil
+from pathlib import Path
 
 from llm_aai.analysis.stats import (
     Bootstrap,
@@ -72,3 +75,43 @@ def test_by_group_adds_the_rows_over_all_levels():
                      ("m", "all", "seen", "3/5 0.60"), ("m", "all", "episodes passed", "1/2"),
                      ("m", "all", "episodes perception", "1/2"),
                      ("other", "2", "seen", "1/1 1.00"), ("other", "2", "episodes passed", "1/1")]
+
+
+def _edited(run: Path, out: Path, file: str, edit) -> Path:
+    """A copy of ``run`` at ``out`` whose JSON ``file`` is edited in place by ``edit``."""
+    shutil.copytree(run, out)
+    data = json.loads((out / file).read_text())
+    edit(data)
+    (out / file).write_text(json.dumps(data))
+    return out
+
+
+def test_analyze_by_grounding_prints_the_notes_of_the_other_tables(grounded, tmp_path, capsys):
+    """Played in one conversation across tasks, and given twice (a copy of the run): the table
+    says its intervals take episodes as independent, and counts the copy's claims once."""
+    run = _edited(grounded, tmp_path / "across", "manifest.json",
+                  lambda data: data["run"]["config"]["modes"].update(context="across-tasks"))
+    copy = shutil.copytree(run, tmp_path / "copy")
+    table = tmp_path / "grounding.csv"
+    assert analyze([str(run), str(copy), "--by", "grounding", "--csv", str(table)]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == [
+        "note: claims played each trial's tasks in one conversation (--context across-tasks): "
+        "its episodes are not independent (a task's outcome is told before the next), and the "
+        "intervals, which take them as independent, may be too narrow",
+        f"note: {copy}: 1 episode(s) of run claims already read from another directory, "
+        "counted once"]
+    with table.open(newline="") as handle:
+        rows = {row["what"]: row for row in csv.DictReader(handle)}
+    assert rows["seen"]["value"].startswith("4/8 0.50 [")  # once, not 8/16
+    assert rows["seen"]["agent"] == "openai/fake (context across-tasks)"  # as in every table
+
+
+def test_analyze_by_grounding_leaves_out_an_episode_lost_to_infrastructure(grounded, tmp_path,
+                                                                           capsys):
+    run = _edited(grounded, tmp_path / "lost", "episodes/01-04-03_t1/result.json",
+                  lambda data: data.update(end_reason="infrastructure", infra_error="gone"))
+    assert analyze([str(run), "--by", "grounding"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no claims: none of the episodes counted has been grounded\n")
+    assert "1 episode(s) lost to infrastructure (not counted as failures):" in out
