@@ -2,7 +2,9 @@
 
 Only sealed episodes (those with a ``result.json``) are analysed: an episode without a result was
 interrupted and will be rerun on resume, so counting it would bias the pass rate. Earlier attempts
-moved aside after infrastructure failures (``<id>.attempt-N``) are counted, not analysed.
+moved aside after infrastructure failures (``<id>.attempt-N``) are counted, not analysed; what
+they and unfinished episodes spent is read (``Runs.attempts``) so the cost shown is all the run
+paid for.
 
 Every episode is counted once: a directory named twice (however the path is spelled) is read
 once, and an episode whose ``(run_id, episode_id)`` was already read from another directory (a
@@ -16,7 +18,7 @@ import dataclasses
 import itertools
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +30,18 @@ from llm_aai.logs.schema import (
     SUMMARY_COLUMNS,
     RunManifest,
     SchemaError,
+    summed_cost,
     to_dict,
 )
 from llm_aai.logs.store import (
     EPISODES,
     MANIFEST,
     RESULT,
+    TURNS,
     read_manifest,
     read_result,
     read_turns,
+    read_turns_until_cut,
 )
 from llm_aai.protocol.modes import mode_label
 from llm_aai.settings import ResolvedRun, RunConfig, settings_of
@@ -49,6 +54,9 @@ PAPER = "paper"
 
 RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model", "mode",
                "probe")
+ATTEMPT_COLUMNS = ("run_id", "label", "attempt_dir", "kind", "input_tokens", "output_tokens",
+                   "cost_usd", "cost_known", "unanswered_cost_usd")
+"""``Runs.attempts``: what each attempt without a counted result spent (``_attempt_row``)."""
 
 
 class RunDirectoryError(ValueError):
@@ -68,12 +76,18 @@ class Runs:
         runs: one row per run directory, with counts of finished episodes (those counted from
             this directory), duplicates (identical copies of episodes already counted),
             unfinished episodes and attempts set aside after infrastructure failures.
+        attempts: one row per attempt that called the model but is no counted result (set
+            aside as ``<id>.attempt-N``, or unfinished), with what it spent
+            (``ATTEMPT_COLUMNS``): not analysed, but paid for, so the cost shown counts it
+            (``metrics.priced_cost``).
 
     """
 
     episodes: pd.DataFrame
     turns: pd.DataFrame
     runs: pd.DataFrame
+    attempts: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(ATTEMPT_COLUMNS)))
 
 
 def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
@@ -99,6 +113,7 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
     episode_rows: list[dict[str, Any]] = []
     turn_rows: list[dict[str, Any]] = []
     run_rows: list[dict[str, Any]] = []
+    attempt_rows: dict[tuple[str, str], dict[str, Any]] = {}  # a copy's attempts counted once
     seen: dict[tuple[str, str], dict[str, Any]] = {}
     for path in paths:
         identity = _run_identity(path)
@@ -112,6 +127,9 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
             episode_rows.append(row)
             if with_turns:
                 turn_rows.extend(_turn_rows(directory, identity["run_id"]))
+        for directory in [*set_aside, *unfinished]:
+            attempt_rows.setdefault((identity["run_id"], directory.name),
+                                    _attempt_row(directory, identity))
         run_rows.append({**identity, "path": str(path), "finished": counted,
                          "duplicates": len(finished) - counted, "unfinished": len(unfinished),
                          "set_aside_attempts": len(set_aside)})
@@ -122,7 +140,10 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
                      zip(runs["model"], runs["prompt"], runs["mode"], strict=True)]
     episodes["label"] = [labels[key] for key in
                          zip(episodes["model"], episodes["prompt"], episodes["mode"], strict=True)]
-    return Runs(episodes=episodes, turns=_turns_frame(turn_rows), runs=runs)
+    attempts = pd.DataFrame(list(attempt_rows.values()), columns=list(ATTEMPT_COLUMNS))
+    attempts["label"] = attempts["run_id"].map(dict(zip(runs["run_id"], runs["label"],
+                                                        strict=True)))
+    return Runs(episodes=episodes, turns=_turns_frame(turn_rows), runs=runs, attempts=attempts)
 
 
 def _distinct(paths: list[Path]) -> list[Path]:
@@ -321,6 +342,36 @@ def _episode_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
     row["infra_failure"] = result.end_reason == INFRASTRUCTURE or result.infra_error is not None
     row["episode_dir"] = str(directory)
     return row
+
+
+def _attempt_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
+    """What an attempt without a counted result spent, as ``RunStore.spent`` counts it.
+
+    A set-aside attempt sealed before it was set aside (an infrastructure failure) says so in
+    its result; one stopped before it was sealed, or still unfinished, in its turn log's calls
+    (a last line cut by a kill left out). The measured cost (``cost_usd``: NaN when a call
+    had no known price) and the estimate charged for calls sent without a usable reply
+    (``unanswered_cost_usd``) are kept apart, as the logs keep them.
+    """
+    kind = "set aside" if ".attempt-" in directory.name else "unfinished"
+    try:
+        if (directory / RESULT).is_file():
+            result = read_result(directory)
+            tokens = (result.input_tokens, result.output_tokens)
+            cost, unanswered = result.cost_usd, result.unanswered_cost_usd or 0.0
+        else:
+            turns = read_turns_until_cut(directory)[0] if (directory / TURNS).is_file() else []
+            tokens = (sum(t.usage.input_tokens for t in turns),
+                      sum(t.usage.output_tokens for t in turns))
+            cost = summed_cost(t.usage.cost_usd for t in turns)
+            unanswered = sum(t.usage.unanswered_cost_usd or 0.0 for t in turns)
+    except (OSError, SchemaError) as error:
+        raise RunDirectoryError(str(error)) from error
+    return {"run_id": identity["run_id"], "label": None, "attempt_dir": str(directory),
+            "kind": kind, "input_tokens": tokens[0], "output_tokens": tokens[1],
+            "cost_usd": float("nan") if cost is None else cost,
+            "cost_known": identity["cost_known"] and cost is not None,
+            "unanswered_cost_usd": unanswered}
 
 
 def _turn_rows(directory: Path, run_id: str) -> list[dict[str, Any]]:

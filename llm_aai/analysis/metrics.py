@@ -53,15 +53,16 @@ def pass_rates(episodes: pd.DataFrame, by: str = "level",
 
 
 def model_summary(episodes: pd.DataFrame,
-                  bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
+                  bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
+                  attempts: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per model label over all its episodes.
 
     Columns: ``label, model, prompt, runs, tasks, episodes, infra_failures, k, n, proportion,
     ci_low, ci_high, mean_reward, mean_final_health, mean_scripts_used, invalid_replies,
-    scripts, invalid_reply_rate, input_tokens, output_tokens, cost_usd, unpriced_episodes``. The
+    scripts, invalid_reply_rate, input_tokens, output_tokens`` and the cost of
+    ``priced_cost`` (its episodes and the label's ``attempts``, ``Runs.attempts``). The
     invalid-reply rate is replies that broke the script grammar over all replies, in agent
-    (non-infra) episodes. ``cost_usd`` sums the episodes whose every call had a known price;
-    ``unpriced_episodes`` counts the others, whose cost is not known (0: the cost is whole).
+    (non-infra) episodes.
     """
     rows = []
     for (label,), group in _groups(episodes, ["label"]):
@@ -81,24 +82,44 @@ def model_summary(episodes: pd.DataFrame,
             "invalid_reply_rate": invalid / scripts if scripts else float("nan"),
             "input_tokens": int(group["input_tokens"].sum()),
             "output_tokens": int(group["output_tokens"].sum()),
-            **priced_cost(group),
+            **priced_cost(group, None if attempts is None
+                          else attempts[attempts["label"] == label]),
         })
     return pd.DataFrame(rows)
 
 
-def priced_cost(episodes: pd.DataFrame) -> dict[str, float | int]:
-    """The known part of the episodes' cost, and how many episodes it leaves out.
+def priced_cost(episodes: pd.DataFrame,
+                attempts: pd.DataFrame | None = None) -> dict[str, float | int]:
+    """What the episodes and the attempts set aside or unfinished beside them spent.
 
-    ``cost_usd`` sums the episodes whose cost is known; ``unpriced_episodes`` counts the
-    others (``report.cost_text`` shows the two as one cell).
+    Every table and the viewer's runs page show this (``report.cost_text`` words it), so
+    the cost a reader sees is what ``--budget-usd`` counted, measured and estimated apart:
 
-    An episode with a call of no known price has no cost (``cost_known`` False; a run
-    without a price recorded 0s that are not zero): summing it as 0 would understate the
-    cost, and calling the whole cost unknown would hide the part that is known.
+    - ``cost_usd``: the measured cost known, the episodes' and the ``attempts``' (the calls
+      of an attempt set aside, ``Runs.attempts``, were paid for as the counted ones were);
+    - ``unpriced_episodes``, ``unpriced_attempts``: those whose cost is not known
+      (``cost_known`` False: a call of no known price); ``attempts``: how many there are;
+    - ``unanswered_cost_usd``: the estimate charged for calls sent without a usable reply
+      (timeouts), which no usage measured; ``unanswered_episodes``, ``unanswered_attempts``:
+      how many were charged one.
+
+    An episode with a call of no known price has no cost (a run without a price recorded 0s
+    that are not zero): summing it as 0 would understate the cost, and calling the whole
+    cost unknown would hide the part that is known.
     """
-    known = episodes["cost_known"].astype(bool)
-    return {"cost_usd": float(episodes["cost_usd"].where(known).sum()),
-            "unpriced_episodes": int((~known).sum())}
+    parts = [episodes] if attempts is None else [episodes, attempts]
+    known = [part["cost_known"].astype(bool) for part in parts]
+    charged = [part["unanswered_cost_usd"].fillna(0.0).astype(float) for part in parts]
+    return {
+        "cost_usd": float(sum(part["cost_usd"].where(k).sum()
+                              for part, k in zip(parts, known, strict=True))),
+        "unpriced_episodes": int((~known[0]).sum()),
+        "attempts": 0 if attempts is None else len(attempts),
+        "unpriced_attempts": 0 if attempts is None else int((~known[1]).sum()),
+        "unanswered_cost_usd": float(sum(c.sum() for c in charged)),
+        "unanswered_episodes": int((charged[0] > 0).sum()),
+        "unanswered_attempts": int((charged[1] > 0).sum()) if attempts is not None else 0,
+    }
 
 
 def infra_failures(episodes: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ into strings like ``3/12 .25 [.09-.53]``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -89,8 +90,7 @@ def summary_report(overall: pd.DataFrame) -> pd.DataFrame:
                                 strict=True)],
         "mean reward": [f"{v:.2f}" for v in overall["mean_reward"]],
         "final health": [f"{v:.1f}" for v in overall["mean_final_health"]],
-        "cost $": [cost_text(row["cost_usd"], int(row["unpriced_episodes"]),
-                             int(row["episodes"])) for _, row in overall.iterrows()],
+        "cost $": [cost_text(row, int(row["episodes"])) for _, row in overall.iterrows()],
     })
 
 
@@ -146,24 +146,47 @@ def _rate(row) -> str:
     return f"{wilson} tasks{format_interval(row['boot_low'], row['boot_high'])}"
 
 
-def cost_text(cost_usd: float, unpriced: int, episodes: int, dollars: str = "{:.2f}") -> str:
-    """A cost cell; with episodes of no known price, the known part as a lower bound, marked.
+def cost_text(cost: Mapping[str, float | int], episodes: int, dollars: str = "{:.2f}") -> str:
+    """A cost cell: everything the run spent, what is not known and what is estimated, marked.
 
-    ``>= 1.23 (2 of 120 episodes unpriced)``, or ``unknown (no price)`` when no episode's
-    cost is known. Every table and the viewer's runs page word a cost this way.
+    Every table and the viewer's runs page word a cost this way, from ``metrics.priced_cost``:
+
+    - ``1.23``: every call's cost known, in the episodes counted;
+    - ``1.25 (with 3 attempts set aside or unfinished)``: the measured cost of attempts that
+      are no result counts too, as ``--budget-usd`` counted it;
+    - ``>= 1.23 (2 of 120 episodes unpriced)``: the known part, a lower bound;
+      ``unknown (no price)`` when nothing's cost is known;
+    - ``... + ~0.03 estimated for unanswered calls (in 1 episode)``: the charge for calls sent
+      without a usable reply (timeouts), an estimate no usage measured, never added in.
 
     Args:
-        cost_usd: the priced episodes' cost (``metrics.priced_cost``).
-        unpriced: the episodes whose cost is not known.
-        episodes: all the episodes.
+        cost: ``metrics.priced_cost`` of the episodes (and attempts).
+        episodes: how many episodes it covers.
         dollars: how an amount is written (the viewer's ``"${:.4f}"``).
 
     """
-    if not unpriced:
-        return dollars.format(cost_usd)
-    if unpriced == episodes:
-        return "unknown (no price)"
-    return f">= {dollars.format(cost_usd)} ({unpriced} of {episodes} episodes unpriced)"
+    attempts = int(cost.get("attempts", 0))
+    unpriced = [f"{n} of {total} {name} unpriced" for n, total, name in (
+        (int(cost["unpriced_episodes"]), episodes, "episodes"),
+        (int(cost.get("unpriced_attempts", 0)), attempts, "attempts")) if n]
+    if unpriced and cost["unpriced_episodes"] == episodes \
+            and cost.get("unpriced_attempts", 0) == attempts:
+        text = "unknown (no price)"
+    else:
+        notes = [*unpriced] + ([f"with {_plural(attempts, 'attempt')} set aside or "
+                                "unfinished"] if attempts else [])
+        text = (">= " if unpriced else "") + dollars.format(cost["cost_usd"]) \
+            + (f" ({'; '.join(notes)})" if notes else "")
+    charged = [_plural(int(cost.get(f"unanswered_{name}s", 0)), name)
+               for name in ("episode", "attempt") if cost.get(f"unanswered_{name}s", 0)]
+    if charged:
+        text += (f" + ~{dollars.format(cost['unanswered_cost_usd'])} estimated for unanswered "
+                 f"calls (in {' and '.join(charged)})")
+    return text
+
+
+def _plural(count: int, name: str) -> str:
+    return f"{count} {name}{'' if count == 1 else 's'}"
 
 
 def _counts(row) -> str:

@@ -189,7 +189,7 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     reference = reference_populations()
     boot = Bootstrap(seed=args.seed)
     levels = pass_rates(runs.episodes, by="level", bootstrap=boot)
-    overall = model_summary(runs.episodes, bootstrap=boot)
+    overall = model_summary(runs.episodes, bootstrap=boot, attempts=runs.attempts)
     table = pass_rates(runs.episodes, by="level" if args.by == "mode" else args.by,
                        bootstrap=boot)
     if args.by == "mode":

@@ -41,8 +41,13 @@ class RunSummary:
     prompt_text: str
 
 
-def run_summary(run: pd.Series, episodes: pd.DataFrame) -> RunSummary:
-    """Summarise one row of ``Runs.runs`` with the episodes counted from it."""
+def run_summary(run: pd.Series, episodes: pd.DataFrame,
+                attempts: pd.DataFrame | None = None) -> RunSummary:
+    """Summarise one row of ``Runs.runs`` with the episodes counted from it.
+
+    ``attempts`` (``Runs.attempts``) adds what its attempts set aside or unfinished spent to
+    the cost shown.
+    """
     manifest = read_manifest(Path(run["path"]))  # load_runs has already checked it
     resolved = settings_of(manifest)
     config = resolved.config
@@ -68,11 +73,13 @@ def run_summary(run: pd.Series, episodes: pd.DataFrame) -> RunSummary:
          if git else "-"),
     ]
     mine = episodes[episodes["run_id"] == run["run_id"]]
+    tried = None if attempts is None else attempts[attempts["run_id"] == run["run_id"]]
     return RunSummary(str(run["run_id"]), str(run["path"]), tuple(settings),
-                      _totals(run, mine), str(prompt.get("system_text") or ""))
+                      _totals(run, mine, tried), str(prompt.get("system_text") or ""))
 
 
-def _totals(run: pd.Series, episodes: pd.DataFrame) -> tuple[tuple[str, str], ...]:
+def _totals(run: pd.Series, episodes: pd.DataFrame,
+            attempts: pd.DataFrame | None) -> tuple[tuple[str, str], ...]:
     agent = episodes[~episodes["infra_failure"]]
     passed = int(agent["passed"].sum())
     tokens_in = int(episodes["input_tokens"].sum())
@@ -85,24 +92,26 @@ def _totals(run: pd.Series, episodes: pd.DataFrame) -> tuple[tuple[str, str], ..
         ("invalid replies", f"{int(agent['invalid_replies'].sum())} of "
                             f"{int(agent['scripts_used'].sum())} scripts"),
         ("tokens", f"{tokens_in:,} in, {tokens_out:,} out"),
-        ("cost", run_cost(episodes)),
+        ("cost", run_cost(episodes, attempts)),
     )
 
 
-def run_cost(episodes: pd.DataFrame) -> str:
-    """The episodes' cost worded as ``analyze`` words it (``report.cost_text``), in dollars.
+def run_cost(episodes: pd.DataFrame, attempts: pd.DataFrame | None = None) -> str:
+    """What the run spent worded as ``analyze`` words it (``report.cost_text``), in dollars.
 
-    Known in part, the known part is shown as a lower bound with the episodes it leaves
-    out; never known, ``unknown``. Logs from before prices were looked up recorded an
-    unknown cost as 0, so $0 with tokens used is taken as unknown too.
+    The episodes' and the ``attempts``' (``Runs.attempts``: set aside or unfinished) measured
+    cost, with the estimate charged for calls sent without a usable reply apart. Known in
+    part, the known part is shown as a lower bound with what it leaves out; never known,
+    ``unknown``. Logs from before prices were looked up recorded an unknown cost as 0, so $0
+    with tokens used is taken as unknown too.
     """
-    if not int(episodes["input_tokens"].sum() + episodes["output_tokens"].sum()):
+    parts = [episodes] if attempts is None else [episodes, attempts]
+    if not sum(int(part["input_tokens"].sum() + part["output_tokens"].sum()) for part in parts):
         return "$0 (no model calls)"
-    cost = priced_cost(episodes)
-    if not cost["unpriced_episodes"] and not cost["cost_usd"]:
-        return cost_text(0.0, len(episodes), len(episodes))
-    return cost_text(cost["cost_usd"], cost["unpriced_episodes"], len(episodes),
-                     dollars="${:.4f}")
+    cost = priced_cost(episodes, attempts)
+    if not cost["unpriced_episodes"] and not cost["unpriced_attempts"] and not cost["cost_usd"]:
+        cost.update(unpriced_episodes=len(episodes), unpriced_attempts=cost["attempts"])
+    return cost_text(cost, len(episodes), dollars="${:.4f}")
 
 
 def _frames(frames: FrameFormat) -> str:

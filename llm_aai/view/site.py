@@ -182,7 +182,7 @@ class SiteBuilder:
         overall = model_summary(episodes)
         table = level_report(levels, overall, reference, POPULATIONS_SHOWN)
         figure = self._figure(levels, reference, settings_caption(runs.runs), report)
-        summaries: list[RunSummary] = [run_summary(run, episodes)
+        summaries: list[RunSummary] = [run_summary(run, episodes, runs.attempts)
                                        for _, run in runs.runs.iterrows()]
         self._write("index.html", "runs.html", root="", runs=summaries, table=table,
                     figure=figure, tasks=tasks,

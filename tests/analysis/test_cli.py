@@ -6,6 +6,8 @@ import sys
 import pandas as pd
 import pytest
 
+from llm_aai.analysis import load_runs
+from llm_aai.analysis.metrics import priced_cost
 from llm_aai.cli.analyze import main
 
 
@@ -195,6 +197,35 @@ def test_a_cost_partly_unknown_shows_the_known_part_and_how_many_episodes_lack_a
     assert summary.endswith(">= 0.05 (2 of 12 episodes unpriced)")
 
 
+def _lost_and_timed_out(make_run, tmp_path):
+    """Level 1 (12 episodes of $0.005); 01-04-03_t1 lost to infrastructure after a first
+    attempt set aside ($0.001 in its turn log, $0.001 sealed); 01-06-02_t1 charged $0.03 for a
+    call that timed out."""
+    run = make_run(tmp_path, model="alpha", levels=range(1, 2),
+                   infra=lambda task, level, trial: (task, trial) == ("01-04-03", 1))
+    result_file = run / "episodes" / "01-06-02_t1" / "result.json"
+    record = json.loads(result_file.read_text())
+    result_file.write_text(json.dumps({**record, "unanswered_cost_usd": 0.03}))
+    return run
+
+
+def test_the_cost_counts_attempts_set_aside_and_shows_unanswered_calls_apart(
+        tmp_path, make_run, capsys):
+    # what --budget-usd counted: the set-aside attempt's measured cost is in, the timeout's
+    # estimate beside it, never added in
+    run = _lost_and_timed_out(make_run, tmp_path)
+    runs = load_runs([run], with_turns=False)
+    cost = priced_cost(runs.episodes, runs.attempts)
+    assert cost["cost_usd"] == pytest.approx(11 * 0.005 + 0.001 + 0.001)
+    assert (cost["attempts"], cost["unanswered_episodes"]) == (1, 1)
+    assert cost["unanswered_cost_usd"] == pytest.approx(0.03)
+    assert main([str(run)]) == 0
+    summary = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("alpha ")][-1]
+    assert summary.endswith("0.06 (with 1 attempt set aside or unfinished) + ~0.03 estimated "
+                            "for unanswered calls (in 1 episode)")
+
+
 def test_a_model_without_a_price_has_its_cost_unknown(tmp_path, make_run, capsys):
     run = make_run(tmp_path, model="alpha", levels=range(1, 2))
     manifest = run / "manifest.json"  # costs recorded as 0 for a model litellm cannot price
@@ -222,6 +253,8 @@ _FULL_DISK = """
 import resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+from llm_aai.analysis import load_runs
+from llm_aai.analysis.metrics import priced_cost
 from llm_aai.cli.analyze import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -7,13 +7,14 @@ import json
 import pytest
 
 from llm_aai.analysis import load_runs
+from llm_aai.view import build_site
 from llm_aai.view.runs import run_summary
 from tests.analysis.conftest import build_run
 
 
 def _cost_shown(run) -> str:
     runs = load_runs([run], with_turns=False)
-    summary = run_summary(runs.runs.iloc[0], runs.episodes)
+    summary = run_summary(runs.runs.iloc[0], runs.episodes, runs.attempts)
     return dict(summary.totals)["cost"]
 
 
@@ -38,3 +39,23 @@ def test_a_cost_logged_as_zero_with_tokens_used_is_unknown(tmp_path):
         record = json.loads(result_file.read_text())
         result_file.write_text(json.dumps({**record, "cost_usd": 0.0}))
     assert _cost_shown(run) == "unknown (no price)"
+
+
+def test_the_cost_counts_attempts_set_aside_and_unanswered_calls_as_analyze_does(tmp_path):
+    """An attempt set aside was paid for; a call that timed out was charged an estimate."""
+    run = build_run(tmp_path, model="alpha", levels=range(1, 2),
+                    infra=lambda task, level, trial: (task, trial) == ("01-04-03", 1))
+    result_file = run / "episodes" / "01-06-02_t1" / "result.json"
+    record = json.loads(result_file.read_text())
+    result_file.write_text(json.dumps({**record, "unanswered_cost_usd": 0.03}))
+    assert _cost_shown(run) == ("$0.0570 (with 1 attempt set aside or unfinished) + ~$0.0300 "
+                                "estimated for unanswered calls (in 1 episode)")
+
+
+def test_the_runs_page_shows_what_the_attempts_spent(tmp_path):
+    """The site passes each run's attempts to its card (load_runs reads them)."""
+    run = build_run(tmp_path, model="alpha", levels=range(1, 2),
+                    infra=lambda task, level, trial: (task, trial) == ("01-04-03", 1))
+    build_site([run], tmp_path / "site")  # the hand-made run has no arenas to draw: no matter
+    assert "with 1 attempt set aside or unfinished" in (tmp_path / "site" / "index.html") \
+        .read_text()
