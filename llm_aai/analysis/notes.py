@@ -14,6 +14,7 @@ import pandas as pd
 from llm_aai.analysis.load import Runs, pooling_conflicts, repeated_seeds, setting_differences
 from llm_aai.analysis.metrics import infra_failures
 from llm_aai.analysis.paired import unpaired_tasks
+from llm_aai.analysis.reference import partly_played
 from llm_aai.arena.catalog import children_subset
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
@@ -130,11 +131,25 @@ def exclusion_notes(runs: Runs) -> list[str]:
 
 
 def reference_notes(runs: Runs) -> list[str]:
-    """Say when a run played tasks the reference rates (the children's 40) do not cover."""
+    """Say where the reference rates (the children's 40 tasks) cover other tasks than the runs.
+
+    A level played in part is compared over the tasks of it played
+    (``reference.played_reference``): named, with its tasks. Tasks outside the 40 have no
+    reference: the level's rate stays over its 4 tasks of the 40.
+    """
+    lines = []
+    partly = partly_played(runs.episodes["task_id"])
+    if partly:
+        levels = "; ".join(f"level {level}: {len(played)} of {of} ({', '.join(played)})"
+                           for level, (played, of) in partly.items())
+        lines.append("note: the runs played part of a level's tasks in the children's 40 "
+                     f"({levels}): there the children's and Olympics agents' rates are over "
+                     "the tasks played alone, from their per-task results, with no "
+                     "interquartile range (marked 'N of 4 tasks')")
     subset = {task.task_id for task in children_subset()}
     outside = sorted(set(runs.episodes["task_id"]) - subset)
-    if not outside:
-        return []
-    return [f"note: {len(outside)} task(s) played are outside the 40-task children subset "
-            f"(e.g. {outside[0]}); the children's and Olympics agents' rates in the table are "
-            "over the 40 tasks, so compare per level with care"]
+    if outside:
+        lines.append(f"note: {len(outside)} task(s) played are outside the 40-task children "
+                     f"subset (e.g. {outside[0]}); the children's and Olympics agents' rates in "
+                     "the table are over the 40 tasks, so compare per level with care")
+    return lines

@@ -109,7 +109,10 @@ def plot_pass_rates(
 
     Args:
         level_table: ``pass_rates(episodes, by="level")``.
-        reference: ``reference_populations()`` (or its level rows).
+        reference: ``reference_populations()`` (or its level rows); with
+            ``reference.played_reference``, a level played in part shows each population's
+            rate over the tasks played, a point without an interquartile bar, named in the
+            legend.
         path: where to save: ``.png``, ``.svg`` or ``.pdf``.
         populations: reference populations drawn beside the models, in order.
         title: the figure title (not drawn in the ``paper`` style).
@@ -350,13 +353,19 @@ def _draw_population(ax, rows: pd.DataFrame, population: str, x_of, offset, widt
                                                       ("#dddddd", "#444444", "o", None))
     name = POPULATIONS.get(population, population)
     x = [x_of[int(level)] + offset for level in rows["level"]]
-    q1, q3 = rows["q1"].to_numpy(), rows["q3"].to_numpy()
+    # a level played in part: the rate over its tasks played, which have no quartiles
+    whole = rows["q1"].notna().to_numpy()
+    q1, q3 = rows["q1"].to_numpy()[whole], rows["q3"].to_numpy()[whole]
     height = [max(high - low, MIN_IQR_HEIGHT) for low, high in zip(q1, q3, strict=True)]
-    bars = ax.bar(x, height, width * 0.92, bottom=q1, color=face, edgecolor=point,
-                  linewidth=0.8, hatch=hatch, zorder=2)
+    bars = ax.bar([v for v, w in zip(x, whole, strict=True) if w], height, width * 0.92,
+                  bottom=q1, color=face, edgecolor=point, linewidth=0.8, hatch=hatch, zorder=2)
     points = ax.scatter(x, rows["proportion"], marker=marker, s=28, color=point,
                         edgecolor="white", linewidth=0.6, zorder=4)
-    return (bars, points), f"{name}: interquartile range (bar), pooled rate (point)"
+    partly = [str(int(level)) for level, w in zip(rows["level"], whole, strict=True) if not w]
+    return (bars, points), (f"{name}: interquartile range (bar), pooled rate (point)"
+                            + (f"; level{'s' if len(partly) > 1 else ''} {', '.join(partly)}: "
+                               "rate over the tasks played only (played in part), no IQR"
+                               if partly else ""))
 
 
 def _decorate(ax, levels: list[int], title: str | None, level_names: bool) -> None:

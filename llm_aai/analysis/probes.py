@@ -112,6 +112,8 @@ def _population_cell(levels: pd.DataFrame, population: str, level: int) -> str:
     if found.empty:
         return "-"
     ref = found.iloc[0]
+    if ref["q1"] != ref["q1"]:  # NaN: over the tasks played of a level played in part
+        return f"{ref['proportion']:.2f} ({ref['tasks']} of {ref['level_tasks']} tasks)"
     return f"{ref['proportion']:.2f} (IQR {ref['q1']:.2f}-{ref['q3']:.2f})"
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from llm_aai.analysis.metrics import with_reference
-from llm_aai.analysis.reference import POPULATIONS
+from llm_aai.analysis.reference import POPULATIONS, reference_levels
 from llm_aai.analysis.stats import format_interval
 
 
@@ -45,13 +45,27 @@ def level_report(
             mine = at[at["label"] == label]
             row[label] = _rate(mine.iloc[0]) if len(mine) else "-"
         for population in populations:
-            first = at.iloc[0]
-            row[POPULATIONS.get(population, population)] = (
-                f"{_p(first[f'{population}_proportion'])} "
-                f"(IQR {format_interval(first[f'{population}_q1'], first[f'{population}_q3'])})")
+            row[POPULATIONS.get(population, population)] = population_cell(
+                at.iloc[0], population, reference)
         rows.append(row)
     rows.append(_overall_row(overall, labels, reference, populations, levels))
     return pd.DataFrame(rows)
+
+
+def population_cell(row, population: str, reference: pd.DataFrame) -> str:
+    """A population's figure on a level, as every level table words it.
+
+    ``0.60 (IQR [0.50, 0.75])``: its pooled rate and interquartile range; over the tasks
+    played of a level played in part (``reference.played_reference``), ``0.90 (1 of 4
+    tasks)``, with no interquartile range.
+    """
+    rate = _p(row[f"{population}_proportion"])
+    q1, q3 = row[f"{population}_q1"], row[f"{population}_q3"]
+    if "tasks" not in reference or not (math.isnan(q1) and math.isnan(q3)):
+        return f"{rate} (IQR {format_interval(q1, q3)})"
+    levels = reference_levels(reference)
+    at = levels[(levels["population"] == population) & (levels["level"] == int(row["level"]))]
+    return f"{rate} ({at['tasks'].iloc[0]} of {at['level_tasks'].iloc[0]} tasks)"
 
 
 def task_report(

@@ -25,11 +25,11 @@ from llm_aai.analysis import (
     model_summary,
     pass_rates,
     pooling_conflicts,
-    reference_populations,
     repeated_seeds,
 )
+from llm_aai.analysis.notes import reference_notes
 from llm_aai.analysis.plots import plot_pass_rates, settings_caption
-from llm_aai.analysis.reference import POPULATIONS
+from llm_aai.analysis.reference import POPULATIONS, played_reference
 from llm_aai.analysis.report import level_report
 from llm_aai.grounding.ground import GROUNDING_CSV
 from llm_aai.logs.store import RESULT, TURNS
@@ -176,7 +176,7 @@ class SiteBuilder:
                                                         first_colour=i))
 
     def _runs_page(self, runs, tasks: list[TaskView], report: BuildReport) -> None:
-        reference = reference_populations()
+        reference = played_reference(runs.episodes["task_id"])
         episodes = runs.episodes
         levels = pass_rates(episodes, by="level")
         overall = model_summary(episodes)
@@ -186,7 +186,8 @@ class SiteBuilder:
                                        for _, run in runs.runs.iterrows()]
         self._write("index.html", "runs.html", root="", runs=summaries, table=table,
                     figure=figure, tasks=tasks,
-                    notes=[*pooling_conflicts(runs.runs), *repeated_seeds(episodes)])
+                    notes=[*pooling_conflicts(runs.runs), *repeated_seeds(episodes),
+                           *(line.removeprefix("note: ") for line in reference_notes(runs))])
 
     def _figure(self, levels: pd.DataFrame, reference: pd.DataFrame, caption: str,
                 report: BuildReport) -> str | None:

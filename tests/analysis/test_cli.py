@@ -1,5 +1,6 @@
 import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -162,7 +163,12 @@ def test_tasks_outside_the_children_subset_are_flagged(make_run, tmp_path, capsy
     result.write_text(json.dumps(data))
     assert main([str(run)]) == 0
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
-    assert notes == ["note: 1 task(s) played are outside the 40-task children subset (e.g. "
+    # the level's other 3 tasks of the 40 are the ones its populations' rates are over
+    assert notes == ["note: the runs played part of a level's tasks in the children's 40 "
+                     "(level 1: 3 of 4 (01-06-02, 01-21-01, 01-23-01)): there the children's "
+                     "and Olympics agents' rates are over the tasks played alone, from their "
+                     "per-task results, with no interquartile range (marked 'N of 4 tasks')",
+                     "note: 1 task(s) played are outside the 40-task children subset (e.g. "
                      "01-01-01); the children's and Olympics agents' rates in the table are over "
                      "the 40 tasks, so compare per level with care"]
 
@@ -323,3 +329,44 @@ def test_the_variants_table_prints_the_level_tables_notes(make_run, tmp_path, ca
     assert ("1 episode(s) lost to infrastructure (not counted as failures):\n"
             "  alpha 01-04-03_t2 after 2 attempt(s)") in out
     assert "children subset" in level_notes and "children subset" not in out
+
+
+def _partly_played(make_run, tmp_path):
+    """01-04-03 and 02-10-01 alone of levels 1 and 2, the 4 tasks of level 3; 1 of 3 trials
+    passed everywhere (as ``run --tasks 01-04-03,02-10-01,...``)."""
+    run = make_run(tmp_path, model="heuristic", levels=range(1, 4),
+                   passes=lambda task, level, trial: trial == 1)
+    for folder in (run / "episodes").iterdir():
+        if folder.name[:2] in ("01", "02") and not folder.name.startswith(("01-04-03",
+                                                                           "02-10-01")):
+            shutil.rmtree(folder)
+    return run
+
+
+def test_a_level_played_in_part_is_compared_with_the_reference_over_its_tasks_played(
+        tmp_path, make_run, capsys):
+    csv = tmp_path / "levels.csv"
+    assert main([str(_partly_played(make_run, tmp_path)), "--csv", str(csv)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines()
+            if re.match(r"(1|2|3|all) ", line)}
+    # children passed 01-04-03 53/59 and 02-10-01 45/59, not their levels' 0.60 and 0.73
+    assert "0.90 (1 of 4 tasks)" in rows["1"] and "1.00 (1 of 4 tasks)" in rows["1"]
+    assert "0.76 (1 of 4 tasks)" in rows["2"] and "0.80 (1 of 4 tasks)" in rows["2"]
+    assert "0.77 (IQR [0.75, 1.00])" in rows["3"]  # played whole: as before
+    assert "0.79" in rows["all"]  # (53 + 45 + 181) / (59 + 59 + 236)
+    assert ("note: the runs played part of a level's tasks in the children's 40 (level 1: 1 "
+            "of 4 (01-04-03); level 2: 1 of 4 (02-10-01))") in out
+    table = pd.read_csv(csv).set_index("level")
+    assert table.loc[1, "children_proportion"] == pytest.approx(53 / 59)
+    assert pd.isna(table.loc[1, "children_q1"])
+
+
+def test_the_plot_draws_a_level_played_in_part_without_an_interquartile_range(
+        tmp_path, make_run, capsys):
+    plot = tmp_path / "fig.svg"
+    # wide enough for the legend's entries to stay on one line each
+    assert main([str(_partly_played(make_run, tmp_path)), "--plot", str(plot),
+                 "--size", "30x6"]) == 0
+    assert "levels 1, 2: rate over the tasks played only (played in part), no IQR" in \
+        plot.read_text()

@@ -3,6 +3,7 @@ import re
 import pytest
 
 from llm_aai.analysis import LEVEL_NAMES, reference_levels, reference_populations, reference_tasks
+from llm_aai.analysis.reference import partly_played, played_reference
 
 POPULATIONS = ("children", "children_all", "olympics_top10")
 
@@ -81,3 +82,24 @@ def test_quartiles_are_ordered_proportions(ref):
     assert ((0 <= levels["q1"]) & (levels["q1"] <= levels["median"])
             & (levels["median"] <= levels["q3"]) & (levels["q3"] <= 1)).all()
     assert ref.loc[ref["scope"] != "level", ["q1", "median", "q3"]].isna().all().all()
+
+
+def test_the_reference_over_whole_levels_is_unchanged(ref):
+    played = played_reference(reference_tasks(ref)["task_id"], ref)
+    levels = reference_levels(played)
+    assert levels.drop(columns=["tasks", "level_tasks"]).equals(reference_levels(ref))
+    assert set(levels["tasks"]) == {4}
+
+
+def test_a_level_played_in_part_is_compared_over_the_tasks_played(ref):
+    played = reference_levels(played_reference(["01-04-03", "01-06-02", "03-09-01"], ref))
+    children = played[played["population"] == "children"].set_index("level")
+    assert (children.loc[1, "k"], children.loc[1, "n"], children.loc[1, "tasks"]) == \
+        (53 + 52, 59 + 59, 2)
+    assert children.loc[1, "proportion"] == pytest.approx(105 / 118)
+    assert children.loc[1, ["q1", "median", "q3"]].isna().all()  # no per-child rates shipped
+    assert children.loc[2, "k"] == 172 and children.loc[2, "tasks"] == 4  # none played: whole
+    olympics = played[played["population"] == "olympics_top10"].set_index("level")
+    assert (olympics.loc[1, "k"], olympics.loc[1, "n"]) == (20, 20)
+    assert partly_played(["01-04-03", "01-06-02", "03-09-01"], ref) == {
+        1: (["01-04-03", "01-06-02"], 4), 3: (["03-09-01"], 4)}
