@@ -212,11 +212,14 @@ def _figure(plt, level_table, ref, labels, levels, populations, title, inches, l
         1, 2, figsize=inches, layout="constrained", sharey=True,
         gridspec_kw={"width_ratios": [max(len(levels), 1), 1.25]})
     handles = []
+    shown = _tasks_shown(level_table, levels)
     for k, label in enumerate(ceilings):
         rows = level_table[level_table["label"] == label]
         style = ("--", ":", "-.")[k % 3]
-        handles.append(_draw_ceiling(ax, rows, label, x_of, style))
-        _draw_ceiling(ax_all, _pooled_model(rows), label, {0: 0}, style)
+        short = _ceiling_short(rows, shown)
+        handles.append(_draw_ceiling(ax, rows, label, x_of, style, shown, short))
+        if not short:  # a ceiling over part of the tasks is no ceiling over all of them
+            _draw_ceiling(ax_all, _pooled_model(rows), label, {0: 0}, style, shown, {})
     for i, label in enumerate(labels):
         rows = level_table[level_table["label"] == label]
         colour = MODEL_COLOURS[i % len(MODEL_COLOURS)]
@@ -235,15 +238,48 @@ def _figure(plt, level_table, ref, labels, levels, populations, title, inches, l
     return fig
 
 
-def _draw_ceiling(ax, rows: pd.DataFrame, label: str, x_of, style: str):
-    """A level's oracle pass rate as a line across the level's whole group of bars."""
+def _tasks_shown(level_table: pd.DataFrame, levels: list[int]) -> dict[int, int]:
+    """Per level, the most tasks any label played there (what a ceiling should cover)."""
+    most = level_table.groupby("level")["tasks"].max()
+    return {level: int(most.get(level, 0)) for level in levels}
+
+
+def _ceiling_short(rows: pd.DataFrame, shown: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """The levels where a ceiling's run played fewer tasks than shown: ``level -> (its, shown)``.
+
+    An oracle run of one task of level 1 is no ceiling for level 1's other tasks, nor for the
+    levels it never played.
+    """
+    played = {int(level): int(tasks) for level, tasks, n in
+              zip(rows["level"], rows["tasks"], rows["n"], strict=True) if n > 0}
+    return {level: (played.get(level, 0), most) for level, most in shown.items()
+            if played.get(level, 0) < most}
+
+
+def _draw_ceiling(ax, rows: pd.DataFrame, label: str, x_of, style: str,
+                  shown: dict[int, int], short: dict[int, tuple[int, int]]):
+    """A level's oracle pass rate as a line across the level's group of bars.
+
+    Where the oracle played fewer of the level's tasks than shown (``short``, of ``shown``
+    per level), the line says how many it covers; its legend entry says what it played.
+    """
     rows = rows[rows["n"] > 0]
     line = None
     for level, p in zip(rows["level"], rows["proportion"], strict=True):
         x = x_of[int(level)]
         (line,) = ax.plot([x - 0.45, x + 0.45], [p, p], linestyle=style, color="black",
                           linewidth=1.6, zorder=4)
-    return line, f"{label}: ceiling (privileged search in the simulator)"
+        if int(level) in short:
+            ax.annotate(f"{label}: {short[int(level)][0]} of {short[int(level)][1]} tasks",
+                        (x + 0.45, p), xytext=(0, 2), textcoords="offset points",
+                        ha="right", va="bottom", fontsize="x-small", zorder=5)
+    text = f"{label}: ceiling (privileged search in the simulator)"
+    if short:
+        played = int(rows["tasks"].sum())
+        text += (f"; it played {played} of the {sum(shown.values())} tasks shown (fewer on "
+                 f"level{'s' if len(short) > 1 else ''} {', '.join(map(str, short))}): "
+                 "drawn only where it played, not in the all-levels panel")
+    return line, text
 
 
 def _row_of(overall: pd.DataFrame | None, label: str) -> pd.Series | None:

@@ -1,3 +1,5 @@
+import shutil
+
 import pytest
 from PIL import Image
 
@@ -231,3 +233,49 @@ def test_no_title_or_label_is_clipped(levels, tmp_path, monkeypatch, style, size
     plot_pass_rates(levels, reference_populations(), tmp_path / "fig.png", style=style,
                     size=size)
     assert clipped == [[]]
+
+
+def _ceiling_lines(monkeypatch) -> list:
+    """Each ceiling drawn: (axes index, y), recorded from _draw_ceiling's plot calls."""
+    from matplotlib.axes import Axes
+
+    drawn, original = [], Axes.plot
+
+    def plot(ax, xs, ys, *args, **kwargs):
+        if kwargs.get("linestyle") in ("--", ":", "-."):
+            drawn.append((ax.get_subplotspec().colspan.start, ys[0]))
+        return original(ax, xs, ys, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "plot", plot)
+    return drawn
+
+
+def test_an_oracle_that_played_part_of_the_tasks_is_no_ceiling_over_all_levels(
+        two_models, tmp_path, make_run, monkeypatch):
+    # the models played the 40 tasks; the oracle one task of level 1 (passed)
+    oracle = make_run(tmp_path, model="oracle-t", levels=range(1, 2), trials=range(1, 2),
+                      passes=lambda task, level, trial: True)
+    for folder in (oracle / "episodes").iterdir():
+        if not folder.name.startswith("01-04-03"):
+            shutil.rmtree(folder)
+    levels = pass_rates(load_runs([*two_models, oracle], with_turns=False).episodes)
+    drawn = _ceiling_lines(monkeypatch)
+    text = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg",
+                           size=(30, 6)).read_text()
+    assert drawn == [(0, 1.0)]  # level 1's line only; none across the all-levels panel
+    assert ("oracle-t: ceiling (privileged search in the simulator); it played 1 of the 40 "
+            "tasks shown (fewer on levels 1, 2, 3, 4, 5, 6, 7, 8, 9, 10): drawn only where it "
+            "played, not in the all-levels panel") in text
+    assert "oracle-t: 1 of 4 tasks" in text  # at level 1's line
+
+
+def test_an_oracle_over_every_task_shown_is_drawn_over_all_levels(tmp_path, make_run,
+                                                                  monkeypatch):
+    model = make_run(tmp_path, model="m", levels=range(1, 3))
+    oracle = make_run(tmp_path, model="oracle", levels=range(1, 3),
+                      passes=lambda task, level, trial: level == 1)
+    levels = pass_rates(load_runs([model, oracle], with_turns=False).episodes)
+    drawn = _ceiling_lines(monkeypatch)
+    text = plot_pass_rates(levels, reference_populations(), tmp_path / "fig.svg").read_text()
+    assert drawn == [(0, 1.0), (0, 0.0), (1, 0.5)]
+    assert "tasks shown" not in text
