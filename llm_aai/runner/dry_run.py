@@ -78,6 +78,8 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
                                  keep_last_turns=config.model_options.keep_last_turns,
                                  prices=prices, reply_tokens=reply_tokens,
                                  tasks_per_conversation=conversation)
+    if agent.kind != "model":  # a built-in agent: nothing is asked of a model, nothing paid
+        estimate = dataclasses.replace(estimate, usd=0.0, calls_model=False)
     levels = sorted({task.level for task in tasks})
     replies = (f"at most {protocol.max_scripts} scripts each" if protocol.max_scripts
                is not None else f"at most {protocol.max_replies} replies each")

@@ -56,6 +56,8 @@ class RunEstimate:
         reply_tokens: the reply length assumed.
         longest_input_tokens: the input tokens of the longest request: what the model's
             context window must hold, besides the reply (``--max-tokens``).
+        calls_model: False for a built-in agent (heuristic, random, oracle...): it makes no
+            model calls, so it costs $0 whatever the price list says.
 
     """
 
@@ -66,9 +68,13 @@ class RunEstimate:
     usd: float | None
     reply_tokens: int
     longest_input_tokens: int = 0
+    calls_model: bool = True
 
     def lines(self) -> list[str]:
         """The estimate as the dry run prints it."""
+        if not self.calls_model:
+            return ["requests: 0 (a built-in agent makes no model calls)",
+                    "cost: $0 (no model calls)"]
         usd = ("unknown (no price)" if self.usd is None
                else f"${self.usd:,.2f}" if self.usd >= 10 else f"${self.usd:.4f}")
         return [f"requests: {self.requests:,} (at most; an episode that ends early sends fewer)",

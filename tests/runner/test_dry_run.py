@@ -205,3 +205,15 @@ def test_the_readme_command_works_on_a_fresh_machine(testbed_dir, tmp_path, caps
     assert "downloading the pinned testbed once" in captured.err
     assert "120 episodes" in captured.out
     assert len(list((tmp_path / "cache").rglob("*.yaml"))) == 900
+
+
+@pytest.mark.parametrize("agent", ["heuristic", "random", "oracle"])
+def test_a_dry_run_of_a_builtin_agent_costs_nothing(agent, testbed_dir, tmp_path, capsys):
+    """A built-in agent makes no model calls: $0, as the real run reports, not 'no price'."""
+    argv = ["--model", agent, "--tasks", "01-04-03", "--arenas-dir", str(testbed_dir),
+            "--out", str(tmp_path), "--dry-run"]
+    assert run_cli.main(argv) == 0
+    captured = capsys.readouterr()
+    assert "cost: $0 (no model calls)" in captured.out.splitlines()
+    assert "unknown" not in captured.out and "no price" not in captured.err
+    assert list(tmp_path.iterdir()) == []
