@@ -17,11 +17,7 @@ import functools
 import json
 import math
 import os
-import signal
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -31,6 +27,7 @@ from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select
 from llm_aai.cli import analyze
 from llm_aai.cli.hints import module_command
 from llm_aai.cli.renamed import OldFlagNoted, old_choices_noted
+from llm_aai.cli.signals import STOP_SIGNALS, stop_on_signals
 from llm_aai.execution.registry import CHOICES as EXECUTOR_CHOICES
 from llm_aai.frames import FRAME_KINDS
 from llm_aai.llm.aliases import MODEL_ALIASES
@@ -488,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as error:  # as the run's own ConfigErrors are said, in _run
             print(f"error: {error.says(flag_of)}", file=sys.stderr)
             return 2
-    with _stop_on_signals() as terminated:
+    with stop_on_signals() as terminated:
         return _run(args, config, parser, terminated)
 
 
@@ -532,54 +529,6 @@ def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.Ar
               file=sys.stderr)
         return 1
     return _report(outcome, resumed=bool(args.resume))
-
-
-STOP_SIGNALS = {signal.SIGTERM: "terminated (SIGTERM)",
-                **({signal.SIGHUP: "hung up (SIGHUP)"} if hasattr(signal, "SIGHUP") else {})}
-"""Signals that stop a run as Ctrl-C does -> how the run names them: a scheduler's preemption
-or ``kill``, and a closed terminal or a dropped SSH session (POSIX only)."""
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[list[int]]:
-    """Treat SIGTERM and SIGHUP as Ctrl-C, and any of them (Ctrl-C included) only once.
-
-    The run then stops its episodes in flight at their next turn, brings the summary up to
-    date and prints the resume command, instead of dying with nothing said. Any later one of
-    them is ignored until the process ends (``SIG_IGN``), so the first one's clean-up is not
-    cut short, nor the exit after it: the interpreter puts the default action back on
-    signals with Python handlers as it shuts down, and a second SIGTERM then killed it
-    (exit -15, not 143); a second Ctrl-C broke off the wait for the episodes in flight and
-    closed their environments under them. A SIGKILL still ends it, and a killed run resumes
-    too. Ctrl-C is taken only where Python takes it: a process started with SIGINT ignored
-    (a shell's background job) keeps ignoring it.
-
-    Yields:
-        A list that holds the signal's number once one has arrived (empty until then); the
-        previous handlers are back on exit unless one did.
-
-    """
-    received: list[int] = []
-
-    def handle(signum: int, _frame: Any) -> None:
-        if not received:
-            received.append(signum)
-            for number in (*STOP_SIGNALS, signal.SIGINT):
-                signal.signal(number, signal.SIG_IGN)
-            raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():  # only it gets signals
-        yield received
-        return
-    taken = [*STOP_SIGNALS, *([signal.SIGINT]
-                              if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN else [])]
-    previous = {number: signal.signal(number, handle) for number in taken}
-    try:
-        yield received
-    finally:
-        if not received:  # after one, the process is ending: later ones stay ignored
-            for number, handler in previous.items():
-                signal.signal(number, handler)
 
 
 def _report(outcome: RunOutcome, *, resumed: bool) -> int:

@@ -1,8 +1,9 @@
 """``python -m llm_aai.view``: browse runs and episodes in a static web site.
 
-Exit status: 0 when the site was built (and, with ``--serve``, after Ctrl-C); 2 on bad input
-(not a run directory, a malformed log; while serving, a log that turns malformed is reported
-and the last good site stays up).
+Exit status: 0 when the site was built (and, with ``--serve``, after Ctrl-C); 128 + the
+signal's number after SIGTERM or SIGHUP, which stop serving as Ctrl-C does (the temporary
+folder is removed either way); 2 on bad input (not a run directory, a malformed log; while
+serving, a log that turns malformed is reported and the last good site stays up).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from llm_aai.analysis import RunDirectoryError
+from llm_aai.cli.signals import STOP_SIGNALS, stop_on_signals
 from llm_aai.replay.episode import ReplayInputError
 from llm_aai.view import SiteBuilder, serve
 
@@ -49,8 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.serve is not None and not 0 <= args.serve <= 65535:
         return _fail(f"--serve: port must be in 0-65535, got {args.serve}")
-    with _site_folder(args.out, serving=args.serve is not None) as out:
-        return _build_or_serve(args, out)
+    with stop_on_signals() as stopped:  # SIGTERM, SIGHUP: as Ctrl-C, the folder removed
+        try:
+            with _site_folder(args.out, serving=args.serve is not None) as out:
+                return _build_or_serve(args, out)
+        except KeyboardInterrupt:
+            return _stopped(stopped[0] if stopped else None)
 
 
 @contextmanager
@@ -86,8 +92,15 @@ def _build_or_serve(args: argparse.Namespace, out: Path) -> int:
         return _fail(str(error))
     except OSError as error:
         return _fail(f"cannot build or serve the site: {error}")
-    except KeyboardInterrupt:
-        print("stopped")
+    return 0
+
+
+def _stopped(signum: int | None) -> int:
+    """Serving (or building) stopped: 0 after Ctrl-C, 128 + the number after SIGTERM, SIGHUP."""
+    if signum in STOP_SIGNALS:
+        print(f"stopped: {STOP_SIGNALS[signum]}", flush=True)
+        return 128 + signum
+    print("stopped", flush=True)
     return 0
 
 
