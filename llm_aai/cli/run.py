@@ -442,9 +442,13 @@ def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOut
     run = run_config_of(run_dir)
     where = {"out": run_dir.parent, "run_id": run_dir.name}  # flags that name a new run
     conflicts, overrides = [], {}
-    for dest in _given(args, parser):
+    given = _given(args, parser)
+    selection = _selection_conflict(args, given, run)
+    if selection:
+        conflicts.append(selection)
+    for dest in given:
         value = getattr(args, dest)
-        if dest == "no_progress":
+        if dest in ("no_progress", *SELECTION):
             continue
         if dest in RESUME_FLAGS:
             overrides[RESUME_FLAGS[dest]] = value
@@ -452,11 +456,63 @@ def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOut
         then = run.value_of(dest) if dest in SETTINGS else where[dest]
         if _as_saved(value) != _as_saved(then):
             flag = flag_of(dest) if dest in SETTINGS else f"--{dest.replace('_', '-')}"
-            conflicts.append(f"{flag} {_as_saved(value)} (the run has {_as_saved(then)})")
+            had = f"no {flag}" if then is None else _as_saved(then)
+            conflicts.append(f"{flag} {_as_saved(value)} (the run has {had})")
     if conflicts:
         raise RunError(f"{run_dir} was started with other settings, which --resume keeps: "
                        + "; ".join(conflicts) + ". Start a new run to change them.")
     return resume_run(run_dir, ResumeOverrides(**overrides), show_progress=not args.no_progress)
+
+
+SELECTION = ("level", "tasks", "full_testbed")
+"""The flags that choose the tasks: a resumed run compares the tasks they choose, not their
+spelling (``--tasks 02-10-01,01-04-03`` is the run of ``--tasks 01-04-03,02-10-01``)."""
+
+
+def _selection_conflict(args: argparse.Namespace, given: list[str],
+                        run: RunConfig) -> str | None:
+    """How the task selection given with ``--resume`` differs from the run's, or None.
+
+    A selection flag not given keeps the run's value; the two selections are compared as the
+    tasks they resolve to (a variants run filters its variants' parents among all tasks).
+
+    Raises:
+        RunError: a selection flag given is malformed (a bad level or task id).
+
+    """
+    flags = [dest for dest in SELECTION if dest in given]
+    if not flags:
+        return None
+    for dest in ("level", "tasks"):  # malformed values are said as such, not as a difference
+        if dest in flags:
+            try:
+                select_tasks(**{dest: getattr(args, dest)}, full=True)
+            except TaskSelectionError as error:
+                raise RunError(f"{flag_of(dest)}: {error}") from None
+    then = {dest: run.value_of(dest) for dest in SELECTION}
+    now = {**then, **{dest: getattr(args, dest) for dest in flags}}
+    if _tasks_chosen(now, run) == _tasks_chosen(then, run):
+        return None
+    said = " ".join(_selection_flag(dest, now[dest]) for dest in flags)
+    started = " ".join(_selection_flag(dest, then[dest]) for dest in SELECTION
+                       if then[dest] not in (None, False)) or "no --level or --tasks (every task)"
+    lacking = "; ".join(f"no {flag_of(dest)}" for dest in flags if then[dest] in (None, False))
+    return (f"{said} (the run has {lacking}; it was started with {started})" if lacking
+            else f"{said} (the run was started with {started})")
+
+
+def _tasks_chosen(selection: dict[str, Any], run: RunConfig) -> list | None:
+    """The tasks a selection resolves to, as the run resolves it; None if it chooses none."""
+    try:
+        return select_tasks(selection["level"], selection["tasks"],
+                            full=selection["full_testbed"] or run.variants is not None)
+    except TaskSelectionError:  # nothing matches, or a task outside the subset
+        return None
+
+
+def _selection_flag(dest: str, value: Any) -> str:
+    """``--tasks 01-04-03``, ``--full-testbed``: a selection flag as typed."""
+    return flag_of(dest) if value is True else f"{flag_of(dest)} {value}"
 
 
 def _as_saved(value: Any) -> Any:

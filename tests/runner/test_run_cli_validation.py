@@ -117,3 +117,37 @@ def test_out_where_no_folder_can_be_made_is_refused(testbed_dir, capsys):
     assert code == 2 and err.count("\n") == 1
     assert "cannot" in err and "/proc" in err
     assert not Path("/proc/llm-aai-runs").exists()
+
+
+@pytest.fixture(scope="module")
+def two_task_run(testbed_dir, tmp_path_factory) -> Path:
+    """A finished heuristic run started with ``--tasks 01-04-03,02-10-01``."""
+    from tests.helpers.runs import make_run
+
+    return make_run(testbed_dir, tmp_path_factory.mktemp("resume-selection"), "r",
+                    "--model", "heuristic", "--tasks", "01-04-03,02-10-01",
+                    "--max-scripts", "1")
+
+
+@pytest.mark.parametrize("selection", [["--tasks", "02-10-01,01-04-03"],
+                                       ["--tasks", "01-04-03, 02-10-01"],
+                                       ["--level", "1-2"],
+                                       ["--full-testbed"]])
+def test_resume_takes_the_same_tasks_however_they_are_chosen(two_task_run, selection, capsys):
+    code = run_cli.main(["--resume", str(two_task_run), *selection, "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "nothing left to run: all 2 episodes" in captured.out
+
+
+@pytest.mark.parametrize("selection, message", [
+    (["--level", "3"], "--level 3 (the run has no --level; it was started with "
+                       "--tasks 01-04-03,02-10-01)"),
+    (["--tasks", "02-10-01"], "--tasks 02-10-01 (the run was started with "
+                              "--tasks 01-04-03,02-10-01)"),
+    (["--tasks", "02-10-1"], "--tasks: bad task id '02-10-1'"),
+])
+def test_resume_says_how_another_selection_differs(two_task_run, selection, message, capsys):
+    code, err = run_main(["--resume", two_task_run, *selection], capsys)
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert "None" not in err
