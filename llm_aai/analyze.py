@@ -3,6 +3,7 @@
 import sys
 
 from llm_aai.cli.analyze import main
+from llm_aai.cli.entry import run_command
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main))

@@ -2,7 +2,8 @@
 
 import sys
 
+from llm_aai.cli.entry import run_command
 from llm_aai.cli.run import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main))

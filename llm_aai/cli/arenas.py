@@ -13,7 +13,6 @@ invalid files or a failed command, 2 a usage error.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -186,6 +185,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into `head` and closed early: not an error
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the flush at exit)
-        return 0

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from llm_aai.cli.entry import run_command
+
 COMMANDS = {
     "run": ("llm_aai.cli.run", "evaluate an agent on testbed tasks"),
     "analyze": ("llm_aai.cli.analyze", "pass rates per level against children and Olympics agents"),
@@ -42,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"llm-aai: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[command][0])
-    return module.main(rest)
+    return run_command(lambda: module.main(rest))
 
 
 if __name__ == "__main__":
