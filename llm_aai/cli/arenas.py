@@ -7,7 +7,8 @@ Subcommands:
     show ID|PATH       print every object of an arena as an episode with a seed places it
 
 Problems are reported as messages, never tracebacks: exit status 0 means success, 1 means
-invalid files or a failed command, 2 a usage error.
+invalid files or a failed command, 2 a usage error (as ``run``: a bad option, a malformed level
+or task id, or one that chooses nothing).
 """
 
 from __future__ import annotations
@@ -177,8 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ArenaError, PlacementError, FetchError, TaskSelectionError,
-            ArenaNotFoundError, KeyError) as exc:
+    except TaskSelectionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (ArenaError, PlacementError, FetchError, ArenaNotFoundError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"error: {message}", file=sys.stderr)
         return 1

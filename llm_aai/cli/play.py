@@ -12,7 +12,8 @@ field and costs one no-op step, as in a run. Playing stops after the turn that e
 episode. ``--out DIR`` saves the frames (``turn-000-0.png``...); ``--record-example DIR``
 saves the whole play as a worked example for the ``icl`` prompt.
 
-Exit status: 0 played, 1 bad input (missing arena or scripts file, invalid arena), 2 usage.
+Exit status: 0 played, 1 bad input (missing arena or scripts file, invalid arena), 2 usage
+(as ``run``: a bad option, a malformed task id or one not in the testbed).
 """
 
 from __future__ import annotations
@@ -67,6 +68,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _ScriptsFileError(Exception):
+    """``--scripts-file`` cannot be read; the message names the option and the file."""
+
+
+def _scripts(args: argparse.Namespace) -> list[str]:
+    """The scripts to play: ``--scripts-file``'s lines, else the ``--script`` texts."""
+    if args.scripts_file is None:
+        return list(args.script)
+    try:
+        return read_scripts_file(args.scripts_file)
+    except UnicodeDecodeError:
+        raise _ScriptsFileError(f"--scripts-file {args.scripts_file}: not UTF-8 text") from None
+    except OSError as error:  # no such file, a folder, no permission
+        raise _ScriptsFileError(f"--scripts-file {args.scripts_file}: "
+                                f"{error.strerror or error}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; return the exit status."""
     parser = build_parser()
@@ -76,13 +94,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         arena = resolve_arena(args.arena, args.arenas_dir)
-        scripts = (read_scripts_file(args.scripts_file) if args.scripts_file
-                   else list(args.script))
+        scripts = _scripts(args)
         messages = None
         if args.record_example is not None:
             messages = load_turn_messages(args.prompt)
-    except (FileNotFoundError, ArenaNotFoundError, TaskSelectionError, KeyError,
-            UnicodeDecodeError) as error:
+    except TaskSelectionError as error:  # checked as run checks --tasks, and said the same
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ArenaNotFoundError, KeyError, _ScriptsFileError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
 

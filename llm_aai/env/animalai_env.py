@@ -43,6 +43,8 @@ from llm_aai.env.backends.embedded import EmbeddedBackend
 from llm_aai.env.backends.unity import UnityBackend
 
 TASK_ID = re.compile(r"\d{2}-\d{2}-\d{2}")
+ID_LIKE = re.compile(r"[\d-]+")
+"""What a task ID's typo looks like (``01-04-3``, ``1-4-3``), rather than a file's name."""
 RENDER_VIEWS = ("first_person", "overview")
 
 
@@ -66,13 +68,14 @@ def resolve_arena(arena: str | os.PathLike[str], arenas_dir: str | Path | None =
 
     Raises:
         FileNotFoundError: no such file (for a task ID, the message says how to fetch it).
-        TaskSelectionError: a task ID that is not in the testbed.
+        TaskSelectionError: a task ID that is not in the testbed, or a mistyped one (digits
+            and dashes that name no file, ``01-04-3``), said as ``run --tasks`` says it.
 
     """
     text = os.fspath(arena)
-    if TASK_ID.fullmatch(text):
-        return resolve_arena_path(text, arenas_dir)
     path = Path(text)
+    if TASK_ID.fullmatch(text) or (ID_LIKE.fullmatch(text) and not path.is_file()):
+        return resolve_arena_path(text, arenas_dir)
     if not path.is_file():
         raise FileNotFoundError(f"arena file not found: {path}")
     return path

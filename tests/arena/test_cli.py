@@ -43,8 +43,20 @@ def test_list_subset_full_and_selection(capsys):
     assert len(lines) == 41 and lines[1].split() == ["01-04-03", "1", "Food", "Retrieval"]
     assert main(["list", "--full", "--level", "10"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 91
-    assert main(["list", "--tasks", "01-01-01"]) == 1
+    assert main(["list", "--tasks", "01-01-01"]) == 2  # a usage error, as run says it
     assert "add --full" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["list", "--level", "12"], "error: level '12' is out of range: levels are 1 to 10"),
+    (["list", "--level", "x"], "error: bad level 'x'"),
+    (["show", "04-12-3"], "error: bad task id '04-12-3': ids look like 04-12-03"),
+    (["show", "11-01-01"], "error: task 11-01-01 is not in the testbed"),
+])
+def test_a_bad_level_or_task_id_is_a_usage_error(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
 
 
 def test_fetch_command_against_loopback_server(server, tmp_path, capsys):
@@ -123,5 +135,5 @@ def test_module_entry_point_never_prints_a_traceback(tmp_path):
     assert f"{junk}:1: yaml: not a text file" in result.stdout
     bad = subprocess.run([sys.executable, "-m", "llm_aai.arenas", "show", "1-2-3"],
                          capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "bad task id '1-2-3'" in bad.stderr

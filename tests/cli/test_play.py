@@ -77,6 +77,26 @@ def test_missing_files_are_messages_not_tracebacks(argv, capsys):
     assert "not found" in err or "No such file" in err
 
 
+def test_a_missing_scripts_file_is_named_with_its_option(tmp_path, capsys):
+    missing = tmp_path / "none.txt"
+    status, lines, err = run(capsys, REPO_ARENA, "--scripts-file", missing)
+    assert status == 1 and lines == []
+    assert err == f"error: --scripts-file {missing}: No such file or directory\n"
+    status, _, err = run(capsys, REPO_ARENA, "--scripts-file", tmp_path)
+    assert status == 1 and err == f"error: --scripts-file {tmp_path}: Is a directory\n"
+
+
+@pytest.mark.parametrize("task_id", ["01-04-3", "1-4-3", "11-01-01"])
+def test_a_mistyped_task_id_is_said_as_run_says_it(task_id, testbed_dir, capsys):
+    from llm_aai.cli import run as run_cli
+
+    assert run_cli.main(["--model", "heuristic", "--tasks", task_id, "--dry-run"]) == 2
+    said = capsys.readouterr().err
+    status, lines, err = run(capsys, task_id, "--script", "Go(3);", "--arenas-dir", testbed_dir)
+    assert (status, lines, err) == (2, [], said)
+    assert task_id in err and "Traceback" not in err
+
+
 def test_arena_with_an_unknown_object_is_refused_not_played(tmp_path, capsys):
     arena = tmp_path / "typo.yaml"
     arena.write_text(REPO_ARENA.read_text().replace("name: GoodGoal\n", "name: GoodGoalz\n", 1))
