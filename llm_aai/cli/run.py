@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from llm_aai.agents.registry import AGENTS
+from llm_aai.agents.registry import AGENTS, MODEL_OPTIONS
 from llm_aai.arena import ArenaError
 from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select_tasks
 from llm_aai.cli import analyze
@@ -528,6 +528,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--model is required (unless --resume continues an earlier run)")
     if args.dry_run and args.resume:
         parser.error("--dry-run plans a new run; it does not combine with --resume")
+    if args.replay_from is not None and args.model and not _takes(args.model, "replay_from"):
+        replayers = " or ".join(f"--model {name}" for name, entry in AGENTS.items()
+                                if "replay_from" in entry.options)
+        parser.error(f"--replay-from is for {replayers} (the scripts it re-issues); "
+                     f"--model {args.model} does not use it")
     if args.variant_seed is not None and not isinstance(args.variants, int):
         parser.error("--variant-seed is the seed of --variants K (a number of variants)")
     if args.dry_run and isinstance(args.variants, int):
@@ -543,6 +548,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     with stop_on_signals() as terminated:
         return _run(args, config, parser, terminated)
+
+
+def _takes(model: str, option: str) -> bool:
+    """Whether the agent ``model`` uses the option (one another agent's flag sets)."""
+    entry = AGENTS.get(model)
+    return option in (entry.options if entry is not None else MODEL_OPTIONS)
 
 
 def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.ArgumentParser,

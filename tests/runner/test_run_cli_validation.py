@@ -151,3 +151,18 @@ def test_resume_says_how_another_selection_differs(two_task_run, selection, mess
     code, err = run_main(["--resume", two_task_run, *selection], capsys)
     assert code == 2 and message in err and err.count("\n") == 1
     assert "None" not in err
+
+
+@pytest.mark.parametrize("model", ["heuristic", "random", "openai/fake"])
+def test_replay_from_with_an_agent_that_does_not_replay_is_refused(model, two_task_run,
+                                                                   testbed_dir, tmp_path, capsys):
+    argv = heuristic(testbed_dir, tmp_path / "out")
+    argv[1] = model
+    episode = two_task_run / "episodes" / "01-04-03_t1"
+    with pytest.raises(SystemExit) as exit_:
+        run_cli.main([str(a) for a in [*argv, "--replay-from", episode]])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert (f"--replay-from is for --model replay (the scripts it re-issues); --model {model} "
+            "does not use it") in err
+    assert files_under(tmp_path / "out") == []
