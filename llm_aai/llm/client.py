@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.call_stop import wait_unless_stopped
@@ -24,6 +25,7 @@ from llm_aai.llm.errors import (
     LLMRequestError,
     LLMUnavailable,
     MalformedReply,
+    UnresolvedHost,
 )
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.provider_limits import LEASE_MARGIN_S, local_gate
@@ -36,6 +38,7 @@ from llm_aai.llm.retry import (
     is_timeout,
     is_transient,
     retry_after_seconds,
+    unresolved_host,
 )
 from llm_aai.llm.sanitize import sanitize_reply
 from llm_aai.llm.secrets import Secret, redact
@@ -246,9 +249,13 @@ class LiteLLMClient:
             exc.unanswered = unanswered
             raise
         except Exception as exc:
-            if is_transient(exc) or not type(exc).__module__.startswith(("litellm", "openai")):
+            unresolved = unresolved_host(exc)
+            if unresolved is not None:
+                failure = self._unresolved(*unresolved)
+            elif (is_transient(exc)
+                  or not type(exc).__module__.startswith(("litellm", "openai"))):
                 raise
-            if _overflows_context(exc):
+            elif _overflows_context(exc):
                 failure = ContextOverflow(self._scrub(f"{self.model}: {describe_error(exc)}"))
             else:
                 failure = LLMRequestError(
@@ -259,6 +266,14 @@ class LiteLLMClient:
             # echo the key) is not chained into tracebacks.
             raise failure
         return self._to_response(response, latency, retries, unanswered)
+
+    def _unresolved(self, host: str | None, said: str) -> UnresolvedHost:
+        """The error of a host name with no address: which name, and where it was given."""
+        host = (urlsplit(self.api_base).hostname if self.api_base else None) or host
+        where = ("check the host name of --api-base" if self.api_base
+                 else "check the network (the provider's name does not resolve here)")
+        return UnresolvedHost(self._scrub(f"{self.model}: the host {host or '?'} has no "
+                                          f"address ({said}): {where}"), host=host)
 
     def _to_response(self, response: Any, latency: float, retries: int,
                      unanswered: int = 0) -> LLMResponse:

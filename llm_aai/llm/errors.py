@@ -9,7 +9,7 @@ unknown model, malformed request: retrying will not help), and shows
 from __future__ import annotations
 
 __all__ = ["CallTimeout", "ContextOverflow", "LLMError", "LLMRequestError", "LLMUnavailable",
-           "MalformedReply", "MissingAPIKey"]
+           "MalformedReply", "MissingAPIKey", "UnresolvedHost"]
 
 
 class LLMError(Exception):
@@ -54,6 +54,19 @@ class LLMRequestError(LLMError):
 
     def __init__(self, message: str, *, status_code: int | None = None) -> None:
         self.status_code = status_code
+        super().__init__(message)
+
+
+class UnresolvedHost(LLMRequestError):
+    """The model's host name has no address (a mistyped ``--api-base`` host); not retried.
+
+    Attributes:
+        host: the name looked up (None when the error did not say).
+
+    """
+
+    def __init__(self, message: str, *, host: str | None = None) -> None:
+        self.host = host
         super().__init__(message)
 
 

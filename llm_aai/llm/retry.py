@@ -11,6 +11,7 @@ import email.utils
 import logging
 import math
 import random
+import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.llm.sanitize import strip_control
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "describe_error",
-           "is_timeout", "is_transient", "retry_after_seconds"]
+           "is_timeout", "is_transient", "retry_after_seconds", "unresolved_host"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -44,6 +45,15 @@ busy providers need more patience, and each retry is reported)."""
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 
+NAME_NOT_FOUND = frozenset(code for code in (getattr(socket, "EAI_NONAME", None),
+                                             getattr(socket, "EAI_NODATA", None))
+                           if code is not None)
+"""``getaddrinfo``'s answers that a host name has no address: the name is mistyped (or the
+machine resolves no names at all), and asking again gets the same answer. A resolver that
+could not be reached says ``EAI_AGAIN`` ("Temporary failure in name resolution"), which
+stays transient, as does a refused or dropped connection (a server restarting)."""
+
+
 def is_transient(exc: BaseException) -> bool:
     """Tell whether ``exc`` is worth a retry: rate limits, drops, timeouts, 5xx.
 
@@ -52,6 +62,8 @@ def is_transient(exc: BaseException) -> bool:
     """
     if _caused_by_encoding(exc):
         return False  # our own text failed to encode: no provider was reached
+    if unresolved_host(exc) is not None:
+        return False  # the host's name has no address: a configuration error
     names = {cls.__name__ for cls in type(exc).__mro__}
     if names & {"AuthenticationError", "PermissionDeniedError", "NotFoundError",
                 "BadRequestError", "UnprocessableEntityError", "UnsupportedParamsError"}:
@@ -63,6 +75,43 @@ def is_transient(exc: BaseException) -> bool:
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS
+
+
+def unresolved_host(exc: BaseException) -> tuple[str | None, str] | None:
+    """The host whose name has no address, under ``exc``, and the resolver's words; or None.
+
+    litellm wraps the lookup's ``socket.gaierror`` (in httpx's and the OpenAI SDK's
+    connection errors) in an ``InternalServerError``; the cause chain holds it, and the
+    request the host was asked for: the innermost error's (litellm's own carries a stand-in
+    request to the provider's default host); None when no error carries one.
+    """
+    host, failed = None, None
+    for current in _causes(exc):
+        if (isinstance(current, socket.gaierror) and current.errno in NAME_NOT_FOUND
+                and failed is None):
+            failed = current.strerror or str(current)
+        host = _request_host(current) or host
+    return None if failed is None else (host, failed)
+
+
+def _request_host(exc: BaseException) -> str | None:
+    """The host of the HTTP request an httpx or OpenAI SDK error carries, if any."""
+    try:  # httpx raises RuntimeError for an error raised without its request
+        request = getattr(exc, "request", None)
+    except RuntimeError:
+        return None
+    host = getattr(getattr(request, "url", None), "host", None)
+    return host if isinstance(host, str) and host else None
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and each exception it was raised from (litellm wraps), once each."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        yield current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
 
 
 def _caused_by_encoding(exc: BaseException) -> bool:

@@ -30,7 +30,7 @@ from filelock import FileLock
 from llm_aai.agents import Agent, AgentSpec, ReplayExhausted
 from llm_aai.execution import LOCAL_NODE
 from llm_aai.llm.cache import ResponseCache
-from llm_aai.llm.errors import LLMRequestError
+from llm_aai.llm.errors import LLMRequestError, UnresolvedHost
 from llm_aai.logs.schema import EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RunStore
 from llm_aai.runner.budget import BUDGET
@@ -401,8 +401,10 @@ def _run_suite(plan: Plan, store: RunStore, show_progress: bool) -> list[Episode
     try:
         results = suite.run()
     except LLMRequestError as error:  # every later call would be refused the same way
+        what = ("the model's host name has no address" if isinstance(error, UnresolvedHost)
+                else "the model refused a request")
         raise RunError(
-            f"the model refused a request, so the run stopped: {error}\n"
+            f"{what}, so the run stopped: {error}\n"
             f"finished episodes are kept in {run_dir}; once the cause is fixed (key, quota, "
             f"server) continue with --resume {run_dir}") from error
     except ReplayExhausted as error:  # a scripts file shorter than the episode, or divergence

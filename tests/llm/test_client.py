@@ -20,6 +20,7 @@ from llm_aai.llm import (
     system_message,
     user_message,
 )
+from llm_aai.llm.errors import UnresolvedHost
 from llm_aai.llm.fake_server import (
     Delay,
     Drop,
@@ -252,3 +253,29 @@ def test_a_reply_loses_its_escape_sequences_and_says_so():
     assert response.text == 'Think("bad key31m  end");\tGo(1);\n'
     assert response.notes == ("reply: 5 control character(s) or terminal escape sequence(s) "
                               "removed",)
+
+
+def test_a_host_name_without_an_address_fails_at_once_naming_it():
+    """A mistyped --api-base host: not six retries and relaunches, one clear error."""
+    client = LiteLLMClient("openai/fake", api_base="http://nonexistent.invalid:1234/v1",
+                           api_key="test-key", timeout_s=5.0)  # the default 6 retries
+    started = time.monotonic()
+    with pytest.raises(UnresolvedHost) as raised:
+        client.complete(HELLO)
+    assert time.monotonic() - started < 5
+    assert isinstance(raised.value, LLMRequestError) and raised.value.host == "nonexistent.invalid"
+    assert str(raised.value).startswith("openai/fake: the host nonexistent.invalid has no address")
+    assert str(raised.value).endswith("check the host name of --api-base")
+
+
+def test_a_refused_connection_is_still_retried():
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = LiteLLMClient("openai/fake", api_base=f"http://127.0.0.1:{port}/v1",
+                           api_key="test-key", retry_policy=FAST, timeout_s=5.0)
+    with pytest.raises(LLMUnavailable) as raised:
+        client.complete(HELLO)
+    assert raised.value.attempts == FAST.max_attempts

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm_aai.llm import LLMUnavailable, RetryPolicy, is_transient, retry_after_seconds
-from llm_aai.llm.retry import call_with_retries, describe_error
+from llm_aai.llm.retry import call_with_retries, describe_error, unresolved_host
 
 
 class FakeStatusError(Exception):
@@ -142,3 +142,28 @@ def test_the_failure_keeps_the_first_line_and_the_status_not_the_trace():
         "fake call still failing after 2 attempts: APIConnectionError: "
         "litellm.APIConnectionError: bad response 'choices' (HTTP status 500)")
     assert describe_error(ValueError("")) == "ValueError"
+
+
+def _wrapped(cause: BaseException) -> Exception:
+    """``cause`` under a connection error under a 500, as litellm wraps a failed connect."""
+    try:
+        try:
+            raise cause
+        except BaseException as inner:
+            raise ConnectionError("Connection error.") from inner
+    except ConnectionError as connect:
+        error = FakeStatusError(500)
+        error.__cause__ = connect
+        return error
+
+
+def test_a_host_name_without_an_address_is_not_transient():
+    import socket
+
+    missing = _wrapped(socket.gaierror(socket.EAI_NONAME, "Name or service not known"))
+    assert not is_transient(missing)
+    assert unresolved_host(missing) == (None, "Name or service not known")
+    # a resolver out of reach, a refused connection (a server restarting) are retried
+    again = _wrapped(socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"))
+    assert is_transient(again) and unresolved_host(again) is None
+    assert is_transient(_wrapped(ConnectionRefusedError(111, "Connection refused")))

@@ -166,3 +166,21 @@ def test_replay_from_with_an_agent_that_does_not_replay_is_refused(model, two_ta
     assert (f"--replay-from is for --model replay (the scripts it re-issues); --model {model} "
             "does not use it") in err
     assert files_under(tmp_path / "out") == []
+
+
+def test_a_mistyped_api_base_host_stops_the_run_at_once(testbed_dir, tmp_path, capsys,
+                                                        monkeypatch):
+    """A host whose name has no address: one clear error in seconds, not minutes of retries."""
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    argv = heuristic(testbed_dir, tmp_path / "out")
+    argv[1] = "openai/fake"
+    started = time.monotonic()
+    code, err = run_main([*argv, "--run-id", "r", "--api-base",
+                          "http://nonexistent.invalid:1234/v1"], capsys)
+    assert time.monotonic() - started < 20
+    assert code == 2 and "Traceback" not in err and "retrying" not in err
+    assert ("error: the model's host name has no address, so the run stopped: openai/fake: the "
+            "host nonexistent.invalid has no address") in err
+    assert f"--resume {tmp_path / 'out' / 'r'}" in err
