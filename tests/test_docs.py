@@ -155,3 +155,29 @@ def test_the_layout_check_fails_on_a_changed_page():
     assert page_layers(swapped) != contract_layers()
     dropped = text.replace("| 8 | `oracle` |", "| 8 | `orakel` |", 1)
     assert "oracle" not in set().union(*page_layers(dropped))
+
+
+TESTBED_SIZE = re.compile(r"(?:900 files,|arenas \()\s*(?:about\s+)?([\d.]+)\s*MB")
+
+
+def test_every_page_gives_the_testbed_the_size_it_has(testbed_dir):
+    measured = sum(p.stat().st_size for p in testbed_dir.glob("*.yaml")) / 1e6
+    stated = {page.name: TESTBED_SIZE.findall(page.read_text(encoding="utf-8"))
+              for page in [README, *DOCS.glob("*.md"), PACKAGE / "arena" / "catalog.py"]}
+    stated = {page: sizes for page, sizes in stated.items() if sizes}
+    assert {"README.md", "arenas.md", "installing.md", "catalog.py"} <= set(stated)
+    for page, sizes in stated.items():
+        assert all(abs(float(size) - measured) < 0.1 for size in sizes), (page, sizes, measured)
+
+
+def test_installing_lists_every_extra():
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    text = (DOCS / "installing.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\|([^|\n]*)\|", text, re.MULTILINE)
+    listed = {name for row in rows for name in re.findall(r"`([a-z0-9-]+)`", row)}
+    assert sorted(set(extras) - listed) == [], "extras missing from docs/installing.md"
+    locked = re.search(r"^EXTRAS\s*:=(.*)$", (REPO / "Makefile").read_text(), re.MULTILINE)
+    lock_sentence = " ".join(text.split("The lock holds")[1].split(".")[0].split())
+    for extra in re.findall(r"--extra (\S+)", locked.group(1)):
+        assert f"`{extra}`" in lock_sentence, f"the lock's {extra} extra is not said"

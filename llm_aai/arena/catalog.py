@@ -295,12 +295,12 @@ def resolve_arena_path(task_id: str, arenas_dir: str | Path | None = None) -> Pa
 def _fill_cache(task: Task, folder: Path) -> None:
     """Download the pinned testbed into the cache, saying so (the first use on this machine).
 
-    All 900 files (4 MB) at once rather than the task asked for: every later command, on any
-    task, then works offline.
+    All 900 files (about 1.4 MB) at once rather than the task asked for: every later command,
+    on any task, then works offline.
     """
     source = default_source()
     print(f"arena {task.task_id} is not in the testbed cache {folder}: downloading the pinned "
-          f"testbed once (900 files, 4 MB, checksummed) from {source}"
+          f"testbed once (900 files, 1.4 MB, checksummed) from {source}"
           + ("" if os.environ.get(SOURCE_ENV) else f" (a mirror: {SOURCE_ENV}=URL)"),
           file=sys.stderr, flush=True)
     try:

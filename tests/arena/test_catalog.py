@@ -122,7 +122,7 @@ def test_first_use_fills_the_cache_from_the_mirror_once(monkeypatch, tmp_path, f
     assert sorted(p.name for p in cache_dir().iterdir()) == sorted(checksums())
     err = capsys.readouterr().err
     assert f"arena 04-12-03 is not in the testbed cache {cache_dir()}" in err
-    assert f"downloading the pinned testbed once (900 files, 4 MB, checksummed) from " \
+    assert f"downloading the pinned testbed once (900 files, 1.4 MB, checksummed) from " \
            f"{full_server.url}" in err
     assert "900/900" in err  # the progress bar
     full_server.requests.clear()
