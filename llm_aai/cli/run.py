@@ -468,13 +468,18 @@ SELECTION = ("level", "tasks", "full_testbed")
 """The flags that choose the tasks: a resumed run compares the tasks they choose, not their
 spelling (``--tasks 02-10-01,01-04-03`` is the run of ``--tasks 01-04-03,02-10-01``)."""
 
+UNSET = {"level": None, "tasks": None, "full_testbed": False}
+"""A selection flag's value when it is not given."""
+
 
 def _selection_conflict(args: argparse.Namespace, given: list[str],
                         run: RunConfig) -> str | None:
     """How the task selection given with ``--resume`` differs from the run's, or None.
 
-    A selection flag not given keeps the run's value; the two selections are compared as the
-    tasks they resolve to (a variants run filters its variants' parents among all tasks).
+    The flags given are the whole selection, as they would be for a new run (one not given is
+    unset: ``--level 1`` alone chooses the level's 4 tasks, whatever ``--tasks`` the run was
+    started with); the two selections are compared as the tasks they resolve to (a variants
+    run filters its variants' parents among all tasks).
 
     Raises:
         RunError: a selection flag given is malformed (a bad level or task id).
@@ -490,7 +495,7 @@ def _selection_conflict(args: argparse.Namespace, given: list[str],
             except TaskSelectionError as error:
                 raise RunError(f"{flag_of(dest)}: {error}") from None
     then = {dest: run.value_of(dest) for dest in SELECTION}
-    now = {**then, **{dest: getattr(args, dest) for dest in flags}}
+    now = {dest: getattr(args, dest) if dest in flags else UNSET[dest] for dest in SELECTION}
     if _tasks_chosen(now, run) == _tasks_chosen(then, run):
         return None
     said = " ".join(_selection_flag(dest, now[dest]) for dest in flags)

@@ -131,8 +131,8 @@ def two_task_run(testbed_dir, tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("selection", [["--tasks", "02-10-01,01-04-03"],
                                        ["--tasks", "01-04-03, 02-10-01"],
-                                       ["--level", "1-2"],
-                                       ["--full-testbed"]])
+                                       ["--level", "1-2", "--tasks", "02-10-01,01-04-03"],
+                                       ["--full-testbed", "--tasks", "01-04-03,02-10-01"]])
 def test_resume_takes_the_same_tasks_however_they_are_chosen(two_task_run, selection, capsys):
     code = run_cli.main(["--resume", str(two_task_run), *selection, "--no-progress"])
     captured = capsys.readouterr()
@@ -146,6 +146,11 @@ def test_resume_takes_the_same_tasks_however_they_are_chosen(two_task_run, selec
     (["--tasks", "02-10-01"], "--tasks 02-10-01 (the run was started with "
                               "--tasks 01-04-03,02-10-01)"),
     (["--tasks", "02-10-1"], "--tasks: bad task id '02-10-1'"),
+    # the flags given are the whole selection, not merged with the run's --tasks
+    (["--level", "1-2"], "--level 1-2 (the run has no --level; it was started with "
+                         "--tasks 01-04-03,02-10-01)"),
+    (["--full-testbed"], "--full-testbed (the run has no --full-testbed; it was started with "
+                         "--tasks 01-04-03,02-10-01)"),
 ])
 def test_resume_says_how_another_selection_differs(two_task_run, selection, message, capsys):
     code, err = run_main(["--resume", two_task_run, *selection], capsys)
