@@ -17,6 +17,7 @@ import pandas as pd
 from llm_aai.analysis.metrics import priced_cost
 from llm_aai.analysis.report import cost_text
 from llm_aai.frames import FrameFormat
+from llm_aai.logs.schema import RunManifest
 from llm_aai.logs.store import read_manifest
 from llm_aai.settings import settings_of
 
@@ -75,11 +76,23 @@ def run_summary(run: pd.Series, episodes: pd.DataFrame,
     mine = episodes[episodes["run_id"] == run["run_id"]]
     tried = None if attempts is None else attempts[attempts["run_id"] == run["run_id"]]
     return RunSummary(str(run["run_id"]), str(run["path"]), tuple(settings),
-                      _totals(run, mine, tried), str(prompt.get("system_text") or ""))
+                      _totals(run, mine, tried, zero_is_unknown=not _cost_recorded(manifest)),
+                      str(prompt.get("system_text") or ""))
 
 
-def _totals(run: pd.Series, episodes: pd.DataFrame,
-            attempts: pd.DataFrame | None) -> tuple[tuple[str, str], ...]:
+def _cost_recorded(manifest: RunManifest) -> bool:
+    """Whether the manifest says if the run's costs are known (its price looked up).
+
+    A manifest of settings (``run``) always does; an older one does with ``config.cost_known``
+    or ``config.price_per_mtok``. One that does not predates prices: it logged an unknown cost
+    as 0.
+    """
+    old = manifest.config or {}
+    return manifest.run is not None or "cost_known" in old or "price_per_mtok" in old
+
+
+def _totals(run: pd.Series, episodes: pd.DataFrame, attempts: pd.DataFrame | None, *,
+            zero_is_unknown: bool = False) -> tuple[tuple[str, str], ...]:
     agent = episodes[~episodes["infra_failure"]]
     passed = int(agent["passed"].sum())
     tokens_in = int(episodes["input_tokens"].sum())
@@ -92,24 +105,29 @@ def _totals(run: pd.Series, episodes: pd.DataFrame,
         ("invalid replies", f"{int(agent['invalid_replies'].sum())} of "
                             f"{int(agent['scripts_used'].sum())} scripts"),
         ("tokens", f"{tokens_in:,} in, {tokens_out:,} out"),
-        ("cost", run_cost(episodes, attempts)),
+        ("cost", run_cost(episodes, attempts, zero_is_unknown=zero_is_unknown)),
     )
 
 
-def run_cost(episodes: pd.DataFrame, attempts: pd.DataFrame | None = None) -> str:
+def run_cost(episodes: pd.DataFrame, attempts: pd.DataFrame | None = None, *,
+             zero_is_unknown: bool = False) -> str:
     """What the run spent worded as ``analyze`` words it (``report.cost_text``), in dollars.
 
     The episodes' and the ``attempts``' (``Runs.attempts``: set aside or unfinished) measured
     cost, with the estimate charged for calls sent without a usable reply apart. Known in
     part, the known part is shown as a lower bound with what it leaves out; never known,
-    ``unknown``. Logs from before prices were looked up recorded an unknown cost as 0, so $0
-    with tokens used is taken as unknown too.
+    ``unknown``. A cost of $0 with every price known is $0.00 (a model priced at nothing);
+    only logs from before prices were looked up (``zero_is_unknown``: the manifest records
+    neither ``cost_known`` nor a price) recorded an unknown cost as 0, so there $0 with
+    tokens used is taken as unknown. No tokens and no estimate charged: no model calls.
     """
     parts = [episodes] if attempts is None else [episodes, attempts]
-    if not sum(int(part["input_tokens"].sum() + part["output_tokens"].sum()) for part in parts):
-        return "$0 (no model calls)"
+    tokens = sum(int(part["input_tokens"].sum() + part["output_tokens"].sum()) for part in parts)
     cost = priced_cost(episodes, attempts)
-    if not cost["unpriced_episodes"] and not cost["unpriced_attempts"] and not cost["cost_usd"]:
+    if not tokens and not cost["unanswered_cost_usd"]:
+        return "$0 (no model calls)"
+    if zero_is_unknown and tokens and not cost["unpriced_episodes"] \
+            and not cost["unpriced_attempts"] and not cost["cost_usd"]:
         cost.update(unpriced_episodes=len(episodes), unpriced_attempts=cost["attempts"])
     return cost_text(cost, len(episodes), dollars="${:.4f}")
 

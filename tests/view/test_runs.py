@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,8 @@ from llm_aai.analysis import load_runs
 from llm_aai.view import build_site
 from llm_aai.view.runs import run_summary
 from tests.analysis.conftest import build_run
+
+V1_MANIFEST = Path(__file__).parents[1] / "logs" / "data" / "manifest-v1.json"
 
 
 def _cost_shown(run) -> str:
@@ -32,13 +35,44 @@ def test_a_cost_partly_unknown_shows_the_known_part_as_analyze_does(tmp_path, un
     assert _cost_shown(run) == shown
 
 
-def test_a_cost_logged_as_zero_with_tokens_used_is_unknown(tmp_path):
-    """Logs from before prices were looked up recorded an unknown cost as 0."""
+def _rewrite(run, episode: str, **fields) -> None:
+    result_file = run / "episodes" / episode / "result.json"
+    result_file.write_text(json.dumps({**json.loads(result_file.read_text()), **fields}))
+
+
+def _costs_zero(run) -> None:
+    for result_file in run.glob("episodes/*/result.json"):
+        _rewrite(run, result_file.parent.name, cost_usd=0.0)
+
+
+def test_a_cost_logged_as_zero_with_tokens_used_is_unknown_in_logs_before_prices(tmp_path):
+    """Logs from before prices were looked up (no cost_known, no price) recorded 0 for unknown."""
+    run = build_run(tmp_path, model="alpha", levels=range(1, 2))
+    manifest = json.loads((run / "manifest.json").read_text())
+    record = manifest.pop("run")
+    old = json.loads(V1_MANIFEST.read_text())["config"]  # has no cost_known, no price_per_mtok
+    (run / "manifest.json").write_text(json.dumps({
+        **manifest, "manifest_version": 2, "run_config": record["config"],
+        "config": {**old, "model": "alpha", "tasks": record["tasks"]}}))
+    _costs_zero(run)
+    assert _cost_shown(run) == "unknown (no price)"
+
+
+def test_a_cost_of_zero_with_every_price_known_is_zero(tmp_path):
+    """A model priced at $0 (a local model, --price-per-mtok 0,0) cost $0, as analyze says."""
+    run = build_run(tmp_path, model="alpha", levels=range(1, 2))  # its manifest: cost_known
+    _costs_zero(run)
+    assert _cost_shown(run) == "$0.0000"
+
+
+def test_a_run_whose_calls_all_timed_out_shows_the_estimate_charged(tmp_path):
+    """No tokens, but calls sent and charged an estimate: not 'no model calls'."""
     run = build_run(tmp_path, model="alpha", levels=range(1, 2))
     for result_file in run.glob("episodes/*/result.json"):
-        record = json.loads(result_file.read_text())
-        result_file.write_text(json.dumps({**record, "cost_usd": 0.0}))
-    assert _cost_shown(run) == "unknown (no price)"
+        _rewrite(run, result_file.parent.name, cost_usd=0.0, input_tokens=0, output_tokens=0)
+    _rewrite(run, "01-06-02_t1", unanswered_cost_usd=0.03)
+    assert _cost_shown(run) == ("$0.0000 + ~$0.0300 estimated for unanswered calls "
+                                "(in 1 episode)")
 
 
 def test_the_cost_counts_attempts_set_aside_and_unanswered_calls_as_analyze_does(tmp_path):
