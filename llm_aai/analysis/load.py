@@ -55,8 +55,9 @@ PAPER = "paper"
 RUN_COLUMNS = ("run_id", "model", "prompt", "backend", "agent_name", "litellm_model", "mode",
                "probe")
 ATTEMPT_COLUMNS = ("run_id", "label", "attempt_dir", "kind", "input_tokens", "output_tokens",
-                   "cost_usd", "cost_known", "unanswered_cost_usd")
-"""``Runs.attempts``: what each attempt without a counted result spent (``_attempt_row``)."""
+                   "cost_usd", "cost_known", "unanswered_cost_usd", "unreadable")
+"""``Runs.attempts``: what each attempt without a counted result spent (``_attempt_row``);
+``unreadable``: why its logs could not be read (None when they were)."""
 
 
 class RunDirectoryError(ValueError):
@@ -79,7 +80,8 @@ class Runs:
         attempts: one row per attempt that called the model but is no counted result (set
             aside as ``<id>.attempt-N``, or unfinished), with what it spent
             (``ATTEMPT_COLUMNS``): not analysed, but paid for, so the cost shown counts it
-            (``metrics.priced_cost``).
+            (``metrics.priced_cost``). One whose logs cannot be read is a row of unknown
+            cost saying why (``unreadable``), not an error: it is no result.
 
     """
 
@@ -128,8 +130,9 @@ def load_runs(paths: Iterable[str | Path], *, with_turns: bool = True) -> Runs:
             if with_turns:
                 turn_rows.extend(_turn_rows(directory, identity["run_id"]))
         for directory in [*set_aside, *unfinished]:
-            attempt_rows.setdefault((identity["run_id"], directory.name),
-                                    _attempt_row(directory, identity))
+            attempt = _attempt_row(directory, identity)
+            if attempt is not None:
+                attempt_rows.setdefault((identity["run_id"], directory.name), attempt)
         run_rows.append({**identity, "path": str(path), "finished": counted,
                          "duplicates": len(finished) - counted, "unfinished": len(unfinished),
                          "set_aside_attempts": len(set_aside)})
@@ -344,7 +347,7 @@ def _episode_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _attempt_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
+def _attempt_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
     """What an attempt without a counted result spent, as ``RunStore.spent`` counts it.
 
     A set-aside attempt sealed before it was set aside (an infrastructure failure) says so in
@@ -352,8 +355,18 @@ def _attempt_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
     (a last line cut by a kill left out). The measured cost (``cost_usd``: NaN when a call
     had no known price) and the estimate charged for calls sent without a usable reply
     (``unanswered_cost_usd``) are kept apart, as the logs keep them.
+
+    Returns:
+        The row; None for an attempt that spent nothing (no tokens, no cost, no estimate
+        charged: stopped before its first call). An attempt whose result or turn log cannot
+        be read is a row of unknown cost, ``unreadable`` saying why: it is no result, so a
+        damaged log of it does not stop the run's analysis, as it did not before attempts
+        were priced.
+
     """
     kind = "set aside" if ".attempt-" in directory.name else "unfinished"
+    row = {"run_id": identity["run_id"], "label": None, "attempt_dir": str(directory),
+           "kind": kind, "unreadable": None}
     try:
         if (directory / RESULT).is_file():
             result = read_result(directory)
@@ -366,9 +379,11 @@ def _attempt_row(directory: Path, identity: dict[str, Any]) -> dict[str, Any]:
             cost = summed_cost(t.usage.cost_usd for t in turns)
             unanswered = sum(t.usage.unanswered_cost_usd or 0.0 for t in turns)
     except (OSError, SchemaError) as error:
-        raise RunDirectoryError(str(error)) from error
-    return {"run_id": identity["run_id"], "label": None, "attempt_dir": str(directory),
-            "kind": kind, "input_tokens": tokens[0], "output_tokens": tokens[1],
+        return {**row, "input_tokens": 0, "output_tokens": 0, "cost_usd": float("nan"),
+                "cost_known": False, "unanswered_cost_usd": 0.0, "unreadable": str(error)}
+    if not any(tokens) and cost == 0 and not unanswered:
+        return None
+    return {**row, "input_tokens": tokens[0], "output_tokens": tokens[1],
             "cost_usd": float("nan") if cost is None else cost,
             "cost_known": identity["cost_known"] and cost is not None,
             "unanswered_cost_usd": unanswered}

@@ -56,7 +56,7 @@ def comparison_notes(a: Runs, b: Runs) -> list[str]:
     both = Runs(episodes=pd.concat([a.episodes.assign(label="A"), b.episodes.assign(label="B")],
                                    ignore_index=True),
                 turns=a.turns, runs=pd.concat([a.runs, b.runs], ignore_index=True))
-    return lines + exclusion_notes(both)
+    return lines + exclusion_notes(both) + attempt_notes(a) + attempt_notes(b)
 
 
 def _only(tasks: list[str], side: str, shown: int = 10) -> str:
@@ -98,7 +98,8 @@ def exclusion_notes(runs: Runs) -> list[str]:
     """What the rates leave out or assume.
 
     Episodes that are not independent (``dependence_notes``), turns whose input was lost,
-    episodes lost to infrastructure or ended by a context overflow, copies, unfinished ones.
+    episodes lost to infrastructure or ended by a context overflow, attempts whose logs
+    could not be read (``attempt_notes``), copies, unfinished ones.
     """
     lines = dependence_notes(runs)
     for run in runs.runs.itertuples(index=False):
@@ -120,6 +121,7 @@ def exclusion_notes(runs: Runs) -> list[str]:
                      "larger context or send fewer turns (--keep-last-turns)")
         lines += [f"  {row.label} {row.episode_id} after {row.scripts_used} reply(ies)"
                   for row in overflows.itertuples(index=False)]
+    lines += attempt_notes(runs)
     for row in runs.runs.itertuples(index=False):
         if row.duplicates:
             lines.append(f"note: {row.path}: {row.duplicates} episode(s) of run {row.run_id} "
@@ -153,3 +155,15 @@ def reference_notes(runs: Runs) -> list[str]:
                      f"subset (e.g. {outside[0]}); the children's and Olympics agents' rates in "
                      "the table are over the 40 tasks, so compare per level with care")
     return lines
+
+
+def attempt_notes(runs: Runs) -> list[str]:
+    """One line per attempt set aside or unfinished whose logs could not be read.
+
+    Such an attempt is no result, so it stops nothing; but what it spent is not known, and
+    the cost shown counts it as unpriced (``load.Runs.attempts``).
+    """
+    unreadable = runs.attempts[runs.attempts["unreadable"].notna()]
+    return [f"note: {row.attempt_dir}: the {row.kind} attempt's logs cannot be read "
+            f"({row.unreadable}); its cost is unknown, counted as unpriced"
+            for row in unreadable.itertuples(index=False)]

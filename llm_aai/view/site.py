@@ -27,7 +27,7 @@ from llm_aai.analysis import (
     pooling_conflicts,
     repeated_seeds,
 )
-from llm_aai.analysis.notes import reference_notes
+from llm_aai.analysis.notes import attempt_notes, reference_notes
 from llm_aai.analysis.plots import plot_pass_rates, settings_caption
 from llm_aai.analysis.reference import POPULATIONS, played_reference
 from llm_aai.analysis.report import level_report
@@ -187,7 +187,8 @@ class SiteBuilder:
         self._write("index.html", "runs.html", root="", runs=summaries, table=table,
                     figure=figure, tasks=tasks,
                     notes=[*pooling_conflicts(runs.runs), *repeated_seeds(episodes),
-                           *(line.removeprefix("note: ") for line in reference_notes(runs))])
+                           *(line.removeprefix("note: ") for line in
+                             [*reference_notes(runs), *attempt_notes(runs)])])
 
     def _figure(self, levels: pd.DataFrame, reference: pd.DataFrame, caption: str,
                 report: BuildReport) -> str | None:

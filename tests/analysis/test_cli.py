@@ -370,3 +370,42 @@ def test_the_plot_draws_a_level_played_in_part_without_an_interquartile_range(
                  "--size", "30x6"]) == 0
     assert "levels 1, 2: rate over the tasks played only (played in part), no IQR" in \
         plot.read_text()
+
+
+def test_attempts_that_made_no_model_call_are_not_counted(tmp_path, make_run, capsys):
+    """A run stopped before its first reply leaves folders that spent nothing."""
+    run = make_run(tmp_path, model="alpha", levels=range(1, 2))
+    (run / "episodes" / "01-04-03_t9").mkdir()  # unfinished, no turn written
+    (run / "episodes" / "01-04-03_t8.attempt-1").mkdir()
+    (run / "episodes" / "01-04-03_t8.attempt-1" / "turns.jsonl").write_text("")
+    assert load_runs([run], with_turns=False).attempts.empty
+    assert main([str(run)]) == 0
+    summary = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("alpha ")][-1]
+    assert summary.endswith(" 0.06")
+
+
+def _damaged_attempt(make_run, tmp_path, model="alpha", run_id=None):
+    """Level 1 with 01-04-03_t1's first attempt set aside, its turn log damaged (line 1)."""
+    run = make_run(tmp_path, model=model, levels=range(1, 2), run_id=run_id,
+                   infra=lambda task, level, trial: (task, trial) == ("01-04-03", 1))
+    turns = run / "episodes" / "01-04-03_t1.attempt-1" / "turns.jsonl"
+    turns.write_text("{not json\n" + turns.read_text())
+    return run
+
+
+def test_an_attempt_whose_log_is_damaged_is_unpriced_and_noted_not_an_error(
+        tmp_path, make_run, capsys):
+    run = _damaged_attempt(make_run, tmp_path)
+    attempts = load_runs([run], with_turns=False).attempts
+    assert len(attempts) == 1 and not attempts["cost_known"].iloc[0]
+    assert "turns.jsonl:1" in attempts["unreadable"].iloc[0]
+    assert main([str(run)]) == 0
+    out = capsys.readouterr().out
+    summary = [line for line in out.splitlines() if line.startswith("alpha ")][-1]
+    assert summary.endswith(">= 0.06 (1 of 1 attempts unpriced; with 1 attempt set aside or "
+                            "unfinished)")
+    assert "01-04-03_t1.attempt-1: the set aside attempt's logs cannot be read" in out
+    other = make_run(tmp_path, model="beta", levels=range(1, 2))
+    assert main([str(run), str(other), "--compare"]) == 0
+    assert "the set aside attempt's logs cannot be read" in capsys.readouterr().out

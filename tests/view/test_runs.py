@@ -93,3 +93,15 @@ def test_the_runs_page_shows_what_the_attempts_spent(tmp_path):
     build_site([run], tmp_path / "site")  # the hand-made run has no arenas to draw: no matter
     assert "with 1 attempt set aside or unfinished" in (tmp_path / "site" / "index.html") \
         .read_text()
+
+
+def test_an_attempt_whose_log_is_damaged_is_noted_on_the_runs_page(tmp_path):
+    """Not a reason to refuse the run: the attempt is no result, its cost unknown."""
+    run = build_run(tmp_path, model="alpha", levels=range(1, 2),
+                    infra=lambda task, level, trial: (task, trial) == ("01-04-03", 1))
+    turns = run / "episodes" / "01-04-03_t1.attempt-1" / "turns.jsonl"
+    turns.write_text("{not json\n" + turns.read_text())
+    assert _cost_shown(run) == (">= $0.0560 (1 of 1 attempts unpriced; with 1 attempt set "
+                                "aside or unfinished)")
+    build_site([run], tmp_path / "site")
+    assert "logs cannot be read" in (tmp_path / "site" / "index.html").read_text()
