@@ -14,7 +14,7 @@ import pandas as pd
 from llm_aai.analysis.load import Runs, pooling_conflicts, repeated_seeds, setting_differences
 from llm_aai.analysis.metrics import infra_failures
 from llm_aai.analysis.paired import unpaired_tasks
-from llm_aai.analysis.reference import partly_played
+from llm_aai.analysis.reference import Differing, partly_played, shared_tasks, tasks_by_label
 from llm_aai.arena.catalog import children_subset
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
@@ -136,11 +136,14 @@ def reference_notes(runs: Runs) -> list[str]:
     """Say where the reference rates (the children's 40 tasks) cover other tasks than the runs.
 
     A level played in part is compared over the tasks of it played
-    (``reference.played_reference``): named, with its tasks. Tasks outside the 40 have no
+    (``reference.played_reference``): named, with its tasks. Where the labels played different
+    tasks of a level, the populations are over those they share (``reference.shared_tasks``),
+    and the labels whose rate is over other tasks are named. Tasks outside the 40 have no
     reference: the level's rate stays over its 4 tasks of the 40.
     """
     lines = []
-    partly = partly_played(runs.episodes["task_id"])
+    tasks, differing = shared_tasks(tasks_by_label(runs.episodes))
+    partly = partly_played(tasks)
     if partly:
         levels = "; ".join(f"level {level}: {len(played)} of {of} ({', '.join(played)})"
                            for level, (played, of) in partly.items())
@@ -148,12 +151,28 @@ def reference_notes(runs: Runs) -> list[str]:
                      f"({levels}): there the children's and Olympics agents' rates are over "
                      "the tasks played alone, from their per-task results, with no "
                      "interquartile range (marked 'N of 4 tasks')")
+    lines += _differing_notes(differing)
     subset = {task.task_id for task in children_subset()}
     outside = sorted(set(runs.episodes["task_id"]) - subset)
     if outside:
         lines.append(f"note: {len(outside)} task(s) played are outside the 40-task children "
                      f"subset (e.g. {outside[0]}); the children's and Olympics agents' rates in "
                      "the table are over the 40 tasks, so compare per level with care")
+    return lines
+
+
+def _differing_notes(differing: Differing) -> list[str]:
+    """One line per level whose labels played different tasks: whose rate is over which."""
+    lines = []
+    for level, (shared, others) in differing.items():
+        theirs = "; ".join(f"{label}: {', '.join(tasks)}" for label, tasks in others.items())
+        which = ("the tasks they share" if all(set(shared) <= set(tasks)
+                                                for tasks in others.values())
+                 else "every one played: they share none")
+        lines.append(f"note: level {level}: the labels played different tasks of it; the "
+                     f"children's and Olympics agents' rates are over {', '.join(shared)} "
+                     f"({which}), so the rates of {', '.join(others)} there are over other "
+                     f"tasks than the populations' ({theirs})")
     return lines
 
 

@@ -7,7 +7,7 @@ from the AAI3 paper, whose children numbers double-count every trial.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import resources
 
 import pandas as pd
@@ -105,3 +105,62 @@ def played_reference(task_ids: Iterable[str],
                 [k, n, k / n, float("nan"), float("nan"), float("nan"), len(played)]
     out[["tasks", "level_tasks"]] = out[["tasks", "level_tasks"]].astype("Int64")
     return out
+
+
+Differing = dict[int, tuple[list[str], dict[str, list[str]]]]
+"""``level -> (the tasks the populations are over, each label's tasks that are not those)``."""
+
+
+def shared_tasks(tasks_by_label: Mapping[str, Iterable[str]],
+                 reference: pd.DataFrame | None = None) -> tuple[list[str], Differing]:
+    """The tasks to take the populations over when the labels played different tasks of a level.
+
+    A table has one column per population beside every label, so on a level the labels played
+    different tasks of (alpha all 4, beta 01-04-03 alone) the populations are taken over the
+    tasks every label that played the level played (01-04-03): beta's rate is then compared
+    with theirs over its own tasks, and alpha's is over more tasks than theirs, which the
+    caller says (``notes.reference_notes``). Where those labels share no task of the level,
+    the populations are over every task of it played. Tasks outside the reference are kept.
+
+    Args:
+        tasks_by_label: each label's tasks played.
+        reference: ``reference_populations()``.
+
+    Returns:
+        The tasks to give ``played_reference``, and, on each level whose labels played
+        different tasks of the reference's, the tasks the populations are over and the
+        labels whose tasks of the level are not those, with their tasks (``Differing``).
+
+    """
+    tasks = reference_tasks(reference)
+    level_of = dict(zip(tasks["task_id"], tasks["level"], strict=False))
+    played = {label: set(ids) for label, ids in tasks_by_label.items()}
+    chosen = {t for ids in played.values() for t in ids if t not in level_of}
+    differing = {}
+    for level in sorted(set(level_of.values())):
+        mine = {label: {t for t in ids if level_of.get(t) == level}
+                for label, ids in played.items()}
+        mine = {label: ids for label, ids in mine.items() if ids}
+        if not mine:
+            continue
+        common = set.intersection(*mine.values()) or set.union(*mine.values())
+        chosen |= common
+        others = {label: sorted(ids) for label, ids in sorted(mine.items()) if ids != common}
+        if others:
+            differing[int(level)] = (sorted(common), others)
+    return sorted(chosen), differing
+
+
+def compared_reference(episodes: pd.DataFrame,
+                       reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``played_reference`` over the tasks the labels of ``episodes`` share (``shared_tasks``).
+
+    What every table with populations beside its labels compares them with.
+    """
+    return played_reference(shared_tasks(tasks_by_label(episodes), reference)[0], reference)
+
+
+def tasks_by_label(episodes: pd.DataFrame) -> dict[str, set[str]]:
+    """Each label's tasks played, from episodes with ``label`` and ``task_id`` columns."""
+    return {str(label): set(group["task_id"])
+            for label, group in episodes.groupby("label", sort=False)}

@@ -34,7 +34,7 @@ from llm_aai.analysis.probes import (
     probe_runs,
     probe_table,
 )
-from llm_aai.analysis.reference import played_reference
+from llm_aai.analysis.reference import compared_reference
 from llm_aai.analysis.report import (
     compare_report,
     level_report,
@@ -186,7 +186,7 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
         return _report_variants(runs, args)
     if args.by == "grounding":
         return _report_grounding(runs, args)
-    reference = played_reference(runs.episodes["task_id"])
+    reference = compared_reference(runs.episodes)
     boot = Bootstrap(seed=args.seed)
     levels = pass_rates(runs.episodes, by="level", bootstrap=boot)
     overall = model_summary(runs.episodes, bootstrap=boot, attempts=runs.attempts)
@@ -229,7 +229,7 @@ def _mode_tables(episodes, reference, populations: tuple[str, ...], boot: Bootst
 def _report_probes(runs, args, populations: tuple[str, ...]) -> int:
     """Each model's pass rate per level under each probe, the plan metrics, the figure."""
     runs = probe_runs(runs)
-    reference = played_reference(runs.episodes["task_id"])
+    reference = compared_reference(runs.episodes)
     boot = Bootstrap(seed=args.seed)
     table = probe_table(runs.episodes, reference, populations, bootstrap=boot)
     print(render(table))

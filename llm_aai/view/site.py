@@ -29,7 +29,7 @@ from llm_aai.analysis import (
 )
 from llm_aai.analysis.notes import attempt_notes, reference_notes
 from llm_aai.analysis.plots import plot_pass_rates, settings_caption
-from llm_aai.analysis.reference import POPULATIONS, played_reference
+from llm_aai.analysis.reference import POPULATIONS, compared_reference
 from llm_aai.analysis.report import level_report
 from llm_aai.grounding.ground import GROUNDING_CSV
 from llm_aai.logs.store import RESULT, TURNS
@@ -176,7 +176,7 @@ class SiteBuilder:
                                                         first_colour=i))
 
     def _runs_page(self, runs, tasks: list[TaskView], report: BuildReport) -> None:
-        reference = played_reference(runs.episodes["task_id"])
+        reference = compared_reference(runs.episodes)
         episodes = runs.episodes
         levels = pass_rates(episodes, by="level")
         overall = model_summary(episodes)

@@ -409,3 +409,27 @@ def test_an_attempt_whose_log_is_damaged_is_unpriced_and_noted_not_an_error(
     other = make_run(tmp_path, model="beta", levels=range(1, 2))
     assert main([str(run), str(other), "--compare"]) == 0
     assert "the set aside attempt's logs cannot be read" in capsys.readouterr().out
+
+
+def _alpha_whole_beta_in_part(make_run, tmp_path):
+    """alpha played the 4 tasks of level 1, beta 01-04-03 alone."""
+    whole = make_run(tmp_path, model="alpha", levels=range(1, 2))
+    part = make_run(tmp_path, model="beta", levels=range(1, 2))
+    for folder in (part / "episodes").iterdir():
+        if not folder.name.startswith("01-04-03"):
+            shutil.rmtree(folder)
+    return whole, part
+
+
+def test_labels_that_played_different_tasks_of_a_level_are_compared_over_those_shared(
+        tmp_path, make_run, capsys):
+    """One population column for both: over the tasks both played, the other named."""
+    whole, part = _alpha_whole_beta_in_part(make_run, tmp_path)
+    assert main([str(whole), str(part)]) == 0
+    out = capsys.readouterr().out
+    level = next(line for line in out.splitlines() if line.startswith("1 "))
+    assert "0.90 (1 of 4 tasks)" in level  # the children on 01-04-03, not the level's 0.60
+    assert ("note: level 1: the labels played different tasks of it; the children's and "
+            "Olympics agents' rates are over 01-04-03 (the tasks they share), so the rates of "
+            "alpha there are over other tasks than the populations' (alpha: 01-04-03, "
+            "01-06-02, 01-21-01, 01-23-01)") in out

@@ -3,7 +3,7 @@ import re
 import pytest
 
 from llm_aai.analysis import LEVEL_NAMES, reference_levels, reference_populations, reference_tasks
-from llm_aai.analysis.reference import partly_played, played_reference
+from llm_aai.analysis.reference import partly_played, played_reference, shared_tasks
 
 POPULATIONS = ("children", "children_all", "olympics_top10")
 
@@ -103,3 +103,13 @@ def test_a_level_played_in_part_is_compared_over_the_tasks_played(ref):
     assert (olympics.loc[1, "k"], olympics.loc[1, "n"]) == (20, 20)
     assert partly_played(["01-04-03", "01-06-02", "03-09-01"], ref) == {
         1: (["01-04-03", "01-06-02"], 4), 3: (["03-09-01"], 4)}
+
+
+def test_shared_tasks_are_those_every_label_played_of_a_level_or_all_where_none():
+    tasks, differing = shared_tasks({"a": {"01-04-03", "01-06-02", "02-10-01", "99-01-01"},
+                                     "b": {"01-04-03", "02-17-01"}, "c": {"01-04-03"}})
+    # level 1: 01-04-03 shared; level 2: a and b share none, so both; outside tasks kept
+    assert tasks == ["01-04-03", "02-10-01", "02-17-01", "99-01-01"]
+    assert differing == {1: (["01-04-03"], {"a": ["01-04-03", "01-06-02"]}),
+                         2: (["02-10-01", "02-17-01"], {"a": ["02-10-01"], "b": ["02-17-01"]})}
+    assert shared_tasks({"a": {"01-04-03"}, "b": {"01-04-03"}}) == (["01-04-03"], {})

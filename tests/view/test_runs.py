@@ -105,3 +105,17 @@ def test_an_attempt_whose_log_is_damaged_is_noted_on_the_runs_page(tmp_path):
                                 "aside or unfinished)")
     build_site([run], tmp_path / "site")
     assert "logs cannot be read" in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_the_runs_page_compares_labels_over_the_tasks_they_share(tmp_path):
+    """As analyze: alpha played level 1 whole, beta 01-04-03 alone."""
+    import shutil
+
+    whole = build_run(tmp_path, model="alpha", levels=range(1, 2))
+    part = build_run(tmp_path, model="beta", levels=range(1, 2))
+    for folder in (part / "episodes").iterdir():
+        if not folder.name.startswith("01-04-03"):
+            shutil.rmtree(folder)
+    build_site([whole, part], tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "0.90 (1 of 4 tasks)" in page and "the rates of alpha there are over" in page
