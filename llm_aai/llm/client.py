@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.call_stop import wait_unless_stopped
+from llm_aai.llm.connect_watch import ConnectWatch
 from llm_aai.llm.errors import (
     CallTimeout,
     ContextOverflow,
@@ -34,6 +35,7 @@ from llm_aai.llm.retry import (
     DEFAULT_MAX_RETRIES,
     RetryPolicy,
     call_with_retries,
+    connect_failed,
     describe_error,
     is_timeout,
     is_transient,
@@ -205,7 +207,7 @@ class LiteLLMClient:
                                    self._timeout_message())
         except Exception as exc:
             if is_timeout(exc) and not isinstance(exc, CallTimeout):  # litellm's own
-                raise CallTimeout(self._timeout_message()) from None
+                raise CallTimeout(self._timeout_message(), sent=not connect_failed(exc)) from None
             raise
         if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
             raise MalformedReply(f"{self.model}: the reply holds no choice")
@@ -314,11 +316,16 @@ class LiteLLMClient:
 def _sent_unanswered(exc: BaseException) -> bool:
     """Whether a try that raised ``exc`` was sent and may be billed, though no usage came back.
 
-    A timed-out call (the provider may finish the reply the client stopped waiting for) and
-    a reply holding no choice. An error the provider answered (a 429, a 5xx, a 400) or a
-    connection never made is not billed.
+    A call that timed out once sent (the provider may finish the reply the client stopped
+    waiting for) and a reply holding no choice. An error the provider answered (a 429, a 5xx,
+    a 400) or a connection never made (refused, or timed out connecting: ``CallTimeout.sent``,
+    a ``ConnectTimeout`` under the error) is not billed.
     """
-    return is_timeout(exc) or isinstance(exc, MalformedReply)
+    if isinstance(exc, MalformedReply):
+        return True
+    if isinstance(exc, CallTimeout):
+        return exc.sent
+    return is_timeout(exc) and not connect_failed(exc)
 
 
 def _overflows_context(exc: BaseException) -> bool:
@@ -337,13 +344,16 @@ def call_within(call: Callable[[], T], seconds: float, message: str) -> T:
     httpx has no timeout for a whole request. So the call runs in a thread of its own, and
     the caller stops waiting at the deadline. Threads cannot be stopped: an abandoned one
     ends when its read does (the per-read timeout still bounds each wait). It is a daemon
-    thread, so it never keeps the interpreter from exiting.
+    thread, so it never keeps the interpreter from exiting. A call still connecting at the
+    deadline (a host that drops packets) was never sent: its ``CallTimeout`` says so.
     """
     done = threading.Event()
     outcome: list[Any] = []
     context = contextvars.copy_context()  # litellm's per-call state, as in the caller
+    connections = ConnectWatch()
 
     def run() -> None:
+        connections.watch()
         try:
             outcome.append((True, context.run(call)))
         except BaseException as error:  # handed to the caller, raised there
@@ -353,7 +363,7 @@ def call_within(call: Callable[[], T], seconds: float, message: str) -> T:
 
     threading.Thread(target=run, name="model-call", daemon=True).start()
     if not done.wait(seconds):
-        raise CallTimeout(message)
+        raise CallTimeout(message, sent=not connections.connecting())
     succeeded, value = outcome[0]
     if not succeeded:
         raise value

@@ -82,7 +82,16 @@ class CallTimeout(LLMError):
     """No whole reply within the call's timeout (a server trickling its body, for instance).
 
     Transient, like any timeout.
+
+    Attributes:
+        sent: whether the request may have reached the server (a provider may bill it);
+            False when the call was still connecting (a host that drops packets).
+
     """
+
+    def __init__(self, message: str, *, sent: bool = True) -> None:
+        self.sent = sent
+        super().__init__(message)
 
 
 class ContextOverflow(LLMError):

@@ -30,8 +30,9 @@ from tenacity import (
 from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.llm.sanitize import strip_control
 
-__all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "describe_error",
-           "is_timeout", "is_transient", "retry_after_seconds", "unresolved_host"]
+__all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "connect_failed",
+           "describe_error", "is_timeout", "is_transient", "retry_after_seconds",
+           "unresolved_host"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -323,6 +324,18 @@ _TIMED_OUT = frozenset({"ReadTimeout", "APITimeoutError", "TimeoutError", "Conne
 def is_timeout(exc: BaseException) -> bool:
     """Whether ``exc`` is the client's timeout: no whole reply came back in time."""
     return any(names & _TIMED_OUT for names in _cause_names(exc))
+
+
+_NOT_CONNECTED = frozenset({"ConnectTimeout", "ConnectError", "ConnectionRefusedError"})
+"""httpx's (and httpcore's) errors of a connection not made, and the socket's refusal."""
+
+
+def connect_failed(exc: BaseException) -> bool:
+    """Whether the connection failed under ``exc``, so no request went out.
+
+    A timeout while connecting (a host that drops packets) is no timeout of a request sent.
+    """
+    return any(names & _NOT_CONNECTED for names in _cause_names(exc))
 
 
 def _cause_names(exc: BaseException) -> Iterator[set[str]]:
