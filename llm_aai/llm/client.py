@@ -363,7 +363,7 @@ def call_within(call: Callable[[], T], seconds: float, message: str) -> T:
 
     threading.Thread(target=run, name="model-call", daemon=True).start()
     if not done.wait(seconds):
-        raise CallTimeout(message, sent=not connections.connecting())
+        raise CallTimeout(message, sent=connections.may_have_sent())
     succeeded, value = outcome[0]
     if not succeeded:
         raise value
