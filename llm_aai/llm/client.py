@@ -24,13 +24,13 @@ from llm_aai.llm.errors import (
     CallTimeout,
     ContextOverflow,
     LLMRequestError,
-    LLMUnavailable,
     MalformedReply,
     UnresolvedHost,
 )
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.provider_limits import LEASE_MARGIN_S, local_gate
 from llm_aai.llm.quiet_import import import_litellm
+from llm_aai.llm.resend import hold_for_resend
 from llm_aai.llm.retry import (
     DEFAULT_MAX_RETRIES,
     RetryPolicy,
@@ -223,33 +223,41 @@ class LiteLLMClient:
     def complete(self, messages: Sequence[Message]) -> LLMResponse:
         """Send ``messages`` and return the reply.
 
-        The tries sent that got no usable reply are counted (``unanswered`` of the response,
-        or of the ``LLMUnavailable`` raised), so that a budget can charge them.
+        The tries sent that got no usable reply are counted, so that a budget can charge
+        them: ``unanswered`` of the response, or of whatever exception ends the call (every
+        retry failed, a refusal or an overflow after a reply without a choice, a stop while
+        waiting to try again). A try that follows an unanswered one is first held for
+        (``llm_aai.llm.resend``): a budget reserves for it there, or refuses it.
 
         Raises:
             LLMUnavailable: transient errors outlasted the retry policy.
             LLMRequestError: a non-transient error (auth, bad request); not retried.
 
         """
-        request = self._request(messages)
+        tries = _Tries()
+        try:
+            return self._complete(self._request(messages), tries)
+        except BaseException as error:
+            error.unanswered = tries.unanswered  # type: ignore[attr-defined]
+            raise
+
+    def _complete(self, request: dict[str, Any], tries: _Tries) -> LLMResponse:
         failure: LLMRequestError | ContextOverflow | None = None
-        unanswered = 0
 
         def attempt() -> tuple[Any, float]:
-            nonlocal unanswered
+            if tries.unanswered > tries.held:  # this try may be billed again: held for first
+                hold_for_resend()
+                tries.held = tries.unanswered
             try:
                 return self._attempt(request)
             except Exception as exc:
-                unanswered += _sent_unanswered(exc)
+                tries.unanswered += _sent_unanswered(exc)
                 raise
 
         try:
             (response, latency), retries = call_with_retries(
                 attempt, self.retry_policy, describe=f"{self.model} call", rng=self._rng,
                 scrub=self._scrub, sleep=wait_unless_stopped)
-        except LLMUnavailable as exc:
-            exc.unanswered = unanswered
-            raise
         except Exception as exc:
             unresolved = unresolved_host(exc)
             if unresolved is not None:
@@ -267,7 +275,7 @@ class LiteLLMClient:
             # Raised outside the handler so the provider's exception (whose message may
             # echo the key) is not chained into tracebacks.
             raise failure
-        return self._to_response(response, latency, retries, unanswered)
+        return self._to_response(response, latency, retries, tries.unanswered)
 
     def _unresolved(self, host: str | None, said: str) -> UnresolvedHost:
         """The error of a host name with no address: which name, and where it was given."""
@@ -311,6 +319,14 @@ class LiteLLMClient:
         except Exception as exc:  # litellm raises for models missing from its price map
             log.debug("no price for %s: %s", self.model, type(exc).__name__)
             return 0.0, False
+
+
+class _Tries:
+    """One call's tries sent without a usable reply, and how many of them were held for."""
+
+    def __init__(self) -> None:
+        self.unanswered = 0
+        self.held = 0
 
 
 def _sent_unanswered(exc: BaseException) -> bool:

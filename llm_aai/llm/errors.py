@@ -13,7 +13,17 @@ __all__ = ["CallTimeout", "ContextOverflow", "LLMError", "LLMRequestError", "LLM
 
 
 class LLMError(Exception):
-    """Base class of every model-call failure raised by ``llm_aai.llm``."""
+    """Base class of every model-call failure raised by ``llm_aai.llm``.
+
+    Attributes:
+        unanswered: the call's tries sent that got no usable reply before it failed (set on
+            whatever exception ``LiteLLMClient.complete`` raises): a provider may bill them.
+        unanswered_cost_usd: what a budget charged for them (``llm_aai.runner.budget``).
+
+    """
+
+    unanswered: int = 0
+    unanswered_cost_usd: float = 0.0
 
 
 class MissingAPIKey(LLMError):

@@ -8,8 +8,10 @@ then overshoots by at most what the estimates understate, whatever the concurren
 
 A try that was sent and got no usable reply (it timed out, or its reply held no choice) has
 no usage to read, yet a provider may bill it: it is charged its estimate, the reservation
-kept rather than given back. That charge is recorded apart from the measured cost
-(``unanswered_cost_usd``), as the estimate it is.
+kept rather than given back, and a retry after it reserves the estimate again first (or is
+refused), so that the promise above holds for retried calls too. That charge is recorded
+apart from the measured cost (``unanswered_cost_usd``), as the estimate it is, whatever
+ends the call.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from llm_aai.llm.errors import LLMUnavailable
 from llm_aai.llm.pricing import Prices, estimate_input_tokens
+from llm_aai.llm.resend import before_each_resend
 from llm_aai.llm.types import LLMResponse, Message
 
 __all__ = ["BUDGET", "BudgetGate", "BudgetReached", "BudgetedClient"]
@@ -120,25 +122,33 @@ class BudgetedClient:
         """Reserve, call, settle; a refused reservation sends nothing.
 
         The call's tries sent without a usable reply (``unanswered``) are each charged the
-        estimate, beside what the reply cost; the response or the ``LLMUnavailable`` raised
-        says how much, in ``unanswered_cost_usd``.
+        estimate, beside what the reply cost, and a retry after one reserves the estimate
+        again first; the response, or whatever exception ends the call, says how much in
+        ``unanswered_cost_usd``.
 
         Raises:
-            BudgetReached: the call was not started.
+            BudgetReached: the call, or its retry after an unanswered try, was not started.
             LLMUnavailable: the model did not answer (charged as said).
 
         """
         estimate = self.estimate_usd(messages)
         self.gate.reserve(estimate)
+        held = 1
+
+        def hold_another() -> None:
+            nonlocal held
+            self.gate.reserve(estimate)
+            held += 1
+
         try:
-            response = self.inner.complete(messages)
-        except LLMUnavailable as error:
-            error.unanswered_cost_usd = error.unanswered * estimate
-            self.gate.settle(estimate, error.unanswered_cost_usd)
-            raise
-        except BaseException:
-            self.gate.settle(estimate, 0.0)  # nothing was sent, or the provider refused it
+            with before_each_resend(hold_another):
+                response = self.inner.complete(messages)
+        except BaseException as error:  # a refusal, a stop: what was sent is charged still
+            charged = getattr(error, "unanswered", 0) * estimate
+            if charged:
+                error.unanswered_cost_usd = charged  # type: ignore[attr-defined]
+            self.gate.settle(held * estimate, charged)
             raise
         charged = response.unanswered * estimate
-        self.gate.settle(estimate, response.cost_usd + charged)
+        self.gate.settle(held * estimate, response.cost_usd + charged)
         return dataclasses.replace(response, unanswered_cost_usd=charged)

@@ -128,6 +128,11 @@ def cut_reply_error(output_tokens: int) -> str:
             f"shorter reply: a brief Think(...), then the commands.")
 
 
+def _charged(error: BaseException) -> Usage:
+    """What a call that ended in ``error`` was charged for its tries sent unanswered."""
+    return Usage(unanswered_cost_usd=getattr(error, "unanswered_cost_usd", 0.0) or None)
+
+
 def _health(episode: Episode) -> float:
     """Health as logged and shown to the model: rounded to 4 decimals."""
     return round(episode.totals.health, 4)
@@ -190,14 +195,16 @@ class EpisodeRunner:
         except CallCancelled:
             raise EpisodeCancelled(spec.episode_id) from None
         except LLMUnavailable as error:  # a timed-out call may be billed: what it was charged
-            usage.append(Usage(unanswered_cost_usd=error.unanswered_cost_usd or None))
+            usage.append(_charged(error))
             return self._result(spec, episode, usage, started, "infrastructure",
                                 infra_error=str(error))
         except ContextOverflow as error:  # this conversation only: the next one starts short
             log.warning("%s: %s; the episode ends here (%s), the run goes on",
                         spec.episode_id, error, CONTEXT_OVERFLOW)
+            usage.append(_charged(error))
             return self._result(spec, episode, usage, started, CONTEXT_OVERFLOW)
         except BudgetReached as error:  # no result about the model either; resume continues it
+            usage.append(_charged(error))  # a retry refused after tries sent unanswered
             return self._result(spec, episode, usage, started, BUDGET, infra_error=str(error))
         return self._result(spec, episode, usage, started,
                             episode.totals.end_reason or self._cap_reason(episode))

@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from llm_aai.cli import analyze
+from llm_aai.llm.call_stop import CallCancelled, calls_stop_when
 from llm_aai.llm.client import LiteLLMClient, _sent_unanswered
-from llm_aai.llm.errors import CallTimeout, LLMUnavailable
+from llm_aai.llm.errors import CallTimeout, ContextOverflow, LLMRequestError, LLMUnavailable
 from llm_aai.llm.fake_server import Delay, FakeChatServer, HTTPError, Payload
 from llm_aai.llm.pricing import Prices
 from llm_aai.llm.retry import RetryPolicy
@@ -21,7 +22,7 @@ from llm_aai.logs import RunStore, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, ResumeOverrides, RunConfig, resume_run, start_run
 from llm_aai.runner.app import RunError
-from llm_aai.runner.budget import BudgetedClient, BudgetGate
+from llm_aai.runner.budget import BudgetedClient, BudgetGate, BudgetReached
 from llm_aai.settings import read_settings
 from tests.helpers.runs import call_costs
 
@@ -196,6 +197,57 @@ def test_only_a_timeout_after_connecting_is_charged():
     assert _sent_unanswered(wrapped(httpx.ReadTimeout("timed out", request=request)))
     assert not _sent_unanswered(CallTimeout("no reply", sent=False))
     assert _sent_unanswered(CallTimeout("no reply"))
+
+
+NO_CHOICE = Payload({"choices": []})
+OVERFLOW = ("This model's maximum context length is 4096 tokens. However, your messages "
+            "resulted in 5000 tokens. Please reduce the length of the messages.")
+ENDINGS = {
+    "a refusal (400)": (HTTPError(400, "bad request"), LLMRequestError),
+    "a context overflow": (HTTPError(400, OVERFLOW), ContextOverflow),
+    "a stop while waiting to try again": (None, CallCancelled),
+}
+
+
+@pytest.mark.parametrize("then, raised", ENDINGS.values(), ids=ENDINGS.keys())
+def test_tries_sent_unanswered_are_charged_whatever_ends_the_call(then, raised):
+    gate = BudgetGate(10.0)
+    messages = [user_message("go on")]
+    with FakeChatServer() as server:
+        server.push(NO_CHOICE, *([then] if then is not None else []))
+        client = budgeted(server.url, gate)
+        with calls_stop_when(lambda: then is None and len(server.requests) >= 1):
+            with pytest.raises(raised) as caught:
+                client.complete(messages)
+    estimate = client.estimate_usd(messages)
+    assert caught.value.unanswered == 1
+    assert caught.value.unanswered_cost_usd == pytest.approx(estimate)
+    assert gate.spent_usd == pytest.approx(estimate) and gate.reserved_usd == 0
+
+
+def test_each_retry_after_an_unanswered_try_reserves_again():
+    """One reservation per try that may be billed: the budget's promise holds for retries."""
+    gate = BudgetGate(10.0)
+    messages = [user_message("go on")]
+    with FakeChatServer() as server:
+        client = budgeted(server.url, gate)
+        estimate = client.estimate_usd(messages)
+        server.push(NO_CHOICE, NO_CHOICE, "Go(1);")
+        response = client.complete(messages)
+        assert response.unanswered == 2 and gate.reserved_usd == 0
+        assert gate.spent_usd == pytest.approx(response.cost_usd + 2 * estimate)
+        assert gate.spent_usd <= 3 * estimate  # within what was reserved
+
+        gate.limit_usd = gate.spent_usd + 1.5 * estimate  # room for one try, not two
+        server.push(NO_CHOICE, "Go(1);")
+        spent = gate.spent_usd
+        with pytest.raises(BudgetReached) as caught:
+            client.complete(messages)
+        assert len(server.requests) == 4  # the retry was not sent
+    assert caught.value.unanswered_cost_usd == pytest.approx(estimate)
+    assert gate.spent_usd == pytest.approx(spent + estimate)
+    assert gate.spent_usd <= gate.limit_usd
+    assert gate.reserved_usd == 0 and gate.refused
 
 
 def test_errors_the_provider_answered_are_not_charged():
