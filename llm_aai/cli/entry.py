@@ -3,8 +3,11 @@
 ``python -m llm_aai.run ... --dry-run | head -1`` closes the pipe after one line; the next
 write (or the flush at exit) then raises ``BrokenPipeError``, which Python reports with a
 traceback and exit 1 (or, at the flush, "Exception ignored" and exit 120). A reader that has
-read enough is not an error: the command stops quietly, as the Python documentation's recipe
-does, its stdout pointed at the null device so nothing more is written to the closed pipe.
+read enough is not an error to report: the command stops quietly, as the Python
+documentation's recipe does, its stdout pointed at the null device so nothing more is written
+to the closed pipe. Its exit status stays what it would say: ``main``'s own when ``main``
+returned (only the last flush met the closed pipe), else 1 as in the recipe, since the
+command did not finish (``arenas validate DIR | head -1`` over invalid files must not exit 0).
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ __all__ = ["run_command"]
 
 
 def run_command(main: Callable[[], int | None]) -> int | None:
-    """Run ``main`` and return its exit status; 0 (quietly) once stdout's reader has gone.
+    """Run ``main`` and return its exit status; quietly once stdout's reader has gone.
+
+    ``main``'s status if it returned one, else 1: a ``main`` cut short by the closed pipe
+    did not finish what it checks.
 
     A ``BrokenPipeError`` that is not stdout's (a pipe to a worker, a socket) is raised on.
     """
-    code = None
+    code: int | None = 1  # until main returns: cut short, it did not finish
     try:
         code = main()
         sys.stdout.flush()  # the last lines meet the closed pipe here, not at the exit
@@ -32,7 +38,7 @@ def run_command(main: Callable[[], int | None]) -> int | None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # the interpreter's flush at exit goes nowhere
         os.close(devnull)
-        return code or 0
+        return code
     return code
 
 
