@@ -24,6 +24,7 @@ from llm_aai.llm.errors import (
     CallTimeout,
     ContextOverflow,
     LLMRequestError,
+    LostHost,
     MalformedReply,
     UnresolvedHost,
 )
@@ -58,6 +59,11 @@ DEFAULT_TIMEOUT_S = 120.0
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+_REACHED: set[tuple[str, str | None]] = set()
+"""The hosts (provider, ``api_base`` host) this process has had a reply from. A name with no
+address is a configuration error (``UnresolvedHost``) only for a host not among them: one that
+answered before is not mistyped, its resolver is offline (``LostHost``, retried)."""
 
 class ProviderGate(Protocol):
     """What a client's every call to its provider goes through (``llm_aai.llm.provider_limits``).
@@ -249,10 +255,16 @@ class LiteLLMClient:
                 hold_for_resend()
                 tries.held = tries.unanswered
             try:
-                return self._attempt(request)
+                result = self._attempt(request)
             except Exception as exc:
                 tries.unanswered += _sent_unanswered(exc)
-                raise
+                lost = self._lost_host(exc)
+                if lost is None:
+                    raise
+            else:
+                _REACHED.add(self._host_key())
+                return result
+            raise lost  # outside the handler: a cause with no address would make it final
 
         try:
             (response, latency), retries = call_with_retries(
@@ -276,6 +288,20 @@ class LiteLLMClient:
             # echo the key) is not chained into tracebacks.
             raise failure
         return self._to_response(response, latency, retries, tries.unanswered)
+
+    def _host_key(self) -> tuple[str, str | None]:
+        return self.spec.provider, urlsplit(self.api_base).hostname if self.api_base else None
+
+    def _lost_host(self, exc: BaseException) -> LostHost | None:
+        """``exc`` as a transient error if its host has no address now but answered before."""
+        unresolved = unresolved_host(exc)
+        if unresolved is None or self._host_key() not in _REACHED:
+            return None
+        host, said = unresolved
+        host = (urlsplit(self.api_base).hostname if self.api_base else None) or host
+        return LostHost(self._scrub(f"{self.model}: the host {host or '?'} has no address now "
+                                    f"({said}), though it answered before: is the network "
+                                    f"down?"))
 
     def _unresolved(self, host: str | None, said: str) -> UnresolvedHost:
         """The error of a host name with no address: which name, and where it was given."""

@@ -9,7 +9,7 @@ unknown model, malformed request: retrying will not help), and shows
 from __future__ import annotations
 
 __all__ = ["CallTimeout", "ContextOverflow", "LLMError", "LLMRequestError", "LLMUnavailable",
-           "MalformedReply", "MissingAPIKey", "UnresolvedHost"]
+           "LostHost", "MalformedReply", "MissingAPIKey", "UnresolvedHost"]
 
 
 class LLMError(Exception):
@@ -70,6 +70,8 @@ class LLMRequestError(LLMError):
 class UnresolvedHost(LLMRequestError):
     """The model's host name has no address (a mistyped ``--api-base`` host); not retried.
 
+    Only until the process has had a reply from the host: after one it is ``LostHost``.
+
     Attributes:
         host: the name looked up (None when the error did not say).
 
@@ -78,6 +80,15 @@ class UnresolvedHost(LLMRequestError):
     def __init__(self, message: str, *, host: str | None = None) -> None:
         self.host = host
         super().__init__(message)
+
+
+class LostHost(LLMError):
+    """A host this process has had replies from has no address now; retried.
+
+    Its name resolved before, so it is not mistyped: an offline resolver says the same as a
+    name with no address (macOS's "nodename nor servname provided" on a Wi-Fi drop, "Name or
+    service not known" on a total network loss), and the network may come back.
+    """
 
 
 class MalformedReply(LLMError):

@@ -50,7 +50,9 @@ NAME_NOT_FOUND = frozenset(code for code in (getattr(socket, "EAI_NONAME", None)
                                              getattr(socket, "EAI_NODATA", None))
                            if code is not None)
 """``getaddrinfo``'s answers that a host name has no address: the name is mistyped (or the
-machine resolves no names at all), and asking again gets the same answer. A resolver that
+machine resolves no names at all), and asking again gets the same answer. An offline resolver
+says it too (macOS on a Wi-Fi drop): the client retries it for a host it has had replies
+from (``LostHost``). A resolver that
 could not be reached says ``EAI_AGAIN`` ("Temporary failure in name resolution"), which
 stays transient, as does a refused or dropped connection (a server restarting)."""
 
@@ -72,7 +74,7 @@ def is_transient(exc: BaseException) -> bool:
     if names & {"RateLimitError", "APIConnectionError", "Timeout", "APITimeoutError",
                 "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
                 "ConnectError", "ReadTimeout", "RemoteProtocolError", "TimeoutError",
-                "ConnectionError", "MalformedReply", "CallTimeout"}:
+                "ConnectionError", "MalformedReply", "CallTimeout", "LostHost"}:
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import logging
 import threading
@@ -279,3 +280,47 @@ def test_a_refused_connection_is_still_retried():
     with pytest.raises(LLMUnavailable) as raised:
         client.complete(HELLO)
     assert raised.value.attempts == FAST.max_attempts
+
+
+OFFLINE = "nodename nor servname provided, or not known"  # macOS's EAI_NONAME, offline too
+
+
+def test_a_host_that_answered_before_and_then_has_no_address_is_retried(monkeypatch):
+    """A Wi-Fi drop mid-run: the resolver says 'no address' (EAI_NONAME), then comes back."""
+    import socket
+
+    resolve = socket.getaddrinfo
+    lookups = {"offline": 0}
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host == "model-host.test":
+            if lookups["offline"]:
+                lookups["offline"] -= 1
+                raise socket.gaierror(socket.EAI_NONAME, OFFLINE)
+            host = "127.0.0.1"
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    with FakeChatServer(["Go(1);", Drop(), "Go(2);"]) as server:
+        port = server.url.split(":")[-1].split("/")[0]
+        client = LiteLLMClient("openai/fake", api_base=f"http://model-host.test:{port}/v1",
+                               api_key="test-key", timeout_s=5.0,
+                               retry_policy=dataclasses.replace(FAST, max_attempts=5))
+        assert client.complete(HELLO).text == "Go(1);"
+        lookups["offline"] = 2  # the pooled connection drops; two lookups find no address
+        response = client.complete(HELLO)
+    assert response.text == "Go(2);" and response.retries == 3
+
+
+def test_an_offline_resolver_at_the_first_call_is_still_a_configuration_error(monkeypatch):
+    """No call to the host has succeeded: a mistyped host cannot be told from a Wi-Fi drop."""
+    import socket
+
+    def getaddrinfo(host, *args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, OFFLINE)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    client = LiteLLMClient("openai/fake", api_base="http://never-answered.test:1234/v1",
+                           api_key="test-key", retry_policy=FAST, timeout_s=5.0)
+    with pytest.raises(UnresolvedHost, match=f"never-answered.test has no address \\({OFFLINE}"):
+        client.complete(HELLO)
