@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 from llm_aai.llm.aliases import ModelSpec, resolve_model
 from llm_aai.llm.call_stop import wait_unless_stopped
-from llm_aai.llm.connect_watch import ConnectWatch
 from llm_aai.llm.errors import (
     CallTimeout,
     ContextOverflow,
@@ -387,15 +386,14 @@ def call_within(call: Callable[[], T], seconds: float, message: str) -> T:
     the caller stops waiting at the deadline. Threads cannot be stopped: an abandoned one
     ends when its read does (the per-read timeout still bounds each wait). It is a daemon
     thread, so it never keeps the interpreter from exiting. A call still connecting at the
-    deadline (a host that drops packets) was never sent: its ``CallTimeout`` says so.
+    deadline (a host that drops packets) cannot be told from one whose reply is late: its
+    ``CallTimeout`` counts as sent, which errs toward charging the budget too much.
     """
     done = threading.Event()
     outcome: list[Any] = []
     context = contextvars.copy_context()  # litellm's per-call state, as in the caller
-    connections = ConnectWatch()
 
     def run() -> None:
-        connections.watch()
         try:
             outcome.append((True, context.run(call)))
         except BaseException as error:  # handed to the caller, raised there
@@ -405,7 +403,7 @@ def call_within(call: Callable[[], T], seconds: float, message: str) -> T:
 
     threading.Thread(target=run, name="model-call", daemon=True).start()
     if not done.wait(seconds):
-        raise CallTimeout(message, sent=connections.may_have_sent())
+        raise CallTimeout(message)
     succeeded, value = outcome[0]
     if not succeeded:
         raise value

@@ -106,7 +106,8 @@ class CallTimeout(LLMError):
 
     Attributes:
         sent: whether the request may have reached the server (a provider may bill it);
-            False when the call was still connecting (a host that drops packets).
+            False when the HTTP client reported its connection never made (its connect
+            timeout under litellm's).
 
     """
 
