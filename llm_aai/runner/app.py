@@ -295,19 +295,22 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec,
     if calls is not None:
         manifest = with_calls_made_elsewhere(manifest, calls)
     store = RunStore(run_dir, config.frames)
-    if not holds_a_run(run_dir):
-        create_run(run_dir, manifest)
-        return OpenRun(plan, store, take_lock(store))
-    if not resume:
+    continued = holds_a_run(run_dir)
+    if continued and not resume:
         raise RunError(f"{run_dir} already exists and is not empty; choose a new directory")
+    if not continued:
+        create_run(run_dir, manifest)
     lock = take_lock(store)
     try:
-        with storage_errors(run_dir):
-            _continue(store, manifest, plan)
+        if continued:
+            with storage_errors(run_dir):
+                _continue(store, manifest, plan)
+        # listing the episodes reads the arenas and results: one unreadable by now (removed
+        # since the checks) fails here, and the lock goes with it
+        return OpenRun(plan, store, lock)
     except BaseException:
         lock.release()
         raise
-    return OpenRun(plan, store, lock)
 
 
 def _continue(store: RunStore, manifest: RunManifest, plan: Plan) -> None:
