@@ -236,8 +236,8 @@ def play_episode(config: RunConfig, run_dir: str | None = None) -> Solver:
 
     The runner's ``EpisodeRunner`` drives ``protocol.Episode`` and builds every message as
     ``python -m llm_aai.run`` does (``LLMAgent``); only the model call goes to Inspect. An
-    episode a continued ``run_dir`` holds finished already is scored from its result, not
-    played again.
+    episode sealed already (a continued ``run_dir`` holds it, or a retried sample played it)
+    is scored from its result, not played again.
     """
     run = _LazyRun(config, run_dir)
 
@@ -246,11 +246,15 @@ def play_episode(config: RunConfig, run_dir: str | None = None) -> Solver:
         opened = await run.get(model)
         task_id = state.metadata["task_id"]
         result = opened.finished(task_id, state.epoch)
-        earlier = result is not None  # a run_dir continued: its episode is not played again
+        # sealed before (a run_dir continued, or this sample retried): not played again
+        earlier = result is not None
         if result is None:
             try:
                 spec = opened.spec(task_id, state.epoch)
-            except RunError as error:  # `--epochs N` beyond the task's trials
+            except RunError as error:
+                if state.epoch <= opened.config.trials:
+                    raise
+                # `--epochs N` beyond the task's trials
                 raise RunError(f"{error}; give the trials as -T trials=N (the task sets its "
                                "epochs from them) rather than --epochs") from error
             agent = LLMAgent(InspectClient(model, state.messages), name=str(model))
@@ -306,8 +310,9 @@ def episode_scorer() -> Scorer:
                 "not finish (Inspect stopped the sample: a time, token or message limit?), so "
                 "there is no result to score; its turns so far are in the run's episode folder")
         result = logged["result"]
-        before = (" (played by an earlier eval into this run_dir: its conversation is in the "
-                  "run's episode folder)" if logged.get("played_before") else "")
+        before = (" (played before this attempt, by an earlier eval into this run_dir or an "
+                  "earlier try of the sample: its conversation is in the run's episode folder)"
+                  if logged.get("played_before") else "")
         return Score(value={"passed": float(result["passed"]), "reward": result["reward"]},
                      explanation=(f"reward {result['reward']:.3f} vs pass mark "
                                   f"{result['pass_mark']:.3f}; {result['scripts_used']} "

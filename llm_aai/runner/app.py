@@ -190,7 +190,7 @@ class OpenRun:
         return found
 
     def finished(self, task_id: str, trial: int) -> EpisodeResult | None:
-        """The result of ``task_id``'s trial ``trial`` if the run held it when it was opened."""
+        """The result of ``task_id``'s trial ``trial`` once it is sealed (then or since)."""
         return self._finished.get(episode_id(task_id, trial))
 
     def play(self, spec: EpisodeSpec, agent: Agent) -> EpisodeResult:
@@ -234,6 +234,9 @@ class OpenRun:
         result = dataclasses.replace(result, attempts=attempt, node_id=LOCAL_NODE,
                                      host=socket.gethostname())
         writer.finish(result)
+        # sealed: a driver that retries its sample (the summary below failed, or a later
+        # step of its own) scores it from here rather than finding no episode left to play
+        self._finished[spec.episode_id] = result
         del self._specs[spec.episode_id]
         with self._summary_lock:
             self.store.write_summary()

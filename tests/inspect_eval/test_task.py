@@ -18,7 +18,7 @@ from inspect_ai.model import ContentImage, GenerateConfig, ModelOutput, get_mode
 from llm_aai.inspect_eval.task import testbed as make_testbed
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
-from llm_aai.logs.store import read_manifest, read_result, read_turns
+from llm_aai.logs.store import RunStore, read_manifest, read_result, read_turns
 from llm_aai.protocol import PAPER_PROTOCOL
 from llm_aai.runner import ModelOptions, RunConfig, RunError, start_run
 from llm_aai.settings import read_settings
@@ -264,7 +264,7 @@ def test_a_second_eval_into_the_run_dir_keeps_its_finished_episodes(testbed_dir,
     assert read_result(tmp_path / "run" / "episodes" / f"{TASK}_t1") == played_once
     first = next(s for s in log.samples if s.id == TASK)
     assert first.metadata["llm_aai"]["played_before"]
-    assert "played by an earlier eval" in first.scores["episode_scorer"].explanation
+    assert "played before this attempt" in first.scores["episode_scorer"].explanation
 
 
 def test_retry_on_error_sets_the_paid_attempt_aside(testbed_dir, tmp_path):
@@ -274,6 +274,33 @@ def test_retry_on_error_sets_the_paid_attempt_aside(testbed_dir, tmp_path):
                        display="none", max_samples=1, retry_on_error=1)[0]
     assert log.status == "success", log.error
     _check_continued(tmp_path / "run")
+
+
+def test_a_retried_sample_whose_episode_was_sealed_is_scored_from_it(testbed_dir, tmp_path,
+                                                                      monkeypatch):
+    """The sample fails after its episode was sealed (the summary could not be written) and
+    --retry-on-error retries it in the same eval: it is scored from the episode, not refused
+    as having no episode left."""
+    write_summary, failures = RunStore.write_summary, []
+
+    def full_disk_once(store):
+        if not failures:
+            failures.append(store.root)
+            raise OSError(28, "No space left on device")
+        return write_summary(store)
+
+    monkeypatch.setattr(RunStore, "write_summary", full_disk_once)
+    task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64,
+                        max_scripts=1, run_dir=str(tmp_path / "run"))
+    model = get_model("mockllm/model",
+                      custom_outputs=[ModelOutput.from_content("mockllm/model", "Go(1);")] * 2)
+    log = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none",
+                       retry_on_error=1)[0]
+    assert log.status == "success", log.error
+    assert failures == [tmp_path / "run"]
+    assert _episodes(tmp_path / "run") == [f"{TASK}_t1"]  # played once, nothing set aside
+    assert read_result(tmp_path / "run" / "episodes" / f"{TASK}_t1").attempts == 1
+    assert log.samples[0].metadata["llm_aai"]["played_before"]
 
 
 def test_a_run_dir_of_other_settings_is_refused(testbed_dir, tmp_path):
