@@ -213,17 +213,32 @@ class _ReleaseRuns(Hooks):
             lazy.close_idle()
 
 
+_HOW_CALLS_ARE_MADE = ("max_retries", "timeout", "attempt_timeout", "stream_idle_timeout",
+                       "max_connections", "adaptive_connections", "batch", "cache",
+                       "cache_prompt")
+"""The ``GenerateConfig`` fields that say how the calls are made, not what the model answers.
+
+A retry may change them: ``eval-retry --max-connections 2`` is the answer to rate limits, and
+``eval_set`` lowers the connections on each retry. Inspect leaves the same fields out of a
+task's identity when ``eval_set`` decides whether a log is the task's.
+"""
+
+
 def _calls(model: Model) -> dict[str, Any]:
     """What Inspect calls the sample's model with, for the run's manifest.
 
     Its ``GenerateConfig`` as ``Model.generate`` resolves it for the eval's model: the model's
     own (``get_model(config=...)``) merged with the eval's (``--temperature``, the task's
-    ``config``); a field left out takes the provider's default.
+    ``config``); a field left out takes the provider's default. ``may_change`` names what a
+    continued run may call the model with otherwise: ``inspect_ai``'s version and the fields
+    of ``_HOW_CALLS_ARE_MADE``.
     """
     config = model.config.merge(active_generate_config())
     return {"by": "inspect_ai", "inspect_ai": importlib.metadata.version("inspect_ai"),
-            "model": str(model), "generate_config": config.model_dump(mode="json",
-                                                                      exclude_none=True)}
+            "model": str(model),
+            "generate_config": config.model_dump(mode="json", exclude_none=True),
+            "may_change": ["inspect_ai",
+                           *(f"generate_config.{name}" for name in _HOW_CALLS_ARE_MADE)]}
 
 
 def _no_factory(**_: Any):

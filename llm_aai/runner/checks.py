@@ -64,14 +64,37 @@ def check_same_run(run_dir: Path, recorded: RunManifest, manifest: RunManifest) 
 
     ``manifest`` is the one the run would be opened with now: its resolved run (settings,
     tasks), its agent and its seeds must be the recorded ones, or one run would hold episodes
-    of two experiments.
+    of two experiments. What another framework's calls name in ``may_change`` (how the calls
+    are made: connections, timeouts, its version) may differ.
     """
     then, now = _as_json(recorded.to_dict()), _as_json(manifest.to_dict())
+    _leave_out_what_may_change(then.get("agent"), now.get("agent"))
     for name in ("run", "agent", "seeds"):
         difference = _first_difference(then.get(name), now.get(name), name)
         if difference is not None:
             raise RunError(f"{run_dir} holds a run of other settings ({difference}); give "
                            "another run directory, or the settings it was opened with")
+
+
+def _leave_out_what_may_change(then: Any, now: Any) -> None:
+    """Remove from both agent records the fields of ``calls`` either names in ``may_change``.
+
+    Both lists count: a version of the framework that adds a field to its list may continue
+    a run that recorded an older one.
+    """
+    records = [agent["calls"] for agent in (then, now)
+               if isinstance(agent, dict) and isinstance(agent.get("calls"), dict)]
+    dotted = {path for calls in records for path in calls.pop("may_change", None) or []}
+    for calls in records:
+        for path in dotted:
+            *parents, name = path.split(".")
+            record = calls
+            for parent in parents:
+                record = record.get(parent)
+                if not isinstance(record, dict):
+                    break
+            else:
+                record.pop(name, None)
 
 
 _ABSENT = object()

@@ -63,11 +63,12 @@ def with_calls_made_elsewhere(manifest: RunManifest, calls: Mapping[str, Any]) -
     """The manifest of a run whose model another framework called, saying what it used.
 
     The agent record gets ``calls`` (what the framework called the model with, e.g. Inspect's
-    model and GenerateConfig) and ``not_applicable`` (the settings of ours it did not use,
-    ``NOT_APPLICABLE_ELSEWHERE``); those settings are left out of ``run.config``, so no reader
-    takes our client's defaults for the ones the calls were made with (a reader of the
-    settings gets their defaults back, as for any field a record lacks). The costs are the
-    framework's: ``run.cost_known`` is false.
+    model and GenerateConfig; its ``may_change`` names the fields of it a continued run may
+    differ in, which ``check_same_run`` leaves out) and ``not_applicable`` (the settings of
+    ours it did not use, ``NOT_APPLICABLE_ELSEWHERE``); those settings are left out of
+    ``run.config``, so no reader takes our client's defaults for the ones the calls were made
+    with (a reader of the settings gets their defaults back, as for any field a record lacks).
+    The costs are the framework's: ``run.cost_known`` is false.
     """
     run = copy.deepcopy(dict(manifest.run or {}))
     for dotted in NOT_APPLICABLE_ELSEWHERE:

@@ -276,6 +276,36 @@ def test_retry_on_error_sets_the_paid_attempt_aside(testbed_dir, tmp_path):
     _check_continued(tmp_path / "run")
 
 
+def test_a_retry_may_change_how_the_calls_are_made(testbed_dir, tmp_path):
+    """`eval-retry --max-connections 2` (the answer to rate limits), other timeouts or a newer
+    inspect_ai continue the run: they change how the calls are made, not what the model says.
+    Its temperature still may not change."""
+    from inspect_ai import eval_retry
+
+    def make_task():
+        return make_testbed(tasks=TWO_TASKS, arenas_dir=str(testbed_dir), resolution=64,
+                            max_scripts=2, run_dir=str(tmp_path / "run"))
+
+    failed = inspect_eval(make_task(), model=_failing_on(4), log_dir=str(tmp_path / "logs"),
+                          display="none", max_samples=1, max_connections=8, timeout=60)[0]
+    assert failed.status == "error" and "the provider is down" in failed.error.message
+    path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    calls = manifest["agent"]["calls"]
+    assert calls["generate_config"] == {"max_connections": 8, "timeout": 60}  # recorded
+    calls["inspect_ai"] = "0.3.1"  # as if an older inspect_ai started it
+    path.write_text(json.dumps(manifest))
+    retried = eval_retry(failed, log_dir=str(tmp_path / "logs"), display="none",
+                         max_samples=1, max_connections=2, timeout=30, max_retries=1)[0]
+    assert retried.status == "success", retried.error
+    _check_continued(tmp_path / "run")
+    log = inspect_eval(make_task(), model=_failing_on(0), log_dir=str(tmp_path / "logs"),
+                       display="none", max_connections=2, temperature=0.5)[0]
+    assert log.status == "error"
+    assert "agent.calls.generate_config.temperature is absent there, 0.5 now" in (
+        log.error.message)
+
+
 def test_a_retried_sample_whose_episode_was_sealed_is_scored_from_it(testbed_dir, tmp_path,
                                                                       monkeypatch):
     """The sample fails after its episode was sealed (the summary could not be written) and
@@ -355,9 +385,16 @@ def test_the_manifest_records_what_inspect_called_the_model_with(testbed_dir, tm
     assert eval_once(0.3).status == "success"
     run_dir = tmp_path / "run"
     manifest = read_manifest(run_dir)
-    assert manifest.agent["calls"] == {
+    calls = dict(manifest.agent["calls"])
+    may_change = calls.pop("may_change")
+    assert calls == {
         "by": "inspect_ai", "inspect_ai": importlib.metadata.version("inspect_ai"),
         "model": "mockllm/model", "generate_config": {"temperature": 0.3, "top_p": 0.5}}
+    # how the calls are made may change on a retry; what the model is asked for may not
+    assert {"inspect_ai", "generate_config.max_connections",
+            "generate_config.timeout"} <= set(may_change)
+    assert not {"generate_config.temperature", "generate_config.top_p", "model"} & set(
+        may_change)
     run = json.loads((run_dir / "manifest.json").read_text())["run"]
     assert set(run["config"]["model_options"]) == {"keep_last_images", "keep_last_turns",
                                                    "prompt_caching", "fold_system_prompt"}
