@@ -21,6 +21,7 @@ import anyio.to_thread
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.hooks import Hooks, RunEnd, hooks
+from inspect_ai.log._samples import sample_active  # no public accessor of the eval's run id
 from inspect_ai.model import Model, get_model
 from inspect_ai.model._generate_config import active_generate_config  # no public accessor
 from inspect_ai.scorer import (
@@ -151,13 +152,17 @@ class _LazyRun:
     the same ids, and one run's folders hold one model's episodes. A ``run_dir`` given is
     continued if it holds this run already (``eval-retry``, or the same eval again): its
     finished episodes are kept and an unfinished one is set aside and played again. Each run
-    holds its lock while the eval lasts (``_ReleaseRuns`` closes it when the eval ends).
+    holds its lock while the evals playing in it last (``_ReleaseRuns`` closes it when the
+    last of them ends): two evals of one process (``eval_async`` twice, with one task or two)
+    each keep their runs open until they end.
     """
 
     def __init__(self, config: RunConfig, run_dir: str | None):
         self._config = config
         self._run_dir = run_dir
         self._runs: dict[str, OpenRun] = {}
+        self._evals: dict[str, set[str | None]] = defaultdict(set)
+        """Per model, the evals (their run ids) that play in its run."""
         self._lock = anyio.Lock()
         _LAZY_RUNS.add(self)
 
@@ -175,6 +180,7 @@ class _LazyRun:
                 calls = _calls(model)  # here: the eval's config is the event loop's
                 self._runs[model_name] = await anyio.to_thread.run_sync(
                     lambda: self._open(model_name, calls, opened))
+            self._evals[model_name].add(_eval_run())
             return self._runs[model_name]
 
     def _open(self, model_name: str, calls: dict[str, Any],
@@ -186,10 +192,15 @@ class _LazyRun:
         return open_run(config, run_dir, agent=agent, calls=calls,
                         resume=earlier is not None or self._run_dir is not None)
 
-    def close_idle(self) -> None:
-        """Close the runs no episode is being played in, releasing their locks."""
-        for opened in self._runs.values():
-            if not opened.busy:
+    def release(self, eval_run: str) -> None:
+        """The eval ``eval_run`` ended: close the runs no other eval plays in, and their locks.
+
+        A run opened where the eval's id was unknown is released by any eval's end.
+        """
+        for model_name, opened in self._runs.items():
+            evals = self._evals[model_name]
+            evals -= {eval_run, None}
+            if not evals and not opened.busy:
                 opened.close()
 
 
@@ -200,7 +211,7 @@ _LAZY_RUNS: weakref.WeakSet[_LazyRun] = weakref.WeakSet()
 @hooks(name="run_locks",
        description="releases the run directories of llm_aai/testbed when an eval ends")
 class _ReleaseRuns(Hooks):
-    """Release each run's lock when the eval that opened it ends (``eval``, ``eval_retry``).
+    """Release each run's lock when the evals playing in it end (``eval``, ``eval_retry``).
 
     Inspect tells a task nothing when its eval ends; without this a run would stay locked
     until the process exits, and an ``eval_retry`` from the same process (a notebook) would
@@ -208,9 +219,15 @@ class _ReleaseRuns(Hooks):
     """
 
     async def on_run_end(self, data: RunEnd) -> None:
-        """Close every run no episode is being played in."""
+        """Close the runs of the eval that ended that no other eval plays in."""
         for lazy in list(_LAZY_RUNS):
-            lazy.close_idle()
+            lazy.release(data.run_id)
+
+
+def _eval_run() -> str | None:
+    """The id of the eval playing the current sample, which ``RunEnd`` names when it ends."""
+    active = sample_active()
+    return active.run_id if active is not None else None
 
 
 _HOW_CALLS_ARE_MADE = ("max_retries", "timeout", "attempt_timeout", "stream_idle_timeout",

@@ -11,10 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from filelock import FileLock, Timeout
 from inspect_ai import eval as inspect_eval
+from inspect_ai.hooks import RunEnd
 from inspect_ai.model import ContentImage, GenerateConfig, ModelOutput, get_model
 
+from llm_aai.inspect_eval import task as task_module
+from llm_aai.inspect_eval.task import _LAZY_RUNS, _LazyRun, _ReleaseRuns
 from llm_aai.inspect_eval.task import testbed as make_testbed
 from llm_aai.llm.fake_server import FakeChatServer
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
@@ -369,6 +374,40 @@ def test_a_run_dir_another_process_writes_is_refused(testbed_dir, tmp_path):
     assert log.status == "error"
     assert f"another process is running {run_dir}" in log.error.message
     assert _episodes(run_dir) == [f"{TASK}_t1", f"{TASK}_t2"]  # nothing set aside
+
+
+def test_an_eval_that_ends_closes_only_its_own_runs(testbed_dir, tmp_path, monkeypatch):
+    """Two evals in one process (eval_async twice): the end of one leaves the other's runs
+    open, locked, even between a sample's run.get() and its play()."""
+    config = RunConfig(model="inspect", tasks=TASK, arenas_dir=testbed_dir)
+    model = get_model("mockllm/model")
+    ending = RunEnd(eval_set_id=None, run_id="eval-a", exception=None, logs=[])
+
+    def locked(opened) -> bool:
+        try:
+            FileLock(opened.run_dir / ".lock", timeout=0).acquire()
+        except Timeout:
+            return True
+        return False
+
+    async def scenario():
+        own, shared = _LazyRun(config, str(tmp_path / "a")), _LazyRun(config, None)
+        other = _LazyRun(config, str(tmp_path / "b"))
+        monkeypatch.setattr(task_module, "_eval_run", lambda: "eval-a", raising=False)
+        mine, both = await own.get(model), await shared.get(model)
+        monkeypatch.setattr(task_module, "_eval_run", lambda: "eval-b", raising=False)
+        theirs, _ = await other.get(model), await shared.get(model)
+        await _ReleaseRuns().on_run_end(ending)
+        assert mine.closed and not locked(mine)
+        assert not theirs.closed and locked(theirs)  # eval-b's sample may play in it now
+        assert not both.closed and locked(both)  # eval-b plays in it too
+        await _ReleaseRuns().on_run_end(dataclasses.replace(ending, run_id="eval-b"))
+        assert theirs.closed and both.closed and not locked(both)
+
+    try:
+        anyio.run(scenario)
+    finally:
+        _LAZY_RUNS.clear()  # the runs of this test end with it
 
 
 def test_the_manifest_records_what_inspect_called_the_model_with(testbed_dir, tmp_path):
