@@ -28,7 +28,7 @@ from llm_aai.analysis import (
     repeated_seeds,
 )
 from llm_aai.analysis.notes import attempt_notes, reference_notes
-from llm_aai.analysis.plots import plot_pass_rates, settings_caption
+from llm_aai.analysis.plots import LeftOutOfFigure, plot_pass_rates, settings_caption
 from llm_aai.analysis.reference import POPULATIONS, compared_reference
 from llm_aai.analysis.report import level_report
 from llm_aai.grounding.ground import GROUNDING_CSV
@@ -200,7 +200,12 @@ class SiteBuilder:
             except ValueError as error:
                 report.problems.append(f"no figure: {error}")
                 return None
-        report.problems.extend(str(w.message) for w in caught)
+        for warning in caught:  # the figure's own become problems; others are shown as raised
+            if issubclass(warning.category, LeftOutOfFigure):
+                report.problems.append(str(warning.message))
+            else:  # e.g. a ResourceWarning of an object the collector freed meanwhile
+                warnings.showwarning(warning.message, warning.category, warning.filename,
+                                     warning.lineno)
         return FIGURE
 
     def _copy_assets(self) -> None:

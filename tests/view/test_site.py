@@ -333,3 +333,26 @@ def test_building_without_out_says_where_the_site_is(small_runs, tmp_path, monke
     out = capsys.readouterr().out
     assert out.startswith("building the site in site\n") and "open site/index.html" in out
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_only_the_figures_own_warnings_become_problems(small_runs, tmp_path, monkeypatch):
+    """A warning raised while the figure is drawn but about something else (a ResourceWarning
+    of an event loop the garbage collector frees then) is shown, not reported as the site's
+    problem; a model left out of the figure still is one."""
+    import warnings
+
+    from llm_aai.analysis.plots import LeftOutOfFigure
+    from llm_aai.view import site as site_module
+
+    drawn = site_module.plot_pass_rates
+
+    def drawing_with_warnings(*args, **kwargs):
+        warnings.warn("unclosed event loop <_UnixSelectorEventLoop>", ResourceWarning,
+                      stacklevel=2)
+        warnings.warn("model 'x' left out of the figure", LeftOutOfFigure, stacklevel=2)
+        return drawn(*args, **kwargs)
+
+    monkeypatch.setattr(site_module, "plot_pass_rates", drawing_with_warnings)
+    with pytest.warns(ResourceWarning, match="unclosed event loop"):
+        report = build_site([small_runs["heuristic"]], tmp_path / "site")
+    assert report.problems == ["model 'x' left out of the figure"]
