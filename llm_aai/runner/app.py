@@ -327,6 +327,15 @@ def _continue(store: RunStore, manifest: RunManifest, plan: Plan) -> None:
     check_arenas_unchanged(run_dir, recorded, plan.arena_paths)
     check_prompt_unchanged(run_dir, recorded, plan.prompt)
     check_same_run(run_dir, recorded, manifest)
+    _tidy(store)
+
+
+def _tidy(store: RunStore) -> None:
+    """Make a run being continued ready to play, as every way of continuing one does.
+
+    Its episode folders checked, a killed writer's temporary files removed, unreadable
+    results set aside (each said on stderr).
+    """
     try:
         store.check_episode_folders()
     except SchemaError as error:
@@ -358,13 +367,7 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     check_prompt_unchanged(run_dir, manifest, prompt)
     plan = make_plan(config, tasks, arena_paths, agent, prompt)
     with locked(RunStore(run_dir, config.frames)) as store, storage_errors(run_dir):
-        try:
-            store.check_episode_folders()
-        except SchemaError as error:
-            raise RunError(str(error)) from None
-        store.remove_stale_temporaries()
-        for note in store.set_aside_unreadable_results():
-            print(f"warning: {note}", file=sys.stderr)
+        _tidy(store)
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
 
 
