@@ -247,7 +247,10 @@ def test_eval_retry_continues_the_run_dir(testbed_dir, tmp_path):
     failed = inspect_eval(task, model=_failing_on(4), log_dir=str(tmp_path / "logs"),
                           display="none", max_samples=1)[0]
     assert failed.status == "error" and "the provider is down" in failed.error.message
-    retried = eval_retry(failed, log_dir=str(tmp_path / "logs"), display="none",
+    # the log's file, as `inspect eval-retry LOG` does: given the EvalLog itself, inspect_ai
+    # loads its samples inside its loop and patches asyncio for the rest of the process
+    # (nest_asyncio), and later event loops are left unclosed
+    retried = eval_retry(failed.location, log_dir=str(tmp_path / "logs"), display="none",
                          max_samples=1)[0]
     assert retried.status == "success", retried.error
     _check_continued(tmp_path / "run")
@@ -300,7 +303,7 @@ def test_a_retry_may_change_how_the_calls_are_made(testbed_dir, tmp_path):
     assert calls["generate_config"] == {"max_connections": 8, "timeout": 60}  # recorded
     calls["inspect_ai"] = "0.3.1"  # as if an older inspect_ai started it
     path.write_text(json.dumps(manifest))
-    retried = eval_retry(failed, log_dir=str(tmp_path / "logs"), display="none",
+    retried = eval_retry(failed.location, log_dir=str(tmp_path / "logs"), display="none",
                          max_samples=1, max_connections=2, timeout=30, max_retries=1)[0]
     assert retried.status == "success", retried.error
     _check_continued(tmp_path / "run")
