@@ -3,8 +3,9 @@
 Kept out of the simulator core (``llm_aai.sim`` reads no files and parses no scripts):
 ``fidelity`` replays the recording's arena and scripts under the paper's protocol
 (``llm_aai.protocol``) and reads its recorded health and frames, which
-``tests/calibration/test_fidelity.py`` compares; ``contact_sheet`` puts each recorded frame
-beside the simulated one (``python -m llm_aai.calibration --out sheet.png``).
+``tests/calibration/test_fidelity.py`` compares; ``similarity`` scores each recorded frame
+against ours (the per-turn table of ``python -m llm_aai.calibration``); ``contact_sheet`` puts
+each recorded frame beside the simulated one (``--out sheet.png``).
 The PhysX cross-check (``tools/physx_crosscheck``) builds on ``fidelity`` too.
 """
 

@@ -1,7 +1,9 @@
-"""``python -m llm_aai.calibration``: the contact sheet of the Unity recording and our replay.
+"""``python -m llm_aai.calibration``: the Unity recording against our replay, turn by turn.
 
-Writes one PNG with each recorded frame beside the simulated one, after every script, and
-prints the largest health error and the replay's return (see ``llm_aai.calibration``).
+Prints one line per turn (Unity's health and ours, and how alike the two frames are: mean
+absolute difference and SSIM, ``llm_aai.calibration.similarity``), then the largest health
+error and the replay's return; with ``--out``, also writes one PNG with each recorded frame
+beside the simulated one.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from llm_aai.calibration.contact_sheet import build_sheet, default_recording_dir
+from llm_aai.calibration.fidelity import replay_recording
+from llm_aai.calibration.similarity import compare_turns, format_table
 from llm_aai.logs.store import atomic_path
 
 
@@ -18,8 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the command line."""
     parser = argparse.ArgumentParser(
         prog="python -m llm_aai.calibration",
-        description="Side-by-side sheet of the Unity recording and the simulator's replay.")
-    parser.add_argument("--out", required=True, type=Path, help="PNG file to write")
+        description="The Unity recording against the simulator's replay: health and frame "
+                    "similarity per turn, and optionally a side-by-side sheet.")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="also write the side-by-side sheet to this PNG file")
     parser.add_argument("--recording", type=Path, default=None,
                         help="recording folder (default: the shared Unity tutorial recording)")
     parser.add_argument("--tile", type=int, default=256, help="pixels per frame in the sheet")
@@ -33,11 +39,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     recording = args.recording or default_recording_dir()
     if not (recording / "scripts.txt").is_file():
         parser.error(f"{recording} is not a recording folder (no scripts.txt)")
-    sheet, replay = build_sheet(recording, tile=args.tile)
-    with atomic_path(args.out, suffix=args.out.suffix) as draft:  # whole, or not at all
-        sheet.save(draft)
+    if args.out is None:
+        replay = replay_recording(recording, render=True, resolution=512)
+    else:
+        sheet, replay = build_sheet(recording, tile=args.tile)
+        with atomic_path(args.out, suffix=args.out.suffix) as draft:  # whole, or not at all
+            sheet.save(draft)
+    print(format_table(compare_turns(recording, replay)))
+    if args.out is not None:
+        print(f"wrote {args.out}")
     errors = [abs(s.health - s.recorded_health) for s in replay.scripts
               if s.recorded_health is not None]
-    print(f"wrote {args.out}: {len(replay.scripts)} scripts, max health error "
-          f"{max(errors):.3f}, return {replay.total_reward:.4f}, end {replay.end_reason}")
+    print(f"{len(replay.scripts)} scripts, max health error "
+          f"{max(errors, default=0.0):.3f}, return {replay.total_reward:.4f}, "
+          f"end {replay.end_reason or 'none (still running after the last script)'}")
     return 0

@@ -16,7 +16,7 @@ def test_the_sheet_pairs_every_recorded_frame_with_ours(recording_dir, tmp_path,
     out = tmp_path / "sheet.png"
     assert main(["--out", str(out), "--recording", str(recording_dir), "--tile", "32"]) == 0
     printed = capsys.readouterr().out
-    assert printed.startswith(f"wrote {out}: 42 scripts, max health error 0.0")
+    assert f"wrote {out}\n42 scripts, max health error 0.0" in printed
     # 41 scripts have a recorded frame: 14 rows of 3 pairs, each pair 2 tiles + 8 px wide
     with Image.open(out) as sheet:
         assert sheet.size == (3 * (2 * 32 + 8), 14 * (32 + 18 + 8))
