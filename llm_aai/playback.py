@@ -25,8 +25,10 @@ import numpy as np
 
 from llm_aai.logs.events import logged_events
 from llm_aai.protocol import PAPER_PROTOCOL, Episode, EpisodeProtocol, ScriptControl, StepOutcome
+from llm_aai.protocol.what_if import WhatIf, what_if
 
 __all__ = [
+    "WHAT_IF_MARK",
     "PlayedTurn",
     "frame_name",
     "play_scripts",
@@ -85,6 +87,10 @@ class PlayedTurn:
         return json.dumps(self.to_json(), ensure_ascii=False)
 
 
+WHAT_IF_MARK = "?"
+"""A script given as ``? SCRIPT`` is asked as a what-if (``llm_aai.protocol.what_if``)."""
+
+
 def read_scripts_file(path: str | Path) -> list[str]:
     """Read one script per line; blank lines and lines starting with ``#`` are skipped."""
     text = Path(path).read_text(encoding="utf-8")
@@ -110,8 +116,11 @@ def play_scripts(
     arena: str | Path | None = None,
     protocol: EpisodeProtocol = PAPER_PROTOCOL,
     mode: str = "strict",
-) -> Iterator[PlayedTurn]:
+) -> Iterator[PlayedTurn | WhatIf]:
     """Reset ``env`` and play ``scripts``, yielding each turn as soon as it has been played.
+
+    A script written ``? SCRIPT`` is not played but asked: a ``WhatIf`` says what it would
+    have done from that point, and the episode goes on exactly as if it had not been asked.
 
     Args:
         env: an ``llm_aai.env.AnimalAIEnv`` (or any gymnasium env with the same
@@ -143,6 +152,9 @@ def play_scripts(
         text = next(remaining, None)
         if text is None:
             return
+        if text.startswith(WHAT_IF_MARK):
+            yield what_if(episode, text[len(WHAT_IF_MARK):].strip())
+            continue
         turn = episode.play(text)
         outcome = turn.outcome
         yield PlayedTurn(

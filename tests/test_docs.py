@@ -150,7 +150,7 @@ def test_layout_names_every_folder_of_the_package_and_repository():
 
 def test_the_layout_check_fails_on_a_changed_page():
     text = LAYOUT.read_text(encoding="utf-8")
-    swapped = text.replace("| 11 | `script` |", "| 10 | `script` |", 1)
+    swapped = text.replace("| 12 | `script` |", "| 11 | `script` |", 1)
     assert swapped != text
     assert page_layers(swapped) != contract_layers()
     dropped = text.replace("| 8 | `oracle` |", "| 8 | `orakel` |", 1)

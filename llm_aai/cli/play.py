@@ -9,7 +9,10 @@ Turn 0 is the initial observations, with the health the paper's harness showed t
 ``reward`` is the reward gained during the turn; ``steps`` and ``events`` (goals and zones
 touched) are extra fields. A script that does not parse prints a line with an ``error``
 field and costs one no-op step, as in a run. Playing stops after the turn that ends the
-episode. ``--out DIR`` saves the frames (``turn-000-0.png``...); ``--record-example DIR``
+episode. A script written ``? SCRIPT`` (a line of the scripts file, or ``--script "? Go(5);"``)
+is a what-if: it prints what that script would do from there (``"what_if": true``,
+``first_event``, ``done``, ``health``, the agent's ``position`` and ``yaw``, the objects
+``in_view`` afterwards) and the episode goes on as if it had not been asked. ``--out DIR`` saves the frames (``turn-000-0.png``...); ``--record-example DIR``
 saves the whole play as a worked example for the ``icl`` prompt.
 
 Exit status: 0 played, 1 bad input (missing arena or scripts file, invalid arena), 2 usage
@@ -28,6 +31,7 @@ from llm_aai.arena.catalog import ARENAS_ENV, ArenaNotFoundError, TaskSelectionE
 from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.env import AnimalAIEnv, resolve_arena
 from llm_aai.playback import play_scripts, read_scripts_file, save_frames
+from llm_aai.protocol.what_if import WhatIf
 from llm_aai.prompts import load_turn_messages
 from llm_aai.prompts.examples import record_example
 
@@ -42,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     scripts.add_argument("--scripts-file", type=Path, metavar="F",
                          help="one script per line (blank lines and # comments skipped)")
     scripts.add_argument("--script", action="append", default=[], metavar="TEXT",
-                         help="a script to play; repeat for several turns")
+                         help="a script to play; repeat for several turns; '? SCRIPT' asks "
+                              "what it would do without playing it")
     parser.add_argument("--out", type=Path, metavar="DIR", help="save every frame here as PNG")
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
     parser.add_argument("--backend", default="embedded", choices=("embedded", "unity"))
@@ -122,11 +127,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         for turn in play_scripts(env, scripts, seed=args.seed, mode=args.script_mode):
+            if isinstance(turn, WhatIf):
+                print(turn.to_json_line(), flush=True)
+                continue
             if args.out is not None:
                 save_frames(turn, args.out)
             print(turn.to_json_line(), flush=True)
             played.append(turn)
-    except (ArenaError, PlacementError) as error:
+    except (ArenaError, PlacementError, NotImplementedError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     finally:

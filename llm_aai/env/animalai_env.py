@@ -102,6 +102,23 @@ def world_seed(seed: int) -> int:
     return draw_world_seed(rng)
 
 
+@dataclasses.dataclass(frozen=True)
+class EnvSnapshot:
+    """The episode's state: the backend's copy of its world and the last observation."""
+
+    backend: Any
+    last: BackendStep
+
+
+@dataclasses.dataclass(frozen=True)
+class Seen:
+    """An object in view: its YAML name, distance (m) and bearing (degrees, right > 0)."""
+
+    name: str
+    distance: float
+    bearing: float
+
+
 class AnimalAIEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
     """Animal-AI arenas as a gymnasium environment.
 
@@ -244,6 +261,48 @@ class AnimalAIEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         if self._last.image is None:
             self._last = dataclasses.replace(self._last, image=self._backend.frame())
         return self._observation(self._last)
+
+    def snapshot(self) -> EnvSnapshot:
+        """An exact copy of the episode now: restoring it undoes every step taken since.
+
+        What-ifs play a script on such a copy and go back (``llm_aai.protocol.what_if``).
+
+        Raises:
+            RuntimeError: no episode has started.
+            NotImplementedError: the backend cannot copy its world (the Unity player).
+
+        """
+        if self._last is None:
+            raise RuntimeError("nothing to snapshot before reset()")
+        take = getattr(self._backend, "snapshot", None)
+        if take is None:
+            raise NotImplementedError(
+                f"the {type(self._backend).__name__} cannot copy its world; what-ifs need "
+                "the embedded simulator (--backend embedded)")
+        return EnvSnapshot(take(), self._last)
+
+    def restore(self, snapshot: EnvSnapshot) -> None:
+        """Put the episode back to ``snapshot`` (taken by ``snapshot`` in this episode)."""
+        self._backend.restore(snapshot.backend)  # type: ignore[attr-defined]
+        self._last = snapshot.last
+
+    def in_view(self) -> tuple[Seen, ...]:
+        """The objects the agent sees now, nearest first (analysis only: ray cast, not drawn).
+
+        Raises:
+            NotImplementedError: the backend cannot say (the Unity player).
+
+        """
+        look = getattr(self._backend, "look", None)
+        if look is None:
+            raise NotImplementedError(
+                f"the {type(self._backend).__name__} cannot say what is in view")
+        _, sightings, dark = look()
+        if dark:
+            return ()
+        return tuple(Seen(s.obj.spec.name, round(float(s.distance), 2),
+                          round(float(s.bearing), 1))
+                     for s in sorted(sightings, key=lambda sighting: sighting.distance))
 
     def _advance(self, action: np.ndarray, *, render: bool) -> None:
         if self._last is None or self._last.done:

@@ -147,8 +147,11 @@ class Episode:
             cap is None or replies < cap
             for cap in (self.protocol.max_scripts, self.protocol.max_replies))
 
-    def play(self, reply: str) -> PlayedTurn:
+    def play(self, reply: str, *, observe: bool = True) -> PlayedTurn:
         """Read ``reply`` with the control and take its actions (or the protocol's no-ops).
+
+        ``observe=False`` skips drawing the frames nobody will look at (a what-if's); the
+        trajectory is the same, and ``observe()`` draws the current frame if it is wanted.
 
         Raises:
             RuntimeError: the episode takes no more replies (see ``wants_reply``).
@@ -166,7 +169,8 @@ class Episode:
         self.totals.refused += decision.refused
         runs = []
         for run in self.observations.runs(actions):
-            runs.append(execute_actions(self.env, run, observation=self.observation))
+            runs.append(execute_actions(self.env, run, observation=self.observation,
+                                        observe=observe))
             self.observation = runs[-1].observation
             if runs[-1].done:
                 break

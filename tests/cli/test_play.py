@@ -103,3 +103,22 @@ def test_arena_with_an_unknown_object_is_refused_not_played(tmp_path, capsys):
     status, lines, err = run(capsys, arena, "--script", "Go(3);", "--resolution", "64")
     assert status == 1 and lines == [] and "Traceback" not in err
     assert f"error: {arena}:" in err and "unknown object 'GoodGoalz'" in err
+
+
+def test_a_what_if_line_is_printed_and_changes_nothing_after_it(tmp_path, capsys):
+    scripts = tmp_path / "scripts.txt"
+    scripts.write_text("Go(3);\n? Turn(90);Go(10);\nTurn(90);\n?Go(-5);\nGo(4);\n")
+    status, lines, err = run(capsys, REPO_ARENA, "--scripts-file", scripts,
+                             "--resolution", "64", "--out", tmp_path / "asked")
+    assert status == 0, err
+    status, plain, _ = run(capsys, REPO_ARENA, "--script", "Go(3);", "--script", "Turn(90);",
+                           "--script", "Go(4);", "--resolution", "64",
+                           "--out", tmp_path / "plain")
+    assert status == 0
+    asked = [line for line in lines if line.get("what_if")]
+    assert [line["script"] for line in asked] == ["Turn(90);Go(10);", "Go(-5);"]
+    assert {"first_event", "done", "health", "position", "yaw", "in_view"} <= asked[0].keys()
+    assert [line for line in lines if not line.get("what_if")] == plain
+    for frame in sorted((tmp_path / "plain").iterdir()):  # no frames for what-ifs
+        assert (tmp_path / "asked" / frame.name).read_bytes() == frame.read_bytes()
+    assert len(list((tmp_path / "asked").iterdir())) == len(list((tmp_path / "plain").iterdir()))

@@ -75,6 +75,18 @@ class EmbeddedBackend:
             raise RuntimeError("no episode running: call reset() first")
         return self._sim.observe()
 
+    def snapshot(self) -> Any:
+        """An exact copy of the episode now (``Simulator.snapshot``), for ``restore``."""
+        if not self._loaded:
+            raise RuntimeError("no episode running: call reset() first")
+        return self._sim.snapshot()
+
+    def restore(self, snapshot: Any) -> None:
+        """Put the episode back to ``snapshot`` exactly: same states, rewards and frames."""
+        if not self._loaded:
+            raise RuntimeError("no episode running: call reset() first")
+        self._sim.restore(snapshot)
+
     @property
     def simulator(self) -> Any:
         """The simulator itself, for analysis that needs more than the agent perceives."""
