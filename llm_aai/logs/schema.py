@@ -474,8 +474,6 @@ def turn_from_dict(data: dict[str, Any]) -> TurnRecord:
     data["usage"] = Usage(**_require_object(data.get("usage", {}), "usage"))
     for key in ("sent_images", "normalizations", "events"):
         data[key] = tuple(data.get(key, ()))
-    for index, path in enumerate(data["sent_images"]):
-        _check_frame_path(path, f"sent_images[{index}]")
     data["actions"] = tuple(tuple(a) for a in data.get("actions", ()))
     if data.get("commands") is not None:
         data["commands"] = tuple(data["commands"])
@@ -519,25 +517,6 @@ def _check_kinds(data: dict[str, Any], record: type) -> None:
         if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
             raise SchemaError(f"field {spec.name!r}: expected {wanted}"
                               f"{' or null' if optional else ''}, got {_kind_of(value)}")
-
-
-def _check_frame_path(path: Any, where: str) -> None:
-    """Refuse a frame path that could name a file outside its episode folder.
-
-    A run folder may come from anyone (a colleague's results, a download), and its readers
-    open the frames a turn names: the replay draws them, the viewer copies them into a site,
-    a resumed run sends them to its model. So a path must be as the store writes it: relative,
-    ``/``-separated, with no empty, ``.`` or ``..`` part, no backslash and no NUL. (A symlink
-    inside the folder is the reader's to refuse.)
-    """
-    if not isinstance(path, str):
-        raise SchemaError(f"{where}: expected a frame path inside the episode folder, got "
-                          f"{_kind_of(path)}")
-    parts = path.split("/")
-    if (not path or path.startswith("/") or "\\" in path or "\0" in path
-            or any(part in ("", ".", "..") for part in parts)):
-        raise SchemaError(f"{where}: {path!r} is not a frame path inside the episode folder "
-                          "(a relative path with no '..', '.', empty part or backslash)")
 
 
 def _check_schema(data: Any) -> None:
