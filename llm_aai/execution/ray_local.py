@@ -2,7 +2,8 @@
 
 Ray has one setting for where its servers listen: the node's address. Its GCS, raylet,
 object manager and every worker's (and the driver's) gRPC server listen on loopback when
-that address is ``127.0.0.1``, and on every interface otherwise. On Linux Ray picks the
+that address is ``127.0.0.1``, and on every interface otherwise (Ray 2.60, read from the
+socket table; its runtime-env agent listens on the node's address). On Linux Ray picks the
 address of the interface that routes outwards, and it turns a loopback ``_node_ip_address``
 given to ``ray.init`` into that same outward address (``resolve_ip_for_localhost`` in Ray
 2.x's ``ray._private.services``), so a plain ``ray.init()`` serves its cluster to the
