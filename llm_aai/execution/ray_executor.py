@@ -47,6 +47,7 @@ from llm_aai.execution.ray_address import (
     check_address,
     import_ray,
 )
+from llm_aai.execution.ray_local import start_local
 from llm_aai.execution.ray_stop import gated_call, start_gate, stop_tasks
 
 __all__ = ["CONNECT_TIMEOUT_S", "INSTALL_HINT", "JOB_CPUS", "RETRIES", "RayExecutor",
@@ -85,9 +86,12 @@ def lost_worker(ray: Any, error: BaseException) -> str | None:
 def connect(address: str | None, cpus: int) -> bool:
     """Join the Ray cluster at ``address``, or start a Ray here with ``cpus`` CPUs (None).
 
-    Nothing is done if this process has joined one already. The signal handlers are kept:
-    Ray's core installs its own for SIGTERM when it starts, which aborts the process (exit
-    -6) instead of letting the command stop cleanly and resumably as it does locally.
+    A Ray started here listens on loopback only, with no dashboard: it serves this command,
+    and anyone else who reached it could run code as this user
+    (``llm_aai.execution.ray_local``). Nothing is done if this process has joined one
+    already. The signal handlers are kept: Ray's core installs its own for SIGTERM when it
+    starts, which aborts the process (exit -6) instead of letting the command stop cleanly
+    and resumably as it does locally.
 
     Returns:
         Whether a connection was made here (the caller then ends it with ``ray.shutdown``).
@@ -96,6 +100,7 @@ def connect(address: str | None, cpus: int) -> bool:
         RayUnavailable: Ray is not installed.
         RayUnreachable: ``auto`` finds no cluster, or nothing that speaks gRPC answers
             at ``address`` (``llm_aai.execution.ray_address.check_address``).
+        NotLoopback: the Ray started here did not take a loopback address (shut down).
     """
     ray = import_ray()
     if ray.is_initialized():
@@ -105,8 +110,8 @@ def connect(address: str | None, cpus: int) -> bool:
     kept = {signum: signal.getsignal(signum) for signum in _KEPT_SIGNALS} if in_main else {}
     try:
         if address is None:  # "local": a new Ray here, never a cluster found running
-            ray.init(address="local", num_cpus=cpus, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False)
+            start_local(ray, cpus, include_dashboard=False, log_to_driver=False,
+                        configure_logging=False)
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
     finally:

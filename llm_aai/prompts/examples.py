@@ -39,6 +39,7 @@ from llm_aai.agents.base import PriorTurn, TurnInput
 from llm_aai.arena.checksum import file_sha256
 from llm_aai.frames import read_frame
 from llm_aai.logs import SchemaError, read_manifest, read_result, read_turns
+from llm_aai.logs.frame_files import FrameOutside, frame_file
 from llm_aai.logs.store import MANIFEST
 
 __all__ = [
@@ -383,7 +384,10 @@ def example_from_episode(
     def frames_of(record: Any) -> tuple[np.ndarray, ...]:
         images = []
         for relative in record.sent_images:
-            frame_path = episode_dir / relative
+            try:
+                frame_path = frame_file(episode_dir, relative)
+            except FrameOutside as error:
+                raise ExampleError(f"{episode_dir}: turn {record.turn}: {error}") from None
             if not frame_path.is_file():
                 raise ExampleError(f"{episode_dir}: turn {record.turn} names a missing frame "
                                    f"{relative}")

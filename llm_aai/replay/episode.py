@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from llm_aai.logs.frame_files import FrameOutside, frame_file
 from llm_aai.logs.schema import EpisodeResult, RunManifest, SchemaError, TurnRecord
 from llm_aai.logs.store import (
     MANIFEST,
@@ -109,14 +110,29 @@ class LoggedEpisode:
         return None
 
     def shown_frames(self) -> list[ShownFrame]:
-        """Every image the agent was shown, in order (the final frame last)."""
+        """Every image the agent was shown, in order (the final frame last).
+
+        Raises:
+            ReplayInputError: a turn names a frame outside the episode folder.
+        """
         frames = []
         for record in self.turns:
             count = len(record.sent_images)
             for index, relative in enumerate(record.sent_images):
                 frames.append(ShownFrame(record.turn, index, count,
-                                         self.directory / relative, record))
+                                         self.frame_path(record.turn, relative), record))
         return frames
+
+    def frame_path(self, turn: int, relative: str) -> Path:
+        """The file of a frame turn ``turn`` names, checked to lie in this episode's folder.
+
+        Raises:
+            ReplayInputError: it does not (``llm_aai.logs.frame_files``); file and turn named.
+        """
+        try:
+            return frame_file(self.directory, relative)
+        except FrameOutside as error:
+            raise ReplayInputError(f"{self.directory / TURNS}: turn {turn}: {error}") from None
 
 
 def load_episode(path: str | Path, *, finished_without_replies: bool = False) -> LoggedEpisode:

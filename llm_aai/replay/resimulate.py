@@ -345,8 +345,8 @@ def _check_start(episode: LoggedEpisode, start, tap: _OverviewTap,
     checks = [*logged, Check("observations", len(shown) == len(first.sent_images),
                              str(len(first.sent_images)), str(len(shown)))]
     for index, (image, relative) in enumerate(zip(shown, first.sent_images, strict=False)):
-        checks.append(_frame_check(f"frame {index}", episode, episode.directory / relative,
-                                   image))
+        checks.append(_frame_check(f"frame {index}", episode,
+                                   episode.frame_path(first.turn, relative), image))
         if tap.size:
             overviews[(first.turn, index)] = tap.views[index]
     return TurnCheck(0, "start", start.outcome.steps, tuple(checks))
@@ -456,7 +456,8 @@ class _Walk:
         if not shown.sent_images:
             return None, None, f"turn {shown.turn} logged no image"
         last = len(shown.sent_images) - 1  # the view now; frames taken during a reply precede it
-        return (shown.turn, last), self.episode.directory / shown.sent_images[last], ""
+        path = self.episode.frame_path(shown.turn, shown.sent_images[last])
+        return (shown.turn, last), path, ""
 
 
     def _frames_during(self, index: int, runs, parts) -> list[Check]:
@@ -466,16 +467,18 @@ class _Walk:
             return []  # the episode's end message carries only the final view
         sent = turns[index + 1].sent_images[:-1]
         during = [part.observation["image"] for part in parts[:-1]]
-        directory = self.episode.directory
+        shown_in = turns[index + 1].turn
         if self.modes.filmstrip:
             steps = frame_steps([len(run) for run in runs][: len(during)])
             if len(sent) != 1:
                 return [Check("filmstrip", False, f"{len(sent)} images", "1 strip")]
-            return [_frame_check("filmstrip", self.episode, directory / sent[0],
+            return [_frame_check("filmstrip", self.episode,
+                                 self.episode.frame_path(shown_in, sent[0]),
                                  filmstrip(during, steps))]
         checks = [Check("frames during", len(sent) == len(during), str(len(sent)),
                         str(len(during)))]
-        checks += [_frame_check(f"frame during {i}", self.episode, directory / path, image)
+        checks += [_frame_check(f"frame during {i}", self.episode,
+                                self.episode.frame_path(shown_in, path), image)
                    for i, (path, image) in enumerate(zip(sent, during, strict=False))]
         return checks
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_aai.agents.base import PriorTurn, TurnInput
+from llm_aai.logs.frame_files import frame_file
 from llm_aai.logs.schema import SchemaError
 from llm_aai.logs.store import read_result, read_turns
 from llm_aai.prompts import TurnMessages
@@ -118,7 +119,8 @@ def check_histories(conversations: Sequence[Conversation], episodes_dir: Path) -
 def earlier_turns(episode_dir: Path) -> list[PriorTurn]:
     """Every exchange of a finished task, read from its log (the frames as their files)."""
     return [PriorTurn(TurnInput(images=(), text=turn.sent_text, preamble=turn.sent_preamble,
-                                image_paths=tuple(episode_dir / p for p in turn.sent_images)),
+                                image_paths=tuple(frame_file(episode_dir, p)
+                                                  for p in turn.sent_images)),
                       turn.reply)
             for turn in read_turns(episode_dir) if turn.reply is not None]
 

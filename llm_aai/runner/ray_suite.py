@@ -46,6 +46,7 @@ from llm_aai.execution.executor import WORKER_DIED, describe_error
 from llm_aai.execution.ray_executor import (
     JOB_CPUS,
     RETRIES,
+    RayUnavailable,
     check_address,
     connect,
     import_ray,
@@ -68,6 +69,7 @@ from llm_aai.runner.episode import (
     EpisodeRunner,
     EpisodeSpec,
 )
+from llm_aai.runner.errors import RunError
 from llm_aai.runner.ray_budget import RayBudgetGate
 from llm_aai.runner.ray_services import (
     CacheServer,
@@ -271,7 +273,10 @@ class RaySuite(Suite):
     def run(self) -> list[EpisodeResult]:
         """Run every pending episode on the cluster (see ``Suite.run``)."""
         ray = self._ray = import_ray()
-        started_here = connect(self.config.ray_address, self.config.concurrency)
+        try:
+            started_here = connect(self.config.ray_address, self.config.concurrency)
+        except RayUnavailable as error:  # a Ray started here refused as exposed, or gone
+            raise RunError(str(error)) from error
         try:
             self._check_episode_cpus()
             self._start_services()

@@ -172,3 +172,25 @@ def test_example_command_writes_a_loadable_example(tmp_path, capsys):
     assert example.sha256 == report["sha256"] and example.turns[0].frames[0].shape == (16, 16, 3)
     assert main([str(tmp_path / "nothing"), "--out", str(tmp_path / "x")]) == 1
     assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("planted", ["absolute", "climbing", "symlink"])
+def test_an_example_is_not_built_from_a_frame_outside_the_episode(tmp_path, planted):
+    """An episode from elsewhere naming a file of this machine as a frame: no example (which
+    would carry that image into every prompt it is used in) is made from it."""
+    episode, _ = _fake_episode(tmp_path)
+    secret = tmp_path / "secret.png"
+    log = episode / "turns.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    shown = next(r for r in records if r["sent_images"])
+    secret.write_bytes((episode / shown["sent_images"][0]).read_bytes())
+    if planted == "absolute":
+        shown["sent_images"][0] = str(secret)
+    elif planted == "climbing":
+        shown["sent_images"][0] = "../../../secret.png"
+    else:
+        (episode / shown["sent_images"][0]).unlink()
+        (episode / shown["sent_images"][0]).symlink_to(secret)
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(ExampleError, match=rf"turn {shown['turn']}: frame"):
+        example_from_episode(episode, name="leak")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 
 import imageio.v3 as iio
@@ -236,3 +237,30 @@ def test_a_log_cut_by_a_kill_replays_its_intact_turns(runs, copy_run, capsys):
     episode = load_episode(episode_dir)
     assert [t.turn for t in episode.turns] == [1, 2]
     assert iio.imread(out).shape[0] == len(episode.shown_frames())
+
+
+@pytest.mark.parametrize("resimulate", [False, True], ids=["animate", "resimulate"])
+@pytest.mark.parametrize("planted", ["absolute", "climbing", "symlink"])
+def test_a_frame_outside_the_episode_is_neither_read_nor_drawn(runs, copy_run, capsys, tmp_path,
+                                                               planted, resimulate):
+    """A shared run folder whose log names a file of this machine as a frame: the replay
+    refuses it (file and turn named) and writes no animation holding it."""
+    episode_dir = copy_run(runs["heuristic"]) / "episodes" / "01-04-03_t1"
+    secret = tmp_path / "secret.png"
+    secret.write_bytes((episode_dir / load_episode(episode_dir).turns[0].sent_images[0])
+                       .read_bytes())
+    log = episode_dir / "turns.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    first = next(r for r in records if r["turn"] >= 1 and r["sent_images"])
+    if planted == "absolute":
+        first["sent_images"][0] = str(secret)
+    elif planted == "climbing":
+        first["sent_images"][0] = "../../../secret.png"
+    else:
+        (episode_dir / first["sent_images"][0]).unlink()
+        (episode_dir / first["sent_images"][0]).symlink_to(secret)
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "leak.gif"
+    assert main([str(episode_dir), *(["--resimulate"] if resimulate else ["--out", str(out)])]) == 2
+    assert f"{log}: turn {first['turn']}: frame" in capsys.readouterr().err
+    assert not out.exists()

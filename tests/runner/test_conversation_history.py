@@ -34,3 +34,28 @@ def test_a_damaged_turn_log_of_a_finished_task_stops_the_resume_naming_it(
             resume_run(run_dir, show_progress=False)
         assert "conversation trial-1" in str(stopped.value)
         assert len(server.requests) == sent  # stopped before the next task was sent anything
+
+
+def test_a_finished_task_naming_a_frame_outside_its_folder_stops_the_resume(
+        testbed_dir, tmp_path, monkeypatch):
+    """The next task is sent the earlier tasks' frames: a run folder from elsewhere whose log
+    names a file of this machine must not have it sent to the model."""
+    import json
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    secret = tmp_path / "secret.png"
+    settings, responder, tasks, at = MODES["across tasks"]
+    with FakeChatServer(responder=interrupting(responder, at)) as server:
+        with pytest.raises(RunInterrupted):
+            start_run(config_for(settings, tasks, testbed_dir, server.url),
+                      out=tmp_path, run_id="cut", show_progress=False)
+        log = tmp_path / "cut" / "episodes" / "01-04-03_t1" / "turns.jsonl"
+        records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        shown = next(r for r in records if r["turn"] >= 1 and r["sent_images"])
+        secret.write_bytes((log.parent / shown["sent_images"][0]).read_bytes())
+        shown["sent_images"][0] = str(secret)
+        log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        sent = len(server.requests)
+        with pytest.raises(RunError, match="is not a relative path inside the episode folder"):
+            resume_run(tmp_path / "cut", show_progress=False)
+        assert len(server.requests) == sent

@@ -47,6 +47,29 @@ def test_a_cluster_address_needs_the_ray_executor(tmp_path, capsys, testbed_dir)
         capsys.readouterr().err
 
 
+def test_a_ray_started_here_on_a_reachable_address_stops_the_run_in_one_line(
+        monkeypatch, tmp_path, capsys, testbed_dir):
+    """A Ray that would not start on loopback is shut down by ``start_local``; the run says
+    why in one line, exit 2, as for any Ray it cannot use (not a traceback)."""
+    from llm_aai.cli import run as run_cli
+    from llm_aai.execution.ray_local import NotLoopback
+    from llm_aai.runner import ray_suite
+
+    pytest.importorskip("ray")
+
+    def exposed(address, cpus):
+        raise NotLoopback("--executor ray: the Ray started here took the node address "
+                          "192.0.2.2")
+
+    monkeypatch.setattr(ray_suite, "connect", exposed)
+    code = run_cli.main(["--model", "heuristic", "--tasks", "01-04-03", "--arenas-dir",
+                         str(testbed_dir), "--out", str(tmp_path / "runs"), "--executor", "ray",
+                         "--no-progress"])
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: --executor ray: the Ray started here took the node address 192.0.2.2")
+
+
 def _config(testbed_dir, **changes) -> RunConfig:
     settings = {"model": "heuristic", "tasks": TASKS, "trials": 1, "seed": 7,
                 "arenas_dir": testbed_dir, "resolution": 64, "concurrency": 2,
