@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import http.client
+import os
+import shutil
 import socket
 import threading
 from http.server import ThreadingHTTPServer
@@ -16,6 +18,7 @@ import pytest
 
 from llm_aai.hosts import loopback_names
 from llm_aai.view import SiteBuilder, serve
+from llm_aai.view.files import SiteWriteError
 from llm_aai.view.serve import SiteHandler
 
 SECRET = b"secret beside the site"
@@ -144,3 +147,31 @@ def test_the_site_handler_on_the_ipv6_loopback_answers_only_its_names(served, ho
         finally:
             server.shutdown()
             thread.join()
+
+
+def test_a_rebuild_that_would_write_outside_is_reported_and_the_last_site_kept(small_runs,
+                                                                              tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["heuristic"], run)
+    (tmp_path / "victim.html").write_text("precious")
+    site = tmp_path / "site"
+    urls, errors, stop = [], [], threading.Event()
+    thread = threading.Thread(target=serve, args=(SiteBuilder([run], site), 0),
+                              kwargs={"interval": 0.1, "ready": urls.append, "stop": stop,
+                                      "on_error": errors.append})
+    thread.start()
+    try:
+        while not urls and thread.is_alive():
+            stop.wait(0.05)
+        (site / "episodes.html").unlink()
+        (site / "episodes.html").symlink_to(tmp_path / "victim.html")
+        os.utime(run / "episodes" / "01-04-03_t2" / "result.json")  # as if sealed again
+        while not errors and thread.is_alive():
+            stop.wait(0.05)
+        assert isinstance(errors[0], SiteWriteError) and "episodes.html" in str(errors[0])
+        assert (tmp_path / "victim.html").read_text() == "precious"
+        port = int(urls[0].split(":")[2].split("/")[0])
+        assert _get(port, "/index.html")[0] == 200 and thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(timeout=10)
