@@ -35,6 +35,7 @@ from llm_aai.logs.store import RESULT, TURNS
 from llm_aai.replay.episode import load_episode
 from llm_aai.view.episode import EpisodeView, episode_view
 from llm_aai.view.files import SiteFiles, plain_relative
+from llm_aai.view.legend import LEGEND, cell_title
 from llm_aai.view.runs import RunSummary, run_summary
 from llm_aai.view.svg import PATH_COLOURS, arena_map, health_curve
 from llm_aai.view.tasks import TaskView, task_views
@@ -187,7 +188,7 @@ class SiteBuilder:
         summaries: list[RunSummary] = [run_summary(run, episodes, runs.attempts)
                                        for _, run in runs.runs.iterrows()]
         self._write("index.html", "runs.html", root="", runs=summaries, table=table,
-                    figure=figure, tasks=tasks,
+                    figure=figure, tasks=tasks, legend=LEGEND, cell_title=cell_title,
                     notes=[*pooling_conflicts(runs.runs), *repeated_seeds(episodes),
                            *(line.removeprefix("note: ") for line in
                              [*reference_notes(runs), *attempt_notes(runs)])])
