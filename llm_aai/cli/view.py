@@ -21,6 +21,8 @@ from llm_aai.replay.episode import ReplayInputError
 from llm_aai.view import SiteBuilder, serve
 
 DEFAULT_PORT = 8000
+DEFAULT_SITE = "site"
+"""The site's folder inside the (first) run's when no ``--out`` is given."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,8 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
                         help="run directories (each holds a manifest.json)")
     parser.add_argument("--out", type=Path, metavar="SITE",
-                        help="the site's directory; open SITE/index.html (default: ./site, "
-                             "or with --serve a temporary folder, removed when serving stops)")
+                        help="the site's directory; open SITE/index.html (default: a folder "
+                             f"{DEFAULT_SITE!r} inside the first RUN_DIR, or with --serve a "
+                             "temporary folder, removed when serving stops)")
     parser.add_argument("--serve", nargs="?", type=int, const=DEFAULT_PORT, metavar="PORT",
                         help=f"serve the site on 127.0.0.1:PORT (default {DEFAULT_PORT}) and "
                              "rebuild it as the runs add episodes, until Ctrl-C")
@@ -53,22 +56,40 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"--serve: port must be in 0-65535, got {args.serve}")
     with stop_on_signals() as stopped:  # SIGTERM, SIGHUP: as Ctrl-C, the folder removed
         try:
-            with _site_folder(args.out, serving=args.serve is not None) as out:
+            with _site_folder(args.out, args.runs[0], serving=args.serve is not None) as out:
                 return _build_or_serve(args, out)
         except KeyboardInterrupt:
             return _stopped(stopped[0] if stopped else None)
+        except DefaultSiteError as error:
+            return _fail(str(error))
+
+
+class DefaultSiteError(Exception):
+    """The default site folder inside the run's cannot be used (a symlink, or not a folder)."""
 
 
 @contextmanager
-def _site_folder(out: Path | None, *, serving: bool) -> Iterator[Path]:
-    """Where the site goes, said aloud: ``--out``, else ./site, else (serving) a temporary one.
+def _site_folder(out: Path | None, run_dir: Path, *, serving: bool) -> Iterator[Path]:
+    """Where the site goes, said aloud: ``--out``, else in the run's folder or a temporary one.
 
+    Built without ``--out``, the site goes beside the run's logs (``RUN/site``), not into the
+    current folder, where it would show in a clone's ``git status``. The run folder came from
+    elsewhere, so a ``site`` there that is a symlink or a file is refused, not written through.
     A served site is only looked at through the server, so without ``--out`` it is built in a
-    temporary folder rather than left in the current one.
+    temporary folder.
     """
-    if out is not None or not serving:
-        out = Path("site") if out is None else out
+    if out is not None:
         print(f"building the site in {out}", flush=True)
+        yield out
+        return
+    if not serving:
+        out = run_dir / DEFAULT_SITE
+        if out.is_symlink() or (out.exists() and not out.is_dir()):
+            what = "a symlink" if out.is_symlink() else "not a folder"
+            raise DefaultSiteError(f"{out} is {what}; the site is not written there "
+                                   "(give --out SITE)")
+        print(f"building the site in {out} (inside the run's folder; --out SITE puts it "
+              "elsewhere)", flush=True)
         yield out
         return
     with tempfile.TemporaryDirectory(prefix="llm-aai-site-") as folder:

@@ -15,15 +15,13 @@ from collections.abc import Callable
 
 import uvicorn
 
+from llm_aai.hosts import LOOPBACK, LOOPBACK_NAMES
 from llm_aai.human.app import make_app
 from llm_aai.human.session import Sessions
 from llm_aai.human.study import Study
 
 __all__ = ["LOOPBACK", "bind", "serve"]
 
-LOOPBACK = "127.0.0.1"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost")
-"""The host names a loopback server answers to (any other is refused: DNS rebinding)."""
 WS_MAX_BYTES = 65_536
 """The largest WebSocket message the server reads (a key event is a few dozen bytes)."""
 

@@ -10,7 +10,6 @@ rebuild while a run is going (``--serve``) only renders the episodes that are ne
 from __future__ import annotations
 
 import re
-import shutil
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -35,6 +34,8 @@ from llm_aai.grounding.ground import GROUNDING_CSV
 from llm_aai.logs.store import RESULT, TURNS
 from llm_aai.replay.episode import load_episode
 from llm_aai.view.episode import EpisodeView, episode_view
+from llm_aai.view.files import SiteFiles, plain_relative
+from llm_aai.view.legend import LEGEND, cell_title
 from llm_aai.view.runs import RunSummary, run_summary
 from llm_aai.view.svg import PATH_COLOURS, arena_map, health_curve
 from llm_aai.view.tasks import TaskView, task_views
@@ -82,7 +83,9 @@ class SiteBuilder:
 
     Args:
         run_dirs: the run directories to show.
-        out: the site's directory (created; files it did not write are left alone).
+        out: the site's directory (created; files it did not write are left alone). Every
+            file is written through ``SiteFiles``: one that would land outside it (through a
+            symlink already there) is refused with ``SiteWriteError``.
         arenas_dir: where to look for arena files for the maps (default: the run's own, then
             ``$LLM_AAI_ARENAS`` or the testbed cache).
 
@@ -111,7 +114,7 @@ class SiteBuilder:
         started = time.perf_counter()
         report = BuildReport(self.out)
         runs = load_runs(self.run_dirs, with_turns=False)
-        self.out.mkdir(parents=True, exist_ok=True)
+        self._files = SiteFiles(self.out)
         self._copy_assets()
         entries = [self._episode(row, report) for row in _rows(runs.episodes)]
         report.episodes = len(entries)
@@ -140,7 +143,7 @@ class SiteBuilder:
             view = episode_view(load_episode(directory, finished_without_replies=True),
                                 self.arenas_dir)
             data = f"data/{run_key}/{_safe(directory.name)}"
-            report.problems.extend(self._copy_frames(view, directory, self.out / data))
+            report.problems.extend(self._copy_frames(view, directory, data))
             self._episode_page(page, row, view, data)
             self._views[page], self._seen[page] = view, signature
             report.rendered += 1
@@ -185,7 +188,7 @@ class SiteBuilder:
         summaries: list[RunSummary] = [run_summary(run, episodes, runs.attempts)
                                        for _, run in runs.runs.iterrows()]
         self._write("index.html", "runs.html", root="", runs=summaries, table=table,
-                    figure=figure, tasks=tasks,
+                    figure=figure, tasks=tasks, legend=LEGEND, cell_title=cell_title,
                     notes=[*pooling_conflicts(runs.runs), *repeated_seeds(episodes),
                            *(line.removeprefix("note: ") for line in
                              [*reference_notes(runs), *attempt_notes(runs)])])
@@ -195,7 +198,7 @@ class SiteBuilder:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                plot_pass_rates(levels, reference, self.out / FIGURE,
+                plot_pass_rates(levels, reference, self._files.path(FIGURE),
                                 populations=POPULATIONS_SHOWN, caption=caption)
             except ValueError as error:
                 report.problems.append(f"no figure: {error}")
@@ -209,40 +212,39 @@ class SiteBuilder:
         return FIGURE
 
     def _copy_assets(self) -> None:
-        target = self.out / "assets"
-        target.mkdir(parents=True, exist_ok=True)
         static = resources.files("llm_aai.view").joinpath("static")
         for name in ASSETS:
-            (target / name).write_bytes(static.joinpath(name).read_bytes())
+            self._files.write_bytes(f"assets/{name}", static.joinpath(name).read_bytes())
 
-    def _copy_frames(self, view: EpisodeView, source: Path, target: Path) -> list[str]:
-        """Copy the frames the episode sent; a missing or outside file becomes a problem line."""
+    def _copy_frames(self, view: EpisodeView, source: Path, target: str) -> list[str]:
+        """Copy the frames the episode sent to ``target`` (a folder of the site).
+
+        A frame is copied only from a plain relative path (no ``..``, not absolute) that
+        resolves to a file inside both the episode's folder and its run's; any other becomes
+        a problem line, so a shared run cannot have the site read or write elsewhere.
+        """
         problems = []
         base = source.resolve()
+        run = source.parent.parent.resolve()
         for turn in view.turns:
             for relative in turn.images:
+                where = f"{source / TURNS}: turn {turn.number}: image {relative!r}"
                 origin = (source / relative).resolve()
-                if not origin.is_relative_to(base):
-                    problems.append(f"{source / TURNS}: turn {turn.number}: image {relative!r} "
-                                    "lies outside the episode directory; not copied")
-                    continue
-                if not origin.is_file():
-                    problems.append(f"{source / TURNS}: turn {turn.number}: image {relative} "
-                                    "is missing")
-                    continue
-                destination = target / relative
-                if not destination.is_file() or (
-                        destination.stat().st_size != origin.stat().st_size):
-                    destination.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(origin, destination)
+                if not plain_relative(relative):
+                    problems.append(f"{where} is not a plain path inside the episode "
+                                    "directory; not copied")
+                elif not (origin.is_relative_to(base) and origin.is_relative_to(run)):
+                    problems.append(f"{where} lies outside the episode directory; not copied")
+                elif not origin.is_file():
+                    problems.append(f"{where} is missing")
+                else:
+                    self._files.copy(origin, f"{target}/{relative}")
         return problems
 
     def _write(self, page: str, template: str, **context) -> None:
-        path = self.out / page
-        path.parent.mkdir(parents=True, exist_ok=True)
         html = self._env.get_template(template).render(populations=POPULATIONS,
                                                        page=page, **context)
-        path.write_text(html, encoding="utf-8")
+        self._files.write_text(page, html)
 
 
 def build_site(run_dirs: list[Path], out: Path, arenas_dir: Path | None = None) -> BuildReport:

@@ -327,12 +327,45 @@ def test_serve_without_out_builds_in_an_announced_temporary_folder(small_runs, t
     assert list(work.iterdir()) == [] and not folder.exists()
 
 
-def test_building_without_out_says_where_the_site_is(small_runs, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    assert view_main([str(small_runs["llm"])]) == 0
+def test_building_without_out_puts_the_site_in_the_first_run_and_says_so(
+        small_runs, tmp_path, monkeypatch, capsys):
+    """Not in the current folder, where a clone's ``git status`` would show it."""
+    runs = [tmp_path / "runs" / name for name in ("llm", "heuristic")]
+    for run, name in zip(runs, ("llm", "heuristic"), strict=True):
+        shutil.copytree(small_runs[name], run)
+    work = tmp_path / "clone"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert view_main([str(run) for run in runs]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("building the site in site\n") and "open site/index.html" in out
-    assert (tmp_path / "site" / "index.html").is_file()
+    assert out.startswith(f"building the site in {runs[0] / 'site'} (inside the run's folder")
+    assert f"open {runs[0] / 'site' / 'index.html'}" in out
+    assert (runs[0] / "site" / "index.html").is_file() and not (runs[1] / "site").exists()
+    assert list(work.iterdir()) == []
+    assert view_main([str(runs[0])]) == 0  # built again over its own site: the run still reads
+    assert "1 episodes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("planted", ["symlink", "file", "dangling symlink"])
+def test_a_site_in_the_run_that_is_no_folder_of_its_own_is_refused(small_runs, tmp_path,
+                                                                    planted, capsys,
+                                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "run"
+    shutil.copytree(small_runs["llm"], run)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if planted == "symlink":
+        (run / "site").symlink_to(elsewhere, target_is_directory=True)
+    elif planted == "file":
+        (run / "site").write_text("not a site")
+    else:
+        (run / "site").symlink_to(tmp_path / "nowhere")
+    assert view_main([str(run)]) == 2
+    what = "not a folder" if planted == "file" else "a symlink"
+    assert f"error: {run / 'site'} is {what}; the site is not written there (give --out SITE)" \
+        in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == [] and not (tmp_path / "nowhere").exists()
 
 
 def test_only_the_figures_own_warnings_become_problems(small_runs, tmp_path, monkeypatch):
