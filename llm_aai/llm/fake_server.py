@@ -14,12 +14,14 @@ request consumes one entry of the script: a reply string, or a fault (:class:`Ra
 :class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`, :class:`Trickle`,
 :class:`Payload`). A callable
 responder can replace the queue. Every request body is recorded so tests can assert
-what was sent (images, full history).
+what was sent (images, full history). ``python -m llm_aai.llm.fake_server`` serves one from
+the command line (``llm_aai.llm.fake_server_cli``).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -206,6 +208,8 @@ class FakeChatServer:
         drops: parts of every request the "model" loses, and so does not count in the
             prompt tokens it reports: ``"system"`` (a chat template without a system role
             drops the system prompt) and ``"images"`` (a text-only model).
+        recorder: called with each request as it is recorded (from the request's thread),
+            for a caller that keeps them elsewhere, e.g. the command line's ``--record``.
 
     """
 
@@ -219,6 +223,7 @@ class FakeChatServer:
         model_name: str = "fake-model",
         context_window: int | None = None,
         drops: Iterable[str] = (),
+        recorder: Callable[[RecordedRequest], None] | None = None,
     ) -> None:
         self._queue: deque[Action] = deque(script)
         self._responder = responder
@@ -231,6 +236,7 @@ class FakeChatServer:
             raise ValueError(f"drops: {sorted(self.drops - DROPPABLE)} is not one of "
                              f"{sorted(DROPPABLE)}")
         self.requests: list[RecordedRequest] = []
+        self._recorder = recorder
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd: _Server | None = None
@@ -241,10 +247,15 @@ class FakeChatServer:
         """Total time spent handling requests, scripted latency and delays excluded."""
 
     # -- lifecycle -------------------------------------------------------------------
-    def start(self) -> FakeChatServer:
-        """Bind to a free port on 127.0.0.1 and serve in a background thread."""
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> FakeChatServer:
+        """Bind to ``host:port`` (0: a free port) and serve in a background thread.
+
+        Raises:
+            OSError: the address is taken or cannot be used.
+
+        """
         handler = _make_handler(self)
-        self._httpd = _Server(("127.0.0.1", 0), handler)
+        self._httpd = (_Server6 if ":" in host else _Server)((host, port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
                                         name="fake-chat-server")
@@ -276,7 +287,7 @@ class FakeChatServer:
         if self._httpd is None:
             raise RuntimeError("FakeChatServer is not running; use it as a context manager")
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     # -- scripting -------------------------------------------------------------------
     def push(self, *actions: Action) -> None:
@@ -318,6 +329,8 @@ class FakeChatServer:
         request = RecordedRequest(path, body, auth, time.monotonic(), action)
         with self._lock:
             self.requests.append(request)
+            if self._recorder is not None:  # under the lock: one request written at a time
+                self._recorder(request)
 
     def _enter(self) -> None:
         with self._lock:
@@ -364,6 +377,10 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default listen backlog is 5: sixteen clients connecting at once would
     # see some connections dropped and retried a second later, a stall no provider adds.
     request_queue_size = 128
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
 
 
 _ANTHROPIC_ERROR_TYPES = {401: "authentication_error", 403: "permission_error",
@@ -506,3 +523,11 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (timeout); nothing left to tell it
 
     return Handler
+
+
+if __name__ == "__main__":  # python -m llm_aai.llm.fake_server: see fake_server_cli
+    import sys
+
+    from llm_aai.llm.fake_server_cli import main
+
+    sys.exit(main())
