@@ -43,6 +43,9 @@ __all__ = [
     "Trickle",
 ]
 
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest request body read (a turn's frames are a few hundred kilobytes): a client
+that declares more, or no number, is answered with an error before anything is read."""
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 
@@ -426,13 +429,20 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             return closed
 
         def _handle(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
             path = self.path.rstrip("/")
+            self.dialect = "anthropic" if path in ANTHROPIC_PATHS else "openai"
+            declared = self.headers.get("Content-Length") or "0"
+            length = int(declared) if declared.isdigit() else -1
+            if not 0 <= length <= MAX_BODY_BYTES:  # read nothing: the connection is dropped
+                self.close_connection = True
+                self._send_error(413 if length > 0 else 400,
+                                 f"Content-Length {declared[:20]!r}: a number of bytes up "
+                                 f"to {MAX_BODY_BYTES} is wanted")
+                return
+            raw = self.rfile.read(length)
             if path not in CHAT_PATHS + ANTHROPIC_PATHS:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            self.dialect = "anthropic" if path in ANTHROPIC_PATHS else "openai"
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError as exc:
