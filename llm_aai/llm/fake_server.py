@@ -183,6 +183,42 @@ def _prompt_tokens(body: dict[str, Any], drops: frozenset[str] = frozenset()) ->
     return prompt
 
 
+def _content_problem(content: Any, where: str) -> str | None:
+    if content is None or isinstance(content, str):
+        return None
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        return None
+    return f"{where} is neither text nor a list of objects"
+
+
+def malformed(body: Any) -> str | None:
+    """What in a request body the server cannot count or answer, or None.
+
+    Why: the server reads these fields to count tokens; a body that is not the shape every
+    client sends (not an object, messages that are not objects, a ``max_tokens`` that is no
+    number) would otherwise raise in the handler, a traceback and no answer.
+    """
+    if not isinstance(body, dict):
+        return f"the body is a JSON {type(body).__name__}, not an object"
+    messages = body.get("messages", [])
+    if not isinstance(messages, list):
+        return "messages is not a list"
+    for number, message in enumerate(messages, 1):
+        if not isinstance(message, dict):
+            return f"message {number} is not an object"
+        problem = _content_problem(message.get("content"), f"message {number}'s content")
+        if problem is not None:
+            return problem
+    problem = _content_problem(body.get("system"), "system")
+    if problem is not None:
+        return problem
+    max_tokens = body.get("max_tokens")
+    if max_tokens is not None and (isinstance(max_tokens, bool)
+                                   or not isinstance(max_tokens, int)):
+        return "max_tokens is not a whole number"
+    return None
+
+
 def _usage(body: dict[str, Any], reply: str,
            drops: frozenset[str] = frozenset()) -> dict[str, int]:
     prompt, completion = _prompt_tokens(body, drops), count_tokens(reply)
@@ -447,6 +483,10 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError as exc:
                 self._send_error(400, f"invalid JSON: {exc}")
+                return
+            problem = malformed(body)
+            if problem is not None:  # what no client sends: refused, no scripted action used
+                self._send_error(400, f"malformed request: {problem}")
                 return
             overflow = server._overflow(body)
             if overflow is not None:  # the model never sees it: no scripted action is used
