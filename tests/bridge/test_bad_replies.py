@@ -124,10 +124,15 @@ def run_player(server: StandIn, *, stop_when_closing: bool = False) -> subproces
          "--playerMode", "0", "--resolution", "16"],
         env={**os.environ, "LLM_AAI_BRIDGE_IDLE_TIMEOUT": "30"},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if stop_when_closing:
-        assert server.closing.wait(60), "the player never made its second call"
-        server.stop()
-    stdout, stderr = player.communicate(timeout=60)
+    try:
+        if stop_when_closing:
+            assert server.closing.wait(60), "the player never made its second call"
+            server.stop()
+        stdout, stderr = player.communicate(timeout=60)
+    finally:
+        if player.poll() is None:  # a failed wait above: no player outlives its test
+            player.kill()
+            player.communicate()
     return subprocess.CompletedProcess(player.args, player.returncode, stdout, stderr)
 
 
