@@ -18,6 +18,8 @@ Errors the user must see (an arena that does not load, an unplayable option) are
 the player's stderr, which ``mlagents_envs`` leaves on the user's console, and to
 ``-logFile``; the player then exits with status 3 without calling again, so ``animalai``
 raises "Environment shut down with return code 3" at its next poll rather than hanging.
+A reply that is not an ML-Agents message (``read_reply``) is such an error too: only a
+close (status 400) or a connection gRPC reports lost means that animalai went away (status 0).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from contextlib import AbstractContextManager, nullcontext
 from importlib import metadata
 from pathlib import Path
 from typing import TextIO
+
+from google.protobuf.message import DecodeError
 
 from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.bridge import BEHAVIOR_NAME, observations
@@ -57,6 +61,7 @@ COMMUNICATION_VERSION = "1.5.0"
 EXIT_BAD_INPUT = 3
 EXIT_IDLE = 4
 STEP, RESET, QUIT = 0, 1, 2
+OK_STATUS, CLOSE_STATUS = 200, 400
 
 
 def package_version() -> str:
@@ -118,20 +123,19 @@ def serve(options: PlayerOptions, log: Callable[[str], None], *,
         log("note: --playerMode 1 (human play) has no window here; serving Python instead")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     channel = grpc.insecure_channel(f"localhost:{options.port}")
-    message = wire.UnityMessageProto
-    call = channel.unary_unary(EXCHANGE, request_serializer=message.SerializeToString,
-                               response_deserializer=message.FromString)
-
-    def exchange(message):
-        return call(message, timeout=options.idle_timeout)
+    # Replies come as bytes and are parsed here, so that one that does not parse is bad
+    # input with a reason, not a failed call gRPC reports as INTERNAL.
+    exchange = _Exchange(channel.unary_unary(
+        EXCHANGE, request_serializer=wire.UnityMessageProto.SerializeToString),
+        idle_timeout=options.idle_timeout)
 
     episodes = None
     connected = False
     try:
         # the server may still be starting
-        reply = call(_hello(wire), wait_for_ready=True, timeout=CONNECT_TIMEOUT)
+        reply = exchange(_hello(wire), wait_for_ready=True, timeout=CONNECT_TIMEOUT)
         connected = True
-        if reply.header.status != 200:
+        if reply is None:
             return 0
         handshake = reply.unity_input.rl_initialization_input
         seed = handshake.seed
@@ -144,7 +148,7 @@ def serve(options: PlayerOptions, log: Callable[[str], None], *,
         episodes = episodes_type(options, seed, log)
         first = True
         with _drawing_context(options):
-            while reply.header.status == 200:
+            while reply is not None:
                 rl_input = reply.unity_input.rl_input
                 rows = _apply(episodes, rl_input, log)
                 if rows is None:  # QUIT
@@ -167,6 +171,65 @@ def serve(options: PlayerOptions, log: Callable[[str], None], *,
         if episodes is not None:
             episodes.close()
         channel.close()
+
+
+class _Exchange:
+    """The player's one ``Exchange`` call: send a message, read animalai's reply.
+
+    Why its own reader: a reply that is not an ML-Agents message (bytes that do not parse,
+    another message type, an unknown status, more than gRPC's 4 MiB) is bad input, to be
+    reported as such (status 3), where gRPC's own failures mean animalai went away.
+    """
+
+    def __init__(self, call, *, idle_timeout: float) -> None:
+        import grpc
+
+        self._call = call
+        self._idle_timeout = idle_timeout
+        self._rpc_error = grpc.RpcError
+        self._too_big = grpc.StatusCode.RESOURCE_EXHAUSTED
+        self.sent = 0
+
+    def __call__(self, message, **kwargs):
+        """Send ``message``; return animalai's reply, or None for a close (status 400)."""
+        self.sent += 1
+        kwargs.setdefault("timeout", self._idle_timeout)
+        try:
+            data = self._call(message, **kwargs)
+        except self._rpc_error as error:
+            if error.code() == self._too_big:
+                raise BadInput(f"{self._what()}: a message over gRPC's 4 MiB limit "
+                               f"({error.details()})") from None
+            raise
+        return read_reply(data, self._what())
+
+    def _what(self) -> str:
+        if self.sent == 1:
+            return "animalai's reply to the handshake"
+        return f"animalai's reply to the player's message {self.sent}"
+
+
+def read_reply(data: bytes, what: str):
+    """The ``UnityMessageProto`` in ``data``; None for a close; ``BadInput`` for anything else.
+
+    ``what`` names the reply in the error. A message of another type often parses (its
+    fields land among the unknown ones) but has no header; animalai sends status 200 with an
+    input and 400 to close, so any other status is not animalai either.
+    """
+    try:
+        reply = wire.UnityMessageProto.FromString(data)
+    except DecodeError:
+        raise BadInput(f"{what} does not parse as an ML-Agents UnityMessageProto "
+                       f"({len(data)} bytes; truncated or not that protocol)") from None
+    if not reply.HasField("header"):
+        raise BadInput(f"{what} has no header: not an ML-Agents UnityMessageProto "
+                       f"({len(data)} bytes)")
+    if reply.header.status == CLOSE_STATUS:
+        return None
+    if reply.header.status != OK_STATUS:
+        raise BadInput(f"{what} has status {reply.header.status}; animalai sends "
+                       f"{OK_STATUS} (an input) or {CLOSE_STATUS} (a close)")
+    return reply
 
 
 def _drawing_context(options: PlayerOptions) -> AbstractContextManager:

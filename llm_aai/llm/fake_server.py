@@ -14,12 +14,14 @@ request consumes one entry of the script: a reply string, or a fault (:class:`Ra
 :class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`, :class:`Trickle`,
 :class:`Payload`). A callable
 responder can replace the queue. Every request body is recorded so tests can assert
-what was sent (images, full history).
+what was sent (images, full history). ``python -m llm_aai.llm.fake_server`` serves one from
+the command line (``llm_aai.llm.fake_server_cli``).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -41,6 +43,9 @@ __all__ = [
     "Trickle",
 ]
 
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The largest request body read (a turn's frames are a few hundred kilobytes): a client
+that declares more, or no number, is answered with an error before anything is read."""
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 
@@ -178,6 +183,42 @@ def _prompt_tokens(body: dict[str, Any], drops: frozenset[str] = frozenset()) ->
     return prompt
 
 
+def _content_problem(content: Any, where: str) -> str | None:
+    if content is None or isinstance(content, str):
+        return None
+    if isinstance(content, list) and all(isinstance(part, dict) for part in content):
+        return None
+    return f"{where} is neither text nor a list of objects"
+
+
+def malformed(body: Any) -> str | None:
+    """What in a request body the server cannot count or answer, or None.
+
+    Why: the server reads these fields to count tokens; a body that is not the shape every
+    client sends (not an object, messages that are not objects, a ``max_tokens`` that is no
+    number) would otherwise raise in the handler, a traceback and no answer.
+    """
+    if not isinstance(body, dict):
+        return f"the body is a JSON {type(body).__name__}, not an object"
+    messages = body.get("messages", [])
+    if not isinstance(messages, list):
+        return "messages is not a list"
+    for number, message in enumerate(messages, 1):
+        if not isinstance(message, dict):
+            return f"message {number} is not an object"
+        problem = _content_problem(message.get("content"), f"message {number}'s content")
+        if problem is not None:
+            return problem
+    problem = _content_problem(body.get("system"), "system")
+    if problem is not None:
+        return problem
+    max_tokens = body.get("max_tokens")
+    if max_tokens is not None and (isinstance(max_tokens, bool)
+                                   or not isinstance(max_tokens, int)):
+        return "max_tokens is not a whole number"
+    return None
+
+
 def _usage(body: dict[str, Any], reply: str,
            drops: frozenset[str] = frozenset()) -> dict[str, int]:
     prompt, completion = _prompt_tokens(body, drops), count_tokens(reply)
@@ -206,6 +247,8 @@ class FakeChatServer:
         drops: parts of every request the "model" loses, and so does not count in the
             prompt tokens it reports: ``"system"`` (a chat template without a system role
             drops the system prompt) and ``"images"`` (a text-only model).
+        recorder: called with each request as it is recorded (from the request's thread),
+            for a caller that keeps them elsewhere, e.g. the command line's ``--record``.
 
     """
 
@@ -219,6 +262,7 @@ class FakeChatServer:
         model_name: str = "fake-model",
         context_window: int | None = None,
         drops: Iterable[str] = (),
+        recorder: Callable[[RecordedRequest], None] | None = None,
     ) -> None:
         self._queue: deque[Action] = deque(script)
         self._responder = responder
@@ -231,6 +275,7 @@ class FakeChatServer:
             raise ValueError(f"drops: {sorted(self.drops - DROPPABLE)} is not one of "
                              f"{sorted(DROPPABLE)}")
         self.requests: list[RecordedRequest] = []
+        self._recorder = recorder
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd: _Server | None = None
@@ -241,10 +286,15 @@ class FakeChatServer:
         """Total time spent handling requests, scripted latency and delays excluded."""
 
     # -- lifecycle -------------------------------------------------------------------
-    def start(self) -> FakeChatServer:
-        """Bind to a free port on 127.0.0.1 and serve in a background thread."""
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> FakeChatServer:
+        """Bind to ``host:port`` (0: a free port) and serve in a background thread.
+
+        Raises:
+            OSError: the address is taken or cannot be used.
+
+        """
         handler = _make_handler(self)
-        self._httpd = _Server(("127.0.0.1", 0), handler)
+        self._httpd = (_Server6 if ":" in host else _Server)((host, port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
                                         name="fake-chat-server")
@@ -276,7 +326,7 @@ class FakeChatServer:
         if self._httpd is None:
             raise RuntimeError("FakeChatServer is not running; use it as a context manager")
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     # -- scripting -------------------------------------------------------------------
     def push(self, *actions: Action) -> None:
@@ -318,6 +368,8 @@ class FakeChatServer:
         request = RecordedRequest(path, body, auth, time.monotonic(), action)
         with self._lock:
             self.requests.append(request)
+            if self._recorder is not None:  # under the lock: one request written at a time
+                self._recorder(request)
 
     def _enter(self) -> None:
         with self._lock:
@@ -366,6 +418,10 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
 _ANTHROPIC_ERROR_TYPES = {401: "authentication_error", 403: "permission_error",
                           404: "not_found_error", 429: "rate_limit_error",
                           529: "overloaded_error"}
@@ -409,17 +465,28 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             return closed
 
         def _handle(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
             path = self.path.rstrip("/")
+            self.dialect = "anthropic" if path in ANTHROPIC_PATHS else "openai"
+            declared = self.headers.get("Content-Length") or "0"
+            length = int(declared) if declared.isdigit() else -1
+            if not 0 <= length <= MAX_BODY_BYTES:  # read nothing: the connection is dropped
+                self.close_connection = True
+                self._send_error(413 if length > 0 else 400,
+                                 f"Content-Length {declared[:20]!r}: a number of bytes up "
+                                 f"to {MAX_BODY_BYTES} is wanted")
+                return
+            raw = self.rfile.read(length)
             if path not in CHAT_PATHS + ANTHROPIC_PATHS:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            self.dialect = "anthropic" if path in ANTHROPIC_PATHS else "openai"
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError as exc:
                 self._send_error(400, f"invalid JSON: {exc}")
+                return
+            problem = malformed(body)
+            if problem is not None:  # what no client sends: refused, no scripted action used
+                self._send_error(400, f"malformed request: {problem}")
                 return
             overflow = server._overflow(body)
             if overflow is not None:  # the model never sees it: no scripted action is used
@@ -506,3 +573,11 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (timeout); nothing left to tell it
 
     return Handler
+
+
+if __name__ == "__main__":  # python -m llm_aai.llm.fake_server: see fake_server_cli
+    import sys
+
+    from llm_aai.llm.fake_server_cli import main
+
+    sys.exit(main())
