@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from llm_aai.arena.objects import OBJECTS, Kind
 from llm_aai.predict import Asking, ask
 from llm_aai.predict.outcomes import OUTCOMES, outcome_text, toward
 from llm_aai.protocol.what_if import what_if
@@ -73,6 +74,12 @@ def test_counterfactual_draws_among_the_objects_in_view(start):
     asked = {ask("counterfactual", Asking(episode, "Go(1);", rng=random.Random(seed)))
              .true_text for seed in range(8)}
     assert asked == {"a green ball", "a red death zone"}
+
+
+def test_every_goal_and_the_zones_have_an_outcome_choice():
+    touched = {spec.name for spec in OBJECTS.values()
+               if spec.kind is Kind.GOAL or spec.name == "DeathZone"} | {"hot_zone"}
+    assert {outcome_text(name) for name in touched} == set(OUTCOMES) - {outcome_text(None)}
 
 
 def test_an_event_without_words_is_named():
