@@ -17,7 +17,7 @@ from pathlib import Path
 
 from llm_aai.human import ORDERS, Study, StudyError, bind, serve
 from llm_aai.human.hosts import is_loopback
-from llm_aai.human.server import MAX_CONNECTIONS, REQUEST_TIMEOUT_S
+from llm_aai.human.server import MAX_CONNECTIONS, REQUEST_TIMEOUT_S, TAKEOVER_AFTER_S
 from llm_aai.runner import RunConfig
 
 DEFAULT_PORT = 8090
@@ -61,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve_parser.add_argument("--max-sessions", type=int, default=8,
                               help="the most participants playing at once (each plays on its "
                                    "own simulator; default 8)")
+    serve_parser.add_argument("--takeover-after", type=float, default=TAKEOVER_AFTER_S,
+                              metavar="SECONDS",
+                              help="a session no page has asked for in this long is "
+                                   "abandoned: starting again under its participant id takes "
+                                   "it over, its level in play kept as an attempt (default "
+                                   f"{TAKEOVER_AFTER_S:g})")
     serve_parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS,
                               help="the most connections open at once; past it the longest "
                                    f"idle one is closed (default {MAX_CONNECTIONS})")
@@ -80,9 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"--max-sessions must be at least 1, got {args.max_sessions}")
     if args.max_connections < 1:
         return _fail(f"--max-connections must be at least 1, got {args.max_connections}")
-    if not 0 < args.request_timeout < float("inf"):
-        return _fail(f"--request-timeout must be a number of seconds above 0, got "
-                     f"{args.request_timeout:g}")
+    for flag, value in (("--takeover-after", args.takeover_after),
+                        ("--request-timeout", args.request_timeout)):
+        if not 0 < value < float("inf"):
+            return _fail(f"{flag} must be a number of seconds above 0, got {value:g}")
     try:
         study = Study.create(out=args.out, tasks=args.tasks, level=args.level,
                              arenas_dir=args.arenas_dir, full_testbed=args.full_testbed,
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(study.tasks)} levels; runs go to {args.out}", flush=True)
     try:
         serve(study, sock, max_sessions=args.max_sessions, max_connections=args.max_connections,
-              request_timeout=args.request_timeout,
+              request_timeout=args.request_timeout, takeover_after=args.takeover_after,
               ready=lambda url: print(f"serving {url} (script mode) and {url}?control=keys "
                                       "(arrow keys); Ctrl-C stops", flush=True))
     except KeyboardInterrupt:

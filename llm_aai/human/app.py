@@ -65,6 +65,9 @@ MAX_KEY_MESSAGE = 512
 SETTLE_TIMEOUT_S = 60.0
 """How long a request waits for a script to be played before answering with the view as it is
 (the page then asks again)."""
+HEARTBEAT_S = 5.0
+"""How often a script page tells the server it is open (at most; a third of the take-over
+time when that is shorter)."""
 STATIC = {"human.js": "text/javascript; charset=utf-8", "human.css": "text/css; charset=utf-8"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -111,6 +114,8 @@ def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starl
     templates = Environment(loader=PackageLoader("llm_aai.human", "templates"),
                             autoescape=select_autoescape(["html"]))
     study = sessions.study
+    # a script page asks for its session this often, so an open page is never abandoned
+    heartbeat_ms = round(min(HEARTBEAT_S, sessions.takeover_after / 3) * 1000)
     system_prompt = load_prompt_for_mode(study.base.prompt, study.base.modes).system_text
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -132,7 +137,7 @@ def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starl
         if session is None:
             return RedirectResponse("/", 303, headers=SECURITY_HEADERS)
         return page("play.html", interface=session.interface, participant=session.participant,
-                    tick_ms=round(TICK_S * 1000))
+                    tick_ms=round(TICK_S * 1000), heartbeat_ms=heartbeat_ms)
 
     async def start(request: Request) -> Response:
         body = await _json_body(request, StartBody)
@@ -319,6 +324,7 @@ async def _play_keys(websocket: WebSocket, sessions: Sessions) -> None:
         await _read_keys(websocket, session)
     finally:
         session.clock.disconnect()
+        session.touch()  # abandoned counts from here
         unsubscribe()
         sender.cancel()
 

@@ -26,7 +26,8 @@ from llm_aai.human.hosts import allowed_hosts
 from llm_aai.human.session import Sessions
 from llm_aai.human.study import Study
 
-__all__ = ["LOOPBACK", "MAX_CONNECTIONS", "REQUEST_TIMEOUT_S", "bind", "serve"]
+__all__ = ["LOOPBACK", "MAX_CONNECTIONS", "REQUEST_TIMEOUT_S", "TAKEOVER_AFTER_S", "bind",
+           "serve"]
 
 LOOPBACK = "127.0.0.1"
 MAX_CONNECTIONS = 256
@@ -34,6 +35,8 @@ MAX_CONNECTIONS = 256
 1,024 open files a process commonly may have (its simulators and logs need some too)."""
 REQUEST_TIMEOUT_S = 10.0
 """How long a connection may take to send a whole request (or stay idle between two)."""
+TAKEOVER_AFTER_S = 30.0
+"""How long a session must have had no page before its participant id may take it over."""
 WS_MAX_BYTES = 65_536
 """The largest WebSocket message the server reads (a key event is a few dozen bytes)."""
 
@@ -60,6 +63,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve(study: Study, sock: socket.socket, *, max_sessions: int = 8,
           max_connections: int = MAX_CONNECTIONS, request_timeout: float = REQUEST_TIMEOUT_S,
+          takeover_after: float = TAKEOVER_AFTER_S,
           ready: Callable[[str], None] | None = None,
           stop: threading.Event | None = None) -> None:
     """Serve ``study`` on the bound ``sock`` until interrupted or ``stop`` is set.
@@ -70,11 +74,13 @@ def serve(study: Study, sock: socket.socket, *, max_sessions: int = 8,
         max_sessions: the most sessions playing at once.
         max_connections: the most connections open at once (``connections.Gate``).
         request_timeout: seconds a connection may take to send a whole request.
+        takeover_after: seconds with no page after which a session may be taken over
+            (``Sessions.open``).
         ready: called with the app's URL once it answers.
         stop: set it to stop serving (tests); otherwise the server runs until Ctrl-C.
 
     """
-    sessions = Sessions(study, max_live=max_sessions)
+    sessions = Sessions(study, max_live=max_sessions, takeover_after=takeover_after)
     host, port = sock.getsockname()[:2]
     app = make_app(sessions, allowed_hosts(host))
     gate = Gate(max_connections, request_timeout)

@@ -96,6 +96,17 @@ function setupScripts(main) {
     }
   }
 
+  // Tell the server the page is open even while the participant thinks: a session no page
+  // asks for is abandoned after a while and may be taken over.
+  setInterval(async () => {
+    try {
+      const response = await fetch("/api/state", {credentials: "same-origin"});
+      const data = await response.json();
+      if (!response.ok) { showError(data.error); return; }
+      if (String(data.version) !== main.dataset.version) render(data);
+    } catch (error) { /* the next beat tries again */ }
+  }, Number(main.dataset.heartbeatMs));
+
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     showError("");
