@@ -56,6 +56,9 @@ function renderText(main, view) {
   if (view.phase === "starting") message = "The level is being set up...";
   $("message").textContent = message;
   $("next").hidden = view.phase !== "level_over";
+  // the keyboard's "press an arrow key to start" is for a level not yet begun
+  const hint = $("hint");
+  if (hint) hint.hidden = !(view.replies === 0 && ["starting", "playing"].includes(view.phase));
 }
 
 function setupScripts(main) {
