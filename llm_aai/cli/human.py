@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 from llm_aai.human import ORDERS, Study, StudyError, bind, serve
+from llm_aai.human.connections import default_max_connections
 from llm_aai.human.hosts import is_loopback
-from llm_aai.human.server import MAX_CONNECTIONS, REQUEST_TIMEOUT_S, TAKEOVER_AFTER_S
+from llm_aai.human.server import REQUEST_TIMEOUT_S, TAKEOVER_AFTER_S
 from llm_aai.runner import RunConfig
 
 DEFAULT_PORT = 8090
@@ -67,9 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
                                    "abandoned: starting again under its participant id takes "
                                    "it over, its level in play kept as an attempt (default "
                                    f"{TAKEOVER_AFTER_S:g})")
-    serve_parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS,
+    serve_parser.add_argument("--max-connections", type=int,
                               help="the most connections open at once; past it the longest "
-                                   f"idle one is closed (default {MAX_CONNECTIONS})")
+                                   "idle one is closed (default: 256, fewer where the process "
+                                   "may open few files; here "
+                                   f"{default_max_connections()})")
     serve_parser.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT_S,
                               metavar="SECONDS",
                               help="a connection that sends no whole request in this long is "
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"--port must be in 0-65535, got {args.port}")
     if args.max_sessions < 1:
         return _fail(f"--max-sessions must be at least 1, got {args.max_sessions}")
-    if args.max_connections < 1:
+    if args.max_connections is not None and args.max_connections < 1:
         return _fail(f"--max-connections must be at least 1, got {args.max_connections}")
     for flag, value in (("--takeover-after", args.takeover_after),
                         ("--request-timeout", args.request_timeout)):

@@ -12,7 +12,11 @@ connection is ``GatedH11Protocol`` (uvicorn's own h11 protocol, with a ``Gate``)
   make room (only waiting ones: a request being answered or a keyboard's WebSocket is never
   cut); when none waits, the new one is answered 503 and closed;
 * each such event is logged on one line, at most once a second (with the count so far), never
-  as a traceback.
+  as a traceback; so are the event loop's own errors (``LoopErrors``).
+
+asyncio accepts up to ``BACKLOG`` connections at a time before any of them is seen here, so a
+burst can hold the bound plus two such batches for a moment: ``default_max_connections``
+leaves room for them under the process's open-files limit.
 
 So a person's request is answered at once however many idle sockets are open.
 """
@@ -27,11 +31,36 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["Gate", "GatedH11Protocol", "one_line_loop_errors"]
+__all__ = ["BACKLOG", "Gate", "GatedH11Protocol", "LoopErrors", "default_max_connections"]
+
+BACKLOG = 64
+"""Connections waiting to be accepted, and the most asyncio accepts in one go (uvicorn's
+default of 2,048 let one burst use up the open files before any could be closed)."""
+
+MOST_CONNECTIONS = 256
+"""The default bound where the process may open many files: a few connections per
+participant's browser, far more than a study needs."""
 
 REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
            b"connection: close\r\ncontent-length: 46\r\n\r\n"
            b"too many connections are open; try again soon\n")
+
+
+def default_max_connections() -> int:
+    """The default bound: ``MOST_CONNECTIONS``, or less where the process may open few files.
+
+    What the open-files limit leaves after two accept batches (``BACKLOG``) and 64 files for
+    the sessions' simulators and logs, halved (macOS lets a process open 256 files unless told
+    otherwise: 32 connections; Linux commonly 1,024: 256).
+    """
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to read
+        return MOST_CONNECTIONS
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MOST_CONNECTIONS
+    return max(8, min(MOST_CONNECTIONS, (soft - 2 * BACKLOG - 64) // 2))
 
 
 class Gate:
@@ -177,13 +206,34 @@ class GatedH11Protocol(H11Protocol):
             self.close()
 
 
-def one_line_loop_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The event loop's error handler, on one line: what failed and the error, no traceback.
+class LoopErrors:
+    """The event loop's error handler: one line, what failed and the error, no traceback.
 
-    An accept that fails for want of open files (``EMFILE``) is retried by asyncio a second
-    later and reported each time; one line each keeps the log readable.
+    An accept that fails for want of open files (``EMFILE``) is retried by asyncio and reported
+    each time, hundreds of times a second; a line a second at most (with the count) keeps the
+    log readable.
+
+    Args:
+        clock: monotonic seconds (a test may give its own).
+        say: where the lines go.
+
     """
-    error = context.get("exception")
-    detail = f": {type(error).__name__}: {error}" if error is not None else ""
-    print(f"human server: {context.get('message', 'event loop error')}{detail}",
-          file=sys.stderr, flush=True)
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic,
+                 say: Callable[[str], None] | None = None) -> None:
+        self._clock = clock
+        self._say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._count = 0
+        self._said = -1e9
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """Say ``context`` on one line (asyncio's handler signature)."""
+        self._count += 1
+        now = self._clock()
+        if now - self._said < 1.0:
+            return
+        self._said = now
+        error = context.get("exception")
+        detail = f": {type(error).__name__}: {error}" if error is not None else ""
+        self._say(f"human server: {context.get('message', 'event loop error')}{detail} "
+                  f"({self._count} event loop errors so far)")

@@ -21,18 +21,20 @@ from collections.abc import Callable
 import uvicorn
 
 from llm_aai.human.app import make_app
-from llm_aai.human.connections import Gate, GatedH11Protocol, one_line_loop_errors
+from llm_aai.human.connections import (
+    BACKLOG,
+    Gate,
+    GatedH11Protocol,
+    LoopErrors,
+    default_max_connections,
+)
 from llm_aai.human.hosts import allowed_hosts
 from llm_aai.human.session import Sessions
 from llm_aai.human.study import Study
 
-__all__ = ["LOOPBACK", "MAX_CONNECTIONS", "REQUEST_TIMEOUT_S", "TAKEOVER_AFTER_S", "bind",
-           "serve"]
+__all__ = ["LOOPBACK", "REQUEST_TIMEOUT_S", "TAKEOVER_AFTER_S", "bind", "serve"]
 
 LOOPBACK = "127.0.0.1"
-MAX_CONNECTIONS = 256
-"""The most connections open at once: a few per participant's browser, and well under the
-1,024 open files a process commonly may have (its simulators and logs need some too)."""
 REQUEST_TIMEOUT_S = 10.0
 """How long a connection may take to send a whole request (or stay idle between two)."""
 TAKEOVER_AFTER_S = 30.0
@@ -62,7 +64,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(study: Study, sock: socket.socket, *, max_sessions: int = 8,
-          max_connections: int = MAX_CONNECTIONS, request_timeout: float = REQUEST_TIMEOUT_S,
+          max_connections: int | None = None, request_timeout: float = REQUEST_TIMEOUT_S,
           takeover_after: float = TAKEOVER_AFTER_S,
           ready: Callable[[str], None] | None = None,
           stop: threading.Event | None = None) -> None:
@@ -72,7 +74,8 @@ def serve(study: Study, sock: socket.socket, *, max_sessions: int = 8,
         study: the tasks and settings every participant plays.
         sock: from ``bind``.
         max_sessions: the most sessions playing at once.
-        max_connections: the most connections open at once (``connections.Gate``).
+        max_connections: the most connections open at once (``connections.Gate``; None:
+            ``default_max_connections``, from the open files the process may have).
         request_timeout: seconds a connection may take to send a whole request.
         takeover_after: seconds with no page after which a session may be taken over
             (``Sessions.open``).
@@ -83,9 +86,9 @@ def serve(study: Study, sock: socket.socket, *, max_sessions: int = 8,
     sessions = Sessions(study, max_live=max_sessions, takeover_after=takeover_after)
     host, port = sock.getsockname()[:2]
     app = make_app(sessions, allowed_hosts(host))
-    gate = Gate(max_connections, request_timeout)
+    gate = Gate(max_connections or default_max_connections(), request_timeout)
     config = uvicorn.Config(app, log_level="warning", ws_max_size=WS_MAX_BYTES,
-                            lifespan="off", access_log=False, loop="asyncio",
+                            lifespan="off", access_log=False, loop="asyncio", backlog=BACKLOG,
                             http=GatedH11Protocol.gated(gate))
     server = uvicorn.Server(config)
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
@@ -111,5 +114,5 @@ def serve(study: Study, sock: socket.socket, *, max_sessions: int = 8,
 
 async def _serve_quietly(server: uvicorn.Server, sock: socket.socket) -> None:
     """``server.serve`` on a loop whose own errors (a failed accept) are logged on one line."""
-    asyncio.get_running_loop().set_exception_handler(one_line_loop_errors)
+    asyncio.get_running_loop().set_exception_handler(LoopErrors())
     await server.serve(sockets=[sock])

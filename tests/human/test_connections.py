@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from llm_aai.human.connections import Gate
+from llm_aai.human.connections import Gate, LoopErrors
 from tests.human.conftest import served
 
 BOUND = 4
@@ -113,3 +113,20 @@ def test_when_every_connection_is_busy_a_new_one_is_answered_503():
     assert not gate.make_room(newcomer, 2)  # over it, and nobody waits
     assert said == ["human server: refused a connection: 1 so far (1 open, the most "
                     "--max-connections takes, all in use)"]
+
+
+def test_the_event_loops_errors_are_one_line_a_second_with_their_count():
+    now = [0.0]
+    said: list[str] = []
+    errors = LoopErrors(clock=lambda: now[0], say=said.append)
+    failed = {"message": "socket.accept() out of system resource",
+              "exception": OSError(24, "Too many open files")}
+    for _ in range(500):  # asyncio retrying an accept that has no file to open
+        errors(None, failed)
+    now[0] = 1.0
+    errors(None, failed)
+    assert said == [
+        "human server: socket.accept() out of system resource: OSError: [Errno 24] Too many "
+        "open files (1 event loop errors so far)",
+        "human server: socket.accept() out of system resource: OSError: [Errno 24] Too many "
+        "open files (501 event loop errors so far)"]
