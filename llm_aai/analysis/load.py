@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from llm_aai.analysis.levels import LEVEL_NAMES
+from llm_aai.logs.browser import browser_participant
 from llm_aai.logs.schema import (
     CONVERSATION_COLUMNS,
     SUMMARY_COLUMNS,
@@ -211,6 +212,9 @@ def _run_identity(path: Path) -> dict[str, Any]:
         "prompt": config.prompt,
         "backend": config.backend,
         "agent_name": manifest.agent_name,
+        # who played a run in the browser, and how: it is continued there, not by --resume
+        **dict(zip(("browser_participant", "browser_interface"),
+                   browser_participant(manifest.agent) or (None, None), strict=True)),
         "litellm_model": manifest.agent.get("litellm_model"),
         "probe": probe_of(config),
         "settings": json.dumps(_settings(manifest, run), sort_keys=True),

@@ -16,6 +16,7 @@ from llm_aai.analysis.metrics import infra_failures
 from llm_aai.analysis.paired import unpaired_tasks
 from llm_aai.analysis.reference import Differing, partly_played, shared_tasks, tasks_by_label
 from llm_aai.arena.catalog import children_subset
+from llm_aai.logs.browser import continue_in_browser
 from llm_aai.logs.schema import CONTEXT_OVERFLOW
 
 
@@ -127,8 +128,11 @@ def exclusion_notes(runs: Runs) -> list[str]:
             lines.append(f"note: {row.path}: {row.duplicates} episode(s) of run {row.run_id} "
                          "already read from another directory, counted once")
         if row.unfinished:
+            participant = getattr(row, "browser_participant", None)
+            how = ("continue the run with --resume" if not isinstance(participant, str)
+                   else continue_in_browser(row.path, participant, row.browser_interface))
             lines.append(f"note: {row.path}: {row.unfinished} unfinished episode(s) ignored "
-                         "(continue the run with --resume)")
+                         f"({how})")
     return lines
 
 

@@ -16,6 +16,9 @@ import sys
 from pathlib import Path
 
 from llm_aai.human import ORDERS, Study, StudyError, bind, serve
+from llm_aai.human.connections import default_max_connections
+from llm_aai.hosts import is_loopback
+from llm_aai.human.server import REQUEST_TIMEOUT_S, TAKEOVER_AFTER_S
 from llm_aai.runner import RunConfig
 
 DEFAULT_PORT = 8090
@@ -59,6 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve_parser.add_argument("--max-sessions", type=int, default=8,
                               help="the most participants playing at once (each plays on its "
                                    "own simulator; default 8)")
+    serve_parser.add_argument("--takeover-after", type=float, default=TAKEOVER_AFTER_S,
+                              metavar="SECONDS",
+                              help="a session no page has asked for in this long is "
+                                   "abandoned: starting again under its participant id takes "
+                                   "it over, its level in play kept as an attempt (default "
+                                   f"{TAKEOVER_AFTER_S:g})")
+    serve_parser.add_argument("--max-connections", type=int,
+                              help="the most connections open at once; past it the longest "
+                                   "idle one is closed (default: 256, fewer where the process "
+                                   "may open few files; here "
+                                   f"{default_max_connections()})")
+    serve_parser.add_argument("--request-timeout", type=float, default=REQUEST_TIMEOUT_S,
+                              metavar="SECONDS",
+                              help="a connection that sends no whole request in this long is "
+                                   f"closed (default {REQUEST_TIMEOUT_S:g})")
     return parser
 
 
@@ -69,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"--port must be in 0-65535, got {args.port}")
     if args.max_sessions < 1:
         return _fail(f"--max-sessions must be at least 1, got {args.max_sessions}")
+    if args.max_connections is not None and args.max_connections < 1:
+        return _fail(f"--max-connections must be at least 1, got {args.max_connections}")
+    for flag, value in (("--takeover-after", args.takeover_after),
+                        ("--request-timeout", args.request_timeout)):
+        if not 0 < value < float("inf"):
+            return _fail(f"{flag} must be a number of seconds above 0, got {value:g}")
     try:
         study = Study.create(out=args.out, tasks=args.tasks, level=args.level,
                              arenas_dir=args.arenas_dir, full_testbed=args.full_testbed,
@@ -80,12 +104,13 @@ def main(argv: list[str] | None = None) -> int:
         sock = bind(args.host, args.port)
     except OSError as error:
         return _fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
-    if args.host not in ("127.0.0.1", "::1", "localhost"):
+    if not is_loopback(args.host):
         print(f"warning: listening on {args.host}: anyone who can reach this machine can "
               "start a session", file=sys.stderr)
     print(f"{len(study.tasks)} levels; runs go to {args.out}", flush=True)
     try:
-        serve(study, sock, max_sessions=args.max_sessions,
+        serve(study, sock, max_sessions=args.max_sessions, max_connections=args.max_connections,
+              request_timeout=args.request_timeout, takeover_after=args.takeover_after,
               ready=lambda url: print(f"serving {url} (script mode) and {url}?control=keys "
                                       "(arrow keys); Ctrl-C stops", flush=True))
     except KeyboardInterrupt:

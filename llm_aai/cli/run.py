@@ -51,6 +51,7 @@ from llm_aai.runner import (
     run_config_of,
     start_run,
 )
+from llm_aai.runner.app import check_resumable
 from llm_aai.runner.presets import fill_presets
 from llm_aai.script import MODES as SCRIPT_MODES
 from llm_aai.settings import MAX_RESOLUTION, MIN_RESOLUTION, ConfigError
@@ -439,6 +440,7 @@ def _resume(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOut
     used its old model or trial count would not be what the user asked for.
     """
     run_dir = Path(args.resume)
+    check_resumable(run_dir)  # a participant's browser run is continued in the browser
     run = run_config_of(run_dir)
     where = {"out": run_dir.parent, "run_id": run_dir.name}  # flags that name a new run
     conflicts, overrides = [], {}

@@ -15,7 +15,10 @@ name a file):
 
 Requests that change something must come from the app's own pages: a JSON body (which a
 cross-site form cannot send), the cookie ``SameSite=Strict``, and an ``Origin`` naming this
-server when the browser gives one (a WebSocket's always does).
+server when the browser gives one (a WebSocket's always does). A body is read up to
+``MAX_BODY_BYTES`` and must be the endpoint's JSON object exactly (``StartBody``,
+``ScriptBody``); anything else (not UTF-8, not JSON, nested too deep, a number out of range,
+another kind or type, a field unknown) is a 400 naming what is wrong, never a 500.
 """
 
 from __future__ import annotations
@@ -28,25 +31,28 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import asdict
 from importlib import resources
-from typing import Any
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import anyio.to_thread
 from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from llm_aai.hosts import host_allowed, same_authority
 from llm_aai.human.keyboard import TICK_S
 from llm_aai.human.session import Session, SessionError, Sessions, View
-from llm_aai.human.study import INTERFACES, StudyError
+from llm_aai.human.study import StudyError
 from llm_aai.prompts.modes import load_prompt_for_mode
 
-__all__ = ["COOKIE", "MAX_KEY_EVENTS_PER_S", "MAX_SCRIPT_BYTES", "make_app"]
+__all__ = ["COOKIE", "MAX_KEY_EVENTS_PER_S", "MAX_SCRIPT_BYTES", "ScriptBody", "StartBody",
+           "make_app"]
 
 COOKIE = "llm_aai_session"
 MAX_SCRIPT_BYTES = 16_384
@@ -59,6 +65,9 @@ MAX_KEY_MESSAGE = 512
 SETTLE_TIMEOUT_S = 60.0
 """How long a request waits for a script to be played before answering with the view as it is
 (the page then asks again)."""
+HEARTBEAT_S = 5.0
+"""How often a script page tells the server it is open (at most; a third of the take-over
+time when that is shorter)."""
 STATIC = {"human.js": "text/javascript; charset=utf-8", "human.css": "text/css; charset=utf-8"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -68,6 +77,28 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+
+
+class _Body(BaseModel):
+    """A request's JSON object: its fields exactly, of their types (no coercion)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class StartBody(_Body):
+    """``POST /api/sessions``."""
+
+    participant: str
+    interface: Literal["script", "keys"] = "script"
+
+
+class ScriptBody(_Body):
+    """``POST /api/script``."""
+
+    script: str
+
+
+BodyT = TypeVar("BodyT", bound=_Body)
 
 
 def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starlette:
@@ -83,6 +114,8 @@ def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starl
     templates = Environment(loader=PackageLoader("llm_aai.human", "templates"),
                             autoescape=select_autoescape(["html"]))
     study = sessions.study
+    # a script page asks for its session this often, so an open page is never abandoned
+    heartbeat_ms = round(min(HEARTBEAT_S, sessions.takeover_after / 3) * 1000)
     system_prompt = load_prompt_for_mode(study.base.prompt, study.base.modes).system_text
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -104,17 +137,15 @@ def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starl
         if session is None:
             return RedirectResponse("/", 303, headers=SECURITY_HEADERS)
         return page("play.html", interface=session.interface, participant=session.participant,
-                    tick_ms=round(TICK_S * 1000))
+                    tick_ms=round(TICK_S * 1000), heartbeat_ms=heartbeat_ms)
 
     async def start(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await _json_body(request, StartBody)
         if isinstance(body, Response):
             return body
-        participant, interface = body.get("participant"), body.get("interface", "script")
-        if not isinstance(participant, str) or interface not in INTERFACES:
-            return _error(400, "give a participant id and an interface (script or keys)")
         try:
-            session = await anyio.to_thread.run_sync(sessions.open, participant, interface)
+            session = await anyio.to_thread.run_sync(sessions.open, body.participant,
+                                                     body.interface)
         except StudyError as error:
             return _error(409, str(error))
         response = JSONResponse({"play": "/play"}, headers=SECURITY_HEADERS)
@@ -131,12 +162,10 @@ def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starl
         session = sessions.get(request.cookies.get(COOKIE))
         if session is None:
             return _error(401, "no session: start one on the first page")
-        body = await _json_body(request)
+        body = await _json_body(request, ScriptBody)
         if isinstance(body, Response):
             return body
-        text = body.get("script")
-        if not isinstance(text, str):
-            return _error(400, 'send the script as {"script": "..."}')
+        text = body.script
         if len(text.encode("utf-8", "surrogatepass")) > MAX_SCRIPT_BYTES:
             return _error(413, f"the script is longer than {MAX_SCRIPT_BYTES:,} bytes; "
                                "nothing was played")
@@ -160,8 +189,7 @@ def make_app(sessions: Sessions, allowed_hosts: Sequence[str] = ("*",)) -> Starl
     async def keys(websocket: WebSocket) -> None:
         await _play_keys(websocket, sessions)
 
-    app = Starlette(middleware=[Middleware(TrustedHostMiddleware,
-                                           allowed_hosts=list(allowed_hosts))], routes=[
+    app = Starlette(middleware=[Middleware(_HostCheck, allowed=tuple(allowed_hosts))], routes=[
         Route("/", index),
         Route("/play", play),
         Route("/api/sessions", start, methods=["POST"]),
@@ -179,16 +207,40 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status, headers=SECURITY_HEADERS)
 
 
+class _HostCheck:
+    """Refuse a request whose ``Host`` is not one of the server's names (``hosts``).
+
+    A plain ASGI middleware, for HTTP and WebSockets alike: Starlette's own reads the host as
+    what comes before the first colon, which cannot take a bracketed IPv6 address.
+    """
+
+    def __init__(self, app, allowed: tuple[str, ...]) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] not in ("http", "websocket") or host_allowed(
+                Headers(scope=scope).get("host"), self.allowed):
+            await self.app(scope, receive, send)
+        elif scope["type"] == "http":
+            await _error(400, "this server does not answer to that host name")(
+                scope, receive, send)
+        else:
+            await send({"type": "websocket.close", "code": 4400,
+                        "reason": "this server does not answer to that host name"})
+
+
 def _foreign(connection: HTTPConnection) -> Response | None:
     """A 403 for a request whose ``Origin`` is another site (None: it may go on)."""
     origin = connection.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc != connection.headers.get("host"):
+    if origin is not None and not same_authority(urlsplit(origin).netloc,
+                                                 connection.headers.get("host")):
         return _error(403, "requests must come from the app's own pages")
     return None
 
 
-async def _json_body(request: Request) -> dict[str, Any] | Response:
-    """The request's JSON object, read up to ``MAX_BODY_BYTES``, or the error to answer."""
+async def _json_body(request: Request, kind: type[BodyT]) -> BodyT | Response:
+    """The request's body as ``kind``, read up to ``MAX_BODY_BYTES``, or the error to answer."""
     if (refused := _foreign(request)) is not None:
         return refused
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
@@ -204,14 +256,23 @@ async def _json_body(request: Request) -> dict[str, Any] | Response:
             return _error(413, f"the request is longer than {MAX_SCRIPT_BYTES:,} bytes of "
                                "script; nothing was played")
     try:
-        data = json.loads(bytes(body).decode("utf-8"))
+        text = bytes(body).decode("utf-8")
     except UnicodeDecodeError:
         return _error(400, "the request is not UTF-8 text; nothing was played")
-    except json.JSONDecodeError as error:
-        return _error(400, f"the request is not JSON ({error.msg}); nothing was played")
-    if not isinstance(data, dict):
-        return _error(400, "send a JSON object")
-    return data
+    try:
+        return kind.model_validate_json(text)
+    except ValidationError as error:
+        return _error(400, _body_problem(error, kind))
+
+
+def _body_problem(error: ValidationError, kind: type[_Body]) -> str:
+    """One line for a body that is not ``kind``: the first problem, and what to send."""
+    first = error.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    problem = first["msg"] if first["type"] == "json_invalid" else (
+        f"{where}: {first['msg']}" if where else first["msg"])
+    fields = ", ".join(f'"{name}"' for name in kind.model_fields)
+    return f"{problem[:160]} (send a JSON object with {fields}); nothing was played"
 
 
 async def _answer(session: Session, act) -> Response:
@@ -263,6 +324,7 @@ async def _play_keys(websocket: WebSocket, sessions: Sessions) -> None:
         await _read_keys(websocket, session)
     finally:
         session.clock.disconnect()
+        session.touch()  # abandoned counts from here
         unsubscribe()
         sender.cancel()
 

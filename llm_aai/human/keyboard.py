@@ -105,6 +105,11 @@ class KeyboardClock:
             self._changed.notify_all()
 
     @property
+    def connected(self) -> bool:
+        """Whether a page is connected now."""
+        return self._connections > 0
+
+    @property
     def applied(self) -> int:
         """The sequence number of the last key event the last step acted on."""
         return self._applied

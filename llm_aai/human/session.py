@@ -11,6 +11,14 @@ change and handed to whoever subscribed (a page's connection).
 A session that fails (a simulator error, a log that cannot be written) stops alone: its thread
 catches the error, the page says so, and the other sessions play on; its finished levels are
 sealed in its run already.
+
+A session whose page went away (a closed browser, a lost cookie) is *abandoned* once no page
+has asked for it for ``takeover_after`` seconds. Then its participant id may start a session
+again, which takes the old one over (``Sessions.open``): the old session is closed, the level
+it was playing is set aside as ``<episode>.attempt-N`` with every reply it holds, and the new
+session plays on from that level in the same run. An abandoned session also gives up its place
+when the server is full. Before the timeout a second start under the id is refused, so nobody
+takes a session from a participant who is still playing.
 """
 
 from __future__ import annotations
@@ -131,11 +139,21 @@ class Session:
     _closed: str | None = None
     _listeners: list[Callable[[View], None]] = field(default_factory=list)
     _thread: threading.Thread | None = None
+    _seen: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
         cap = self.run.config.protocol.max_scripts
-        self._view = View(0, STARTING, self.participant, self.interface, 1, len(self.order),
-                          max_scripts=cap)
+        self._view = View(0, STARTING, self.participant, self.interface,
+                          self._first_level_left(), len(self.order), max_scripts=cap)
+
+    def touch(self) -> None:
+        """A page asked for the session now (it is not abandoned)."""
+        self._seen = time.monotonic()
+
+    @property
+    def idle_s(self) -> float:
+        """Seconds since a page last asked for the session (0 while a keyboard is connected)."""
+        return 0.0 if self.clock.connected else time.monotonic() - self._seen
 
     @property
     def view(self) -> View:
@@ -257,16 +275,26 @@ class Session:
                 self._changed.wait()
             self._next_wanted = False
 
+    def _first_level_left(self) -> int:
+        """The number of the first level the run has not finished (1 for a new run)."""
+        return next((level for level, task_id in enumerate(self.order, start=1)
+                     if self.run.finished(task_id, 1) is None), len(self.order))
+
     def _play_all(self) -> None:
         agent = BrowserParticipant(self)
+        played = False
         try:
             for level, task_id in enumerate(self.order, start=1):
-                if level > 1:
+                if self.run.finished(task_id, 1) is not None:
+                    continue  # finished in an earlier session of this participant
+                if played:
                     self._wait_for_next()
+                played = True
                 self.clock.new_level()
                 self._publish(phase=STARTING, level=level, replies=0, images=(), preamble="",
                               text="", message="")
                 spec = self.run.spec(task_id, 1)
+                self.run.store.set_aside_interrupted_replies(spec.episode_id)
                 self.run.play(spec, agent)
                 last = level == len(self.order)
                 self._show_level_end(spec.episode_id, DONE if last else LEVEL_OVER)
@@ -281,6 +309,8 @@ class Session:
                                                  f"({type(error).__name__}: {error}). The "
                                                  "levels you finished are saved; please tell "
                                                  "the researcher.")
+        finally:
+            self.run.close()  # its lock released: a session taking this one over reopens it
 
     def _show_level_end(self, episode_id: str, phase: str) -> None:
         """The level's last message as its log holds it: the final frame and the outcome."""
@@ -313,37 +343,40 @@ class Sessions:
     Args:
         study: what every session plays.
         max_live: the most sessions playing at once (each holds a simulator while it plays).
+        takeover_after: seconds with no page after which a session is abandoned: its
+            participant id may take it over, and a newcomer may take its place when the
+            server is full.
 
     """
 
-    def __init__(self, study: Study, max_live: int = 8) -> None:
+    def __init__(self, study: Study, max_live: int = 8, takeover_after: float = 30.0) -> None:
         self.study = study
         self.max_live = max_live
+        self.takeover_after = takeover_after
         self._lock = threading.Lock()
         self._by_token: dict[str, Session] = {}
         self._opening: set[tuple[str, str]] = set()
 
     def open(self, participant: str, interface: str) -> Session:
-        """Start a session: the participant's run is made and its first level set up.
+        """Start a session: the participant's run is made (or continued) and a level set up.
+
+        A live session under the same id and interface is taken over once it is abandoned
+        (see the module); so is the longest-abandoned one when the server is full.
 
         Raises:
-            StudyError: a bad participant id, one with a session or a run under this interface
-                already, or too many sessions playing.
+            StudyError: a bad participant id, one whose session is still in use or whose run
+                has every level finished, or too many sessions playing.
 
         """
         participant = check_participant_id(participant)
         self.study.config(interface)  # a bad interface is refused before anything is made
         key = (participant, interface)
         with self._lock:
-            live = [s for s in self._by_token.values() if s.live]
-            if key in self._opening or any((s.participant, s.interface) == key for s in live):
-                raise StudyError(f"participant {participant} has a session open already (in "
-                                 "another tab or browser); continue there, or give another id")
-            if len(live) + len(self._opening) >= self.max_live:
-                raise StudyError(f"{len(live)} sessions are playing, the most this server "
-                                 "takes; try again when one has finished")
+            replaced = self._to_replace(participant, key)
             self._opening.add(key)
         try:  # the run is made outside the lock: other sessions' requests go on meanwhile
+            if replaced is not None:
+                self._retire(replaced, participant)
             run = self.study.open(participant, interface)
             session = Session(secrets.token_urlsafe(32), participant, interface, run,
                               self.study.order_for(participant))
@@ -355,12 +388,59 @@ class Sessions:
         session.start()
         return session
 
+    def _to_replace(self, participant: str, key: tuple[str, str]) -> Session | None:
+        """The session a start under ``key`` takes over (holding ``_lock``), or None.
+
+        Raises:
+            StudyError: the start is refused.
+
+        """
+        live = [s for s in self._by_token.values() if s.live]
+        same = next((s for s in live if (s.participant, s.interface) == key), None)
+        if key in self._opening:
+            raise StudyError(f"participant {participant} is starting a session already")
+        if same is not None:
+            wait = self.takeover_after - same.idle_s
+            if wait > 0:
+                raise StudyError(
+                    f"participant {participant} has a session open already (in another tab "
+                    "or browser); continue there, or, if that browser was closed, start again "
+                    f"in {wait:.0f} s to take the session over here")
+            return same
+        if len(live) + len(self._opening) < self.max_live:
+            return None
+        abandoned = sorted((s for s in live if s.idle_s >= self.takeover_after),
+                           key=lambda s: -s.idle_s)
+        if not abandoned:
+            raise StudyError(f"{len(live)} sessions are playing, the most this server takes; "
+                             "try again when one has finished")
+        return abandoned[0]
+
+    def _retire(self, old: Session, by: str) -> None:
+        """Close an abandoned session and wait for its run to be released.
+
+        Its level in play stays unfinished in its run, with its replies; the next session of
+        its participant sets it aside as an attempt and plays the level again.
+        """
+        with self._lock:
+            self._by_token.pop(old.token, None)
+        reason = ("taken over by a new start under this participant id"
+                  if old.participant == by else "its place was given to another participant "
+                  "after it had no page for a while")
+        old.close(reason)
+        old.join(30.0)
+        print(f"session of participant {old.participant} ({old.interface}) closed after "
+              f"{old.idle_s:.0f} s with no page: {reason}", file=sys.stderr, flush=True)
+
     def get(self, token: str | None) -> Session | None:
-        """The session of ``token``, or None for a missing or unknown one."""
+        """The session of ``token`` (marked as in use now), or None for a missing or unknown one."""
         if not token:
             return None
         with self._lock:
-            return self._by_token.get(token)
+            session = self._by_token.get(token)
+        if session is not None:
+            session.touch()
+        return session
 
     def close_all(self, reason: str, timeout: float = 5.0) -> None:
         """Close every session and wait a little for their threads to end."""

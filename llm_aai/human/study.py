@@ -145,10 +145,14 @@ class Study:
                                          max_replies=KEYS_MAX_REPLIES))
 
     def open(self, participant: str, interface: str) -> OpenRun:
-        """Make the participant's run (its manifest written now) and open it for play.
+        """Open the participant's run for play: made now (its manifest written), or continued.
+
+        A participant whose run exists (a session taken over, a server restarted) goes on
+        with the levels not yet finished; the run must be this study's (the same tasks and
+        settings), or it is refused.
 
         Raises:
-            StudyError: the participant has a run under this interface already.
+            StudyError: the run has every level finished already, or is another study's.
 
         """
         run_dir = self.run_dir(participant, interface)
@@ -156,13 +160,15 @@ class Study:
         options: dict[str, Any] = {"participant": participant, "interface": interface,
                                    "order": ",".join(order)}
         agent = AgentSpec(AGENT, "builtin", options, _played_in_the_browser)
-        if run_dir.exists():
-            raise StudyError(f"participant {participant} has played under the {interface} "
-                             f"interface already ({run_dir.name}); give another id")
         try:
-            return open_run(self.config(interface), run_dir, agent=agent)
+            run = open_run(self.config(interface), run_dir, agent=agent, resume=True)
         except RunError as error:
             raise StudyError(str(error)) from error
+        if all(run.finished(task_id, 1) is not None for task_id in order):
+            run.close()
+            raise StudyError(f"participant {participant} has played every level under the "
+                             f"{interface} interface already ({run_dir.name}); give another id")
+        return run
 
 
 def _played_in_the_browser(**_: Any):

@@ -289,6 +289,25 @@ class RunStore:
         self.keep_failed_attempt(episode_id, attempt)
         return attempt
 
+    def set_aside_interrupted_replies(self, episode_id: str) -> int | None:
+        """Set an unfinished attempt with any reply aside, whatever it spent; its number.
+
+        ``set_aside_earlier_attempt`` keeps an interrupted attempt only if it spent tokens or
+        dollars, a model's cost. A person's replies spend neither, yet are the study's data:
+        a driver whose agent is a person (the browser's sessions) calls this first, so a
+        level abandoned and played again keeps its earlier replies as ``<id>.attempt-N``.
+        None: nothing to keep (no folder, a sealed one, or no reply in it).
+        """
+        directory = self.episodes_dir / episode_id
+        if (directory / RESULT).exists() or not (directory / TURNS).is_file():
+            return None
+        turns, _ = read_turns_until_cut(directory)
+        if not any(turn.reply for turn in turns):
+            return None
+        attempt = self.attempts_set_aside(episode_id) + 1
+        self.keep_failed_attempt(episode_id, attempt)
+        return attempt
+
     def _read_sealed(self, directory: Path) -> EpisodeResult:
         """An episode folder's result, which must be the result of that episode.
 

@@ -31,6 +31,7 @@ from llm_aai.agents import Agent, AgentSpec, ReplayExhausted
 from llm_aai.execution import LOCAL_NODE
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.errors import LLMRequestError, UnresolvedHost
+from llm_aai.logs.browser import browser_participant, continue_in_browser
 from llm_aai.logs.schema import EpisodeResult, RunManifest, SchemaError
 from llm_aai.logs.store import RunStore
 from llm_aai.runner.budget import BUDGET
@@ -75,8 +76,9 @@ from llm_aai.settings import ResumeOverrides, RunConfig, default_run_id
 
 # RunError, RunInterrupted, estimate_run and resolve_tasks live in errors, dry_run and plan;
 # they are named here too, where their callers import them from
-__all__ = ["RESULTS_DIR", "OpenRun", "RunError", "RunInterrupted", "RunOutcome", "estimate_run",
-           "open_run", "resolve_tasks", "resume_run", "run_config_of", "start_run"]
+__all__ = ["RESULTS_DIR", "OpenRun", "RunError", "RunInterrupted", "RunOutcome",
+           "check_resumable", "estimate_run", "open_run", "resolve_tasks", "resume_run",
+           "run_config_of", "start_run"]
 
 
 RESULTS_DIR = Path("results")
@@ -361,6 +363,7 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     """
     run_dir = Path(run_dir)
     manifest = read_run_manifest(run_dir)
+    check_not_played_in_browser(run_dir, manifest)
     config = (overrides or ResumeOverrides()).apply(config_of(manifest, run_dir))
     config, tasks, arena_paths, agent, prompt = resolve_config(config)
     check_arenas_unchanged(run_dir, manifest, arena_paths)
@@ -369,6 +372,31 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     with locked(RunStore(run_dir, config.frames)) as store, storage_errors(run_dir):
         _tidy(store)
         return RunOutcome(run_dir, _run_suite(plan, store, show_progress))
+
+
+def check_resumable(run_dir: str | Path) -> None:
+    """Refuse, before anything is touched, a run ``resume_run`` would refuse for its player.
+
+    Raises:
+        RunError: not a run directory, or a run played in the browser (see
+            ``check_not_played_in_browser``).
+
+    """
+    check_not_played_in_browser(Path(run_dir), read_run_manifest(Path(run_dir)))
+
+
+def check_not_played_in_browser(run_dir: Path, manifest: RunManifest) -> None:
+    """Refuse to resume a run a person played in the browser (``logs.browser``).
+
+    Raises:
+        RunError: it was; the message says how to continue it there.
+
+    """
+    played = browser_participant(manifest.agent)
+    if played is not None:
+        raise RunError(f"{run_dir} was played in the browser by participant {played[0]} "
+                       f"({played[1]} interface); --resume does not continue it: "
+                       + continue_in_browser(run_dir, *played))
 
 
 def run_config_of(run_dir: str | Path) -> RunConfig:

@@ -38,10 +38,11 @@ class Served:
 
 
 @contextmanager
-def served(out: Path, testbed_dir: Path, tasks: str = "01-04-03", **options) -> Iterator[Served]:
-    """Serve a study of ``tasks`` at 64 px until the block ends."""
+def served(out: Path, testbed_dir: Path, tasks: str = "01-04-03", host: str = "127.0.0.1",
+           **options) -> Iterator[Served]:
+    """Serve a study of ``tasks`` at 64 px on ``host`` until the block ends."""
     study = Study.create(out=out, tasks=tasks, arenas_dir=testbed_dir, resolution=RESOLUTION)
-    sock = bind("127.0.0.1", 0)
+    sock = bind(host, 0)
     stop = threading.Event()
     ready = threading.Event()
     urls: list[str] = []

@@ -264,3 +264,69 @@ def test_two_scripts_sent_at_once_play_one_and_refuse_the_other(server, monkeypa
         assert "no script is awaited now" in next(a for a in answers
                                                   if a.status_code == 409).json()["error"]
         assert settled(client)["replies"] == before["replies"] + 1
+
+
+NESTED = b"[" * 8000
+BAD_BODIES = {
+    "nested 8,000 deep": NESTED,
+    "nested inside a field": b'{"script": "Go(1);", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+    "a list": b'["Go(1);"]',
+    "a string": b'"Go(1);"',
+    "null": b"null",
+    "a number": b"7",
+    "empty": b"",
+    "cut short": b'{"script": "Go(1);"',
+    "a number of 5,000 digits": b'{"script": ' + b"9" * 5000 + b"}",
+    "a float out of range": b'{"script": 1e999999}',
+    "the script a number": b'{"script": 5}',
+    "the script a list": b'{"script": ["Go(1);"]}',
+    "the script an object": b'{"script": {"a": 1}}',
+    "a field unknown": b'{"script": "Go(1);", "speed": 2}',
+    "no script": b"{}",
+    "a lone surrogate": b'{"script": "\\ud800"}',
+    "NaN": b'{"script": NaN}',
+    "not UTF-8": b'{"script": "Go(1);\xc3\x28"}',
+    "UTF-16": '{"script": "Go(1);"}'.encode("utf-16"),
+}
+BAD_STARTS = {
+    "nested 8,000 deep": NESTED,
+    "the id a number": b'{"participant": 12, "interface": "script"}',
+    "the id null": b'{"participant": null}',
+    "the interface unknown": b'{"participant": "p", "interface": "mouse"}',
+    "the interface a list": b'{"participant": "p", "interface": ["keys"]}',
+    "an id of 5,000 digits": b'{"participant": ' + b"1" * 5000 + b"}",
+    "a list": b'[{"participant": "p"}]',
+    "true": b"true",
+}
+
+
+def _post_raw(client, path, body):
+    return client.post(path, content=body, headers={"content-type": "application/json"})
+
+
+def test_a_body_that_is_not_the_expected_json_is_a_400_and_plays_nothing(server, capfd):
+    with server.client() as client:
+        before = start(client, "bad-bodies")
+        for name, body in BAD_BODIES.items():
+            answer = _post_raw(client, "/api/script", body)
+            assert answer.status_code == 400, (name, answer.status_code, answer.text[:200])
+            message = answer.json()["error"]
+            assert "nothing was played" in message and len(message) < 300, (name, message)
+        assert client.get("/api/state").json()["version"] == before["version"]
+        assert _scripts(client, ["Go(1);"])["replies"] == 1  # the session plays on
+    with server.client() as client:
+        for name, body in BAD_STARTS.items():
+            answer = _post_raw(client, "/api/sessions", body)
+            assert answer.status_code == 400, (name, answer.status_code, answer.text[:200])
+            assert len(answer.json()["error"]) < 300, name
+            assert COOKIE not in client.cookies, name  # no session was made
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_body_error_names_the_field_and_what_to_send(server):
+    with server.client() as client:
+        wrong = _post_raw(client, "/api/sessions", b'{"participant": 12}').json()["error"]
+        assert wrong.startswith("participant: Input should be a valid string")
+        assert '"participant", "interface"' in wrong
+        deep = _post_raw(client, "/api/sessions", NESTED).json()["error"]
+        assert "recursion limit" in deep

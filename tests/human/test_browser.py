@@ -79,12 +79,17 @@ def test_a_participant_passes_01_04_03_with_the_arrow_keys(page, study, artifact
     _begin(page, study, "browser-keys", "?control=keys")
     main = page.locator("main")
     expect(main).to_have_attribute("data-phase", "playing", timeout=60_000)
+    hint = page.get_by_test_id("hint")
+    expect(hint).to_be_visible()
+    assert "Press an arrow key to start the level" in hint.inner_text()
     for _ in range(LEFT_TAPS_0403):  # one step each: wait for a step to act on the key
         page.keyboard.press("ArrowLeft")
         _until(lambda: int(main.get_attribute("data-applied") or 0)
                >= int(main.get_attribute("data-sent")))
+    expect(hint).to_be_hidden()  # play has started
     page.keyboard.down("ArrowUp")
     expect(main).to_have_attribute("data-phase", "done", timeout=60_000)
+    expect(hint).to_be_hidden()
     page.keyboard.up("ArrowUp")
     assert "The level is over" in page.get_by_test_id("message").inner_text()
     assert int(main.get_attribute("data-replies")) > LEFT_TAPS_0403
@@ -101,3 +106,21 @@ def test_a_participant_passes_01_04_03_with_the_arrow_keys(page, study, artifact
     assert replayed.ok, replayed.render()
     report = build_site([run_dir], tmp_path / "site")
     assert report.problems == [] and (tmp_path / "site" / "index.html").is_file()
+
+
+def test_an_open_script_page_keeps_its_session_from_a_take_over(browser, testbed_dir, tmp_path):
+    with served(tmp_path, testbed_dir, takeover_after=1.0) as running:
+        context = browser.new_context()
+        page = context.new_page()
+        _begin(page, running, "thinking")
+        expect(page.locator("main")).to_have_attribute("data-phase", "your_turn",
+                                                       timeout=60_000)
+        time.sleep(2.5)  # the participant thinks: no script sent, the page only says it is open
+        with running.client() as stranger:
+            refused = stranger.post("/api/sessions", json={"participant": "thinking"})
+            assert refused.status_code == 409, refused.text
+        context.close()  # the browser is closed
+        time.sleep(1.5)
+        with running.client() as back:
+            assert back.post("/api/sessions", json={"participant": "thinking"}).status_code \
+                == 200

@@ -54,12 +54,19 @@ def test_an_unknown_task_or_missing_arena_is_said_before_serving(tmp_path, testb
         Study.create(out=tmp_path, tasks="01-04-03", arenas_dir=testbed_dir, order="random")
 
 
-def test_a_participant_plays_an_interface_once(tmp_path, testbed_dir):
+def test_a_participants_run_is_continued_once_released_and_never_opened_twice(tmp_path,
+                                                                             testbed_dir):
     study = _study(tmp_path, testbed_dir)
-    study.open("p1", "script")
-    with pytest.raises(StudyError, match="has played under the script interface already"):
-        study.open("p1", "script")
-    study.open("p1", "keys")  # the other interface is another run
+    run = study.open("p1", "script")
+    with pytest.raises(StudyError, match="another process is running"):
+        study.open("p1", "script")  # held by its session
+    keys = study.open("p1", "keys")  # the other interface is another run
+    run.close()
+    again = study.open("p1", "script")  # taken up again: the same run, its levels left
+    assert again.run_dir == run.run_dir
+    assert again.spec("01-04-03", 1).episode_id == "01-04-03_t1"
+    again.close()
+    keys.close()
 
 
 def test_a_study_of_variants_plays_each_kept_variant_as_its_run_would(tmp_path, testbed_dir):

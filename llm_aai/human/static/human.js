@@ -56,6 +56,9 @@ function renderText(main, view) {
   if (view.phase === "starting") message = "The level is being set up...";
   $("message").textContent = message;
   $("next").hidden = view.phase !== "level_over";
+  // the keyboard's "press an arrow key to start" is for a level not yet begun
+  const hint = $("hint");
+  if (hint) hint.hidden = !(view.replies === 0 && ["starting", "playing"].includes(view.phase));
 }
 
 function setupScripts(main) {
@@ -95,6 +98,17 @@ function setupScripts(main) {
       polling = setTimeout(refresh, 1000);
     }
   }
+
+  // Tell the server the page is open even while the participant thinks: a session no page
+  // asks for is abandoned after a while and may be taken over.
+  setInterval(async () => {
+    try {
+      const response = await fetch("/api/state", {credentials: "same-origin"});
+      const data = await response.json();
+      if (!response.ok) { showError(data.error); return; }
+      if (String(data.version) !== main.dataset.version) render(data);
+    } catch (error) { /* the next beat tries again */ }
+  }, Number(main.dataset.heartbeatMs));
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
