@@ -40,6 +40,7 @@ from llm_aai.llm.retry import (
     is_timeout,
     is_transient,
     retry_after_seconds,
+    undecodable_reply,
     unresolved_host,
 )
 from llm_aai.llm.sanitize import sanitize_reply
@@ -213,6 +214,12 @@ class LiteLLMClient:
         except Exception as exc:
             if is_timeout(exc) and not isinstance(exc, CallTimeout):  # litellm's own
                 raise CallTimeout(self._timeout_message(), sent=not connect_failed(exc)) from None
+            undecodable = undecodable_reply(exc)
+            if undecodable is not None:  # a reply came, unreadable: retried and charged
+                raise MalformedReply(
+                    f"{self.model}: the reply is not UTF-8 ({undecodable.reason}, byte "
+                    f"{undecodable.object[undecodable.start:undecodable.start + 1]!r} at "
+                    f"{undecodable.start})") from None
             raise
         if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
             raise MalformedReply(f"{self.model}: the reply holds no choice")

@@ -92,7 +92,7 @@ class LostHost(LLMError):
 
 
 class MalformedReply(LLMError):
-    """A reply without what every reply holds (a choice).
+    """A reply without what every reply holds (a choice), or one that cannot be decoded.
 
     Retried like litellm's own "Invalid response object", so that at worst the episode is
     lost to infrastructure, never the run.

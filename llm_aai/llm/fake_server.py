@@ -12,7 +12,7 @@ litellm is exercised as well, from message conversion to the response parser. Pa
 ``api_base=server.url`` (OpenAI dialect) or ``server.root_url`` (Anthropic). Each
 request consumes one entry of the script: a reply string, or a fault (:class:`RateLimit`,
 :class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`, :class:`Trickle`,
-:class:`Payload`). A callable
+:class:`Payload`, :class:`BadBytes`). A callable
 responder can replace the queue. Every request body is recorded so tests can assert
 what was sent (images, full history).
 """
@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "BadBytes",
     "Delay",
     "Cut",
     "Drop",
@@ -108,6 +109,25 @@ class Payload:
 
 
 @dataclass(frozen=True)
+class BadBytes:
+    """Answer 200 with the reply ``then`` whose text holds ``byte``, which is not UTF-8.
+
+    A JSON body must be UTF-8: a server with a broken encoder, or a proxy that cut a reply
+    mid-character, sends one that is not, and the client cannot decode the reply at all.
+    """
+
+    then: str = "Go(1);"
+    byte: bytes = b"\xff"
+
+    def __post_init__(self) -> None:
+        try:
+            self.byte.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        raise ValueError(f"BadBytes: {self.byte!r} is valid UTF-8; give a byte that is not")
+
+
+@dataclass(frozen=True)
 class Cut:
     """Answer ``then`` as a reply stopped at the length limit.
 
@@ -118,7 +138,8 @@ class Cut:
     then: str
 
 
-Action = str | Cut | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
+Action = (str | Cut | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
+          | BadBytes)
 Responder = Callable[[dict[str, Any]], Action]
 
 
@@ -465,6 +486,13 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(200, build(action.then, body), trickle=action.seconds_per_byte)
             elif isinstance(action, Payload):
                 self._send_json(action.status, action.body)
+            elif isinstance(action, BadBytes):
+                build = (server.messages_body if self.dialect == "anthropic"
+                         else server.completion_body)
+                marker = "\u0000BAD-BYTES\u0000"  # escaped in the JSON: found once, replaced
+                data = json.dumps(build(action.then + marker, body)).encode()
+                self._send_data(200, data.replace(json.dumps(marker)[1:-1].encode(),
+                                                  action.byte, 1))
             else:
                 raise TypeError(f"unknown scripted action {action!r}")
 
@@ -487,7 +515,10 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
 
         def _send_json(self, status: int, payload: Any,
                        headers: dict[str, str] | None = None, *, trickle: float = 0.0) -> None:
-            data = json.dumps(payload).encode()
+            self._send_data(status, json.dumps(payload).encode(), headers, trickle=trickle)
+
+        def _send_data(self, status: int, data: bytes,
+                       headers: dict[str, str] | None = None, *, trickle: float = 0.0) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -32,7 +32,7 @@ from llm_aai.llm.sanitize import strip_control
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "connect_failed",
            "describe_error", "is_timeout", "is_transient", "retry_after_seconds",
-           "unresolved_host"]
+           "undecodable_reply", "unresolved_host"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -122,16 +122,20 @@ def _caused_by_encoding(exc: BaseException) -> bool:
 
     litellm wraps whatever its provider code raises, a ``UnicodeEncodeError`` from building
     the request included, in an ``InternalServerError`` with status 500; retrying it cannot
-    help, and counting it against the provider would be wrong.
+    help, and counting it against the provider would be wrong. A ``UnicodeDecodeError`` is
+    not ours: it is the reply's (``undecodable_reply``).
     """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, UnicodeError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    return any(isinstance(current, UnicodeEncodeError) for current in _causes(exc))
+
+
+def undecodable_reply(exc: BaseException) -> UnicodeDecodeError | None:
+    """The decoding error under ``exc`` when the reply's body was not UTF-8, else None.
+
+    litellm wraps it as it wraps an encoding error of the request (an ``InternalServerError``
+    with status 500), though the server answered 200: a bad reply, as one holding no choice.
+    """
+    return next((current for current in _causes(exc)
+                 if isinstance(current, UnicodeDecodeError)), None)
 
 
 def _headers_of(exc: BaseException) -> list[Mapping[str, str]]:

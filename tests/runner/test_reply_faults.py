@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from llm_aai.llm.fake_server import FakeChatServer
+from llm_aai.llm.fake_server import BadBytes, FakeChatServer
+from llm_aai.logs import RunStore, read_turns
 from tests.runner.test_provider_faults import base_args, run_cli
 
 MB = 1_000_000
@@ -35,3 +36,34 @@ def test_a_reply_of_one_huge_word_is_quoted_in_part_in_the_next_request(testbed_
     assert feedback.count("Q") < 200
     grown = len(json.dumps(bodies[2])) - len(json.dumps(bodies[1]))
     assert MB < grown < MB + 10_000  # was twice the word: once replied, once quoted
+
+
+def test_a_reply_that_is_not_utf8_is_retried_and_the_run_goes_on(testbed_dir, tmp_path):
+    """One invalid byte in a 200 stopped the run as 'the model refused a request'."""
+    with FakeChatServer([BadBytes()], default="Go(3);") as server:
+        done = run_cli(base_args(testbed_dir, tmp_path, server.url))
+        answered = len(server.requests)
+    assert done.returncode == 0, done.stderr
+    assert "refused a request" not in done.stderr
+    assert "the reply is not UTF-8" in done.stderr and "retrying" in done.stderr
+    episode = tmp_path / "r" / "episodes" / "01-04-03_t1"
+    result = json.loads((episode / "result.json").read_text())
+    assert result["end_reason"] != "infrastructure" and result["scripts_used"] == 2
+    assert result["attempts"] == 1 and answered == 3  # the bad reply, its retry, script 2
+    assert read_turns(episode)[1].usage.retries == 1
+
+
+def test_replies_that_stay_unreadable_end_their_episode_only(testbed_dir, tmp_path):
+    args = base_args(testbed_dir, tmp_path, None)
+    args[args.index("--tasks") + 1] = "01-04-03,01-06-02"
+    with FakeChatServer([BadBytes(), BadBytes()], default="Go(3);") as server:
+        args[args.index("--api-base") + 1] = server.url
+        done = run_cli([*args, "--concurrency", 1, "--max-retries", 1, "--max-relaunches", 0,
+                        "--relaunch-delay", 0])
+    assert done.returncode == 1, done.stderr  # an episode lost to infrastructure
+    assert "refused a request" not in done.stderr
+    assert "1 of 2 episodes ended on infrastructure errors" in done.stderr
+    results = RunStore(tmp_path / "r").finished_results()
+    lost, played = results["01-04-03_t1"], results["01-06-02_t1"]
+    assert lost.end_reason == "infrastructure" and "the reply is not UTF-8" in lost.infra_error
+    assert played.end_reason != "infrastructure" and played.scripts_used == 2
