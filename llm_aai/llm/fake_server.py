@@ -12,7 +12,7 @@ litellm is exercised as well, from message conversion to the response parser. Pa
 ``api_base=server.url`` (OpenAI dialect) or ``server.root_url`` (Anthropic). Each
 request consumes one entry of the script: a reply string, or a fault (:class:`RateLimit`,
 :class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`, :class:`Trickle`,
-:class:`Payload`, :class:`BadBytes`). A callable
+:class:`Payload`, :class:`BadBytes`, :class:`BadUsage`). A callable
 responder can replace the queue. Every request body is recorded so tests can assert
 what was sent (images, full history).
 """
@@ -30,6 +30,7 @@ from typing import Any
 
 __all__ = [
     "BadBytes",
+    "BadUsage",
     "Delay",
     "Cut",
     "Drop",
@@ -128,6 +129,20 @@ class BadBytes:
 
 
 @dataclass(frozen=True)
+class BadUsage:
+    """Answer the reply ``then`` with ``usage`` as its token counts, whatever they are.
+
+    Each of ``usage``'s keys replaces the count of that name (OpenAI's ``prompt_tokens``,
+    ``completion_tokens``; Anthropic's ``input_tokens``, ``output_tokens``); ``usage=None``
+    sends no usage at all. Negative, string, NaN or huge counts: what a broken or hostile
+    server reports.
+    """
+
+    usage: dict[str, Any] | None
+    then: str = "Go(1);"
+
+
+@dataclass(frozen=True)
 class Cut:
     """Answer ``then`` as a reply stopped at the length limit.
 
@@ -139,7 +154,7 @@ class Cut:
 
 
 Action = (str | Cut | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
-          | BadBytes)
+          | BadBytes | BadUsage)
 Responder = Callable[[dict[str, Any]], Action]
 
 
@@ -486,6 +501,15 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(200, build(action.then, body), trickle=action.seconds_per_byte)
             elif isinstance(action, Payload):
                 self._send_json(action.status, action.body)
+            elif isinstance(action, BadUsage):
+                build = (server.messages_body if self.dialect == "anthropic"
+                         else server.completion_body)
+                reply = build(action.then, body)
+                if action.usage is None:
+                    del reply["usage"]
+                else:
+                    reply["usage"].update(action.usage)
+                self._send_json(200, reply)
             elif isinstance(action, BadBytes):
                 build = (server.messages_body if self.dialect == "anthropic"
                          else server.completion_body)
