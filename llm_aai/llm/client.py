@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import math
 import os
 import random
 import threading
@@ -40,11 +41,13 @@ from llm_aai.llm.retry import (
     is_timeout,
     is_transient,
     retry_after_seconds,
+    unreadable_reply,
     unresolved_host,
 )
 from llm_aai.llm.sanitize import sanitize_reply
 from llm_aai.llm.secrets import Secret, redact
 from llm_aai.llm.types import LLMResponse, Message
+from llm_aai.llm.usage import Tokens, read_usage, warn_once
 
 __all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_MAX_TOKENS", "DEFAULT_TEMPERATURE", "DEFAULT_TIMEOUT_S",
            "ChatClient", "LiteLLMClient", "ProviderGate"]
@@ -213,6 +216,10 @@ class LiteLLMClient:
         except Exception as exc:
             if is_timeout(exc) and not isinstance(exc, CallTimeout):  # litellm's own
                 raise CallTimeout(self._timeout_message(), sent=not connect_failed(exc)) from None
+            unreadable = unreadable_reply(exc)
+            if unreadable is not None:  # a reply came, unreadable: retried, and charged
+                raise MalformedReply(f"{self.model}: the reply cannot be read: "
+                                     f"{unreadable}") from None
             raise
         if not getattr(response, "choices", None):  # {"choices": []} parses, holds nothing
             raise MalformedReply(f"{self.model}: the reply holds no choice")
@@ -313,16 +320,19 @@ class LiteLLMClient:
     def _to_response(self, response: Any, latency: float, retries: int,
                      unanswered: int = 0) -> LLMResponse:
         choice = response.choices[0]
-        usage = getattr(response, "usage", None)
-        cost, known = self._cost(response)
+        tokens = read_usage(getattr(response, "usage", None))
+        cost, known = self._cost(response, tokens) if tokens.known else (0.0, False)
         text, notes = sanitize_reply(choice.message.content or "")
         for note in notes:
             log.warning("%s: %s", self.model, note)
+        if not tokens.known:
+            warn_once(self.model, self.api_base, tokens.problem)
+            notes = (*notes, f"usage: {tokens.problem}; counted as unknown usage")
         return LLMResponse(
             text=text,
             model=getattr(response, "model", None) or self.model,
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            input_tokens=tokens.input,
+            output_tokens=tokens.output,
             cost_usd=cost,
             latency_s=latency,
             retries=retries,
@@ -330,20 +340,20 @@ class LiteLLMClient:
             cost_known=known,
             notes=notes,
             unanswered=unanswered,
+            usage_known=tokens.known,
         )
 
-    def _cost(self, response: Any) -> tuple[float, bool]:
+    def _cost(self, response: Any, tokens: Tokens) -> tuple[float, bool]:
         if self.prices is not None:  # the user's prices win over litellm's list
-            usage = getattr(response, "usage", None)
-            return self.prices.cost(int(getattr(usage, "prompt_tokens", 0) or 0),
-                                    int(getattr(usage, "completion_tokens", 0) or 0)), True
+            return self.prices.cost(tokens.input, tokens.output), True
         litellm = import_litellm()
         try:
-            return float(litellm.completion_cost(completion_response=response,
-                                                 model=self.model)), True
+            cost = float(litellm.completion_cost(completion_response=response,
+                                                 model=self.model))
         except Exception as exc:  # litellm raises for models missing from its price map
             log.debug("no price for %s: %s", self.model, type(exc).__name__)
             return 0.0, False
+        return (cost, True) if math.isfinite(cost) and cost >= 0 else (0.0, False)
 
 
 class _Tries:

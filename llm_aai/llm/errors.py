@@ -92,10 +92,11 @@ class LostHost(LLMError):
 
 
 class MalformedReply(LLMError):
-    """A reply without what every reply holds (a choice).
+    """A reply without what every reply holds (a choice), or one that cannot be read.
 
-    Retried like litellm's own "Invalid response object", so that at worst the episode is
-    lost to infrastructure, never the run.
+    Not UTF-8, or refused by litellm's parser ("Invalid response object": a usage count that
+    is a string, say). Retried, so that at worst the episode is lost to infrastructure, never
+    the run; a budget charges each such try, as the server answered it.
     """
 
 

@@ -12,7 +12,7 @@ litellm is exercised as well, from message conversion to the response parser. Pa
 ``api_base=server.url`` (OpenAI dialect) or ``server.root_url`` (Anthropic). Each
 request consumes one entry of the script: a reply string, or a fault (:class:`RateLimit`,
 :class:`ServerError`, :class:`HTTPError`, :class:`Delay`, :class:`Drop`, :class:`Trickle`,
-:class:`Payload`). A callable
+:class:`Payload`, :class:`BadBytes`, :class:`BadUsage`). A callable
 responder can replace the queue. Every request body is recorded so tests can assert
 what was sent (images, full history). ``python -m llm_aai.llm.fake_server`` serves one from
 the command line (``llm_aai.llm.fake_server_cli``).
@@ -31,6 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "BadBytes",
+    "BadUsage",
     "Delay",
     "Cut",
     "Drop",
@@ -113,6 +115,39 @@ class Payload:
 
 
 @dataclass(frozen=True)
+class BadBytes:
+    """Answer 200 with the reply ``then`` whose text holds ``byte``, which is not UTF-8.
+
+    A JSON body must be UTF-8: a server with a broken encoder, or a proxy that cut a reply
+    mid-character, sends one that is not, and the client cannot decode the reply at all.
+    """
+
+    then: str = "Go(1);"
+    byte: bytes = b"\xff"
+
+    def __post_init__(self) -> None:
+        try:
+            self.byte.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        raise ValueError(f"BadBytes: {self.byte!r} is valid UTF-8; give a byte that is not")
+
+
+@dataclass(frozen=True)
+class BadUsage:
+    """Answer the reply ``then`` with ``usage`` as its token counts, whatever they are.
+
+    Each of ``usage``'s keys replaces the count of that name (OpenAI's ``prompt_tokens``,
+    ``completion_tokens``; Anthropic's ``input_tokens``, ``output_tokens``); ``usage=None``
+    sends no usage at all. Negative, string, NaN or huge counts: what a broken or hostile
+    server reports.
+    """
+
+    usage: dict[str, Any] | None
+    then: str = "Go(1);"
+
+
+@dataclass(frozen=True)
 class Cut:
     """Answer ``then`` as a reply stopped at the length limit.
 
@@ -123,7 +158,8 @@ class Cut:
     then: str
 
 
-Action = str | Cut | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
+Action = (str | Cut | RateLimit | ServerError | HTTPError | Delay | Drop | Trickle | Payload
+          | BadBytes | BadUsage)
 Responder = Callable[[dict[str, Any]], Action]
 
 
@@ -532,6 +568,22 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(200, build(action.then, body), trickle=action.seconds_per_byte)
             elif isinstance(action, Payload):
                 self._send_json(action.status, action.body)
+            elif isinstance(action, BadUsage):
+                build = (server.messages_body if self.dialect == "anthropic"
+                         else server.completion_body)
+                reply = build(action.then, body)
+                if action.usage is None:
+                    del reply["usage"]
+                else:
+                    reply["usage"].update(action.usage)
+                self._send_json(200, reply)
+            elif isinstance(action, BadBytes):
+                build = (server.messages_body if self.dialect == "anthropic"
+                         else server.completion_body)
+                marker = "\u0000BAD-BYTES\u0000"  # escaped in the JSON: found once, replaced
+                data = json.dumps(build(action.then + marker, body)).encode()
+                self._send_data(200, data.replace(json.dumps(marker)[1:-1].encode(),
+                                                  action.byte, 1))
             else:
                 raise TypeError(f"unknown scripted action {action!r}")
 
@@ -554,7 +606,10 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
 
         def _send_json(self, status: int, payload: Any,
                        headers: dict[str, str] | None = None, *, trickle: float = 0.0) -> None:
-            data = json.dumps(payload).encode()
+            self._send_data(status, json.dumps(payload).encode(), headers, trickle=trickle)
+
+        def _send_data(self, status: int, data: bytes,
+                       headers: dict[str, str] | None = None, *, trickle: float = 0.0) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -32,7 +32,7 @@ from llm_aai.llm.sanitize import strip_control
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RetryPolicy", "call_with_retries", "connect_failed",
            "describe_error", "is_timeout", "is_transient", "retry_after_seconds",
-           "unresolved_host"]
+           "unreadable_reply", "unresolved_host"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -122,16 +122,29 @@ def _caused_by_encoding(exc: BaseException) -> bool:
 
     litellm wraps whatever its provider code raises, a ``UnicodeEncodeError`` from building
     the request included, in an ``InternalServerError`` with status 500; retrying it cannot
-    help, and counting it against the provider would be wrong.
+    help, and counting it against the provider would be wrong. A ``UnicodeDecodeError`` is
+    not ours: it is the reply's (``unreadable_reply``).
     """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, UnicodeError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    return any(isinstance(current, UnicodeEncodeError) for current in _causes(exc))
+
+
+def unreadable_reply(exc: BaseException) -> str | None:
+    """Why the reply under ``exc`` could not be read, when a reply came; else None.
+
+    litellm wraps both kinds in an ``InternalServerError`` with status 500, though the server
+    answered 200: a body that is not UTF-8 (the ``UnicodeDecodeError``, wrapped as an encoding
+    error of the request is) and one its parser refused ("Invalid response object": a usage
+    count that is a string or NaN, no choices list). A bad reply, as one holding no choice.
+    """
+    for current in _causes(exc):
+        if isinstance(current, UnicodeDecodeError):
+            byte = current.object[current.start:current.start + 1]
+            return f"it is not UTF-8 ({current.reason}: {bytes(byte)!r} at byte {current.start})"
+    causes = list(_causes(exc))
+    if any(str(current).startswith("Invalid response object") for current in causes):
+        said = strip_control(str(causes[-1]))[0].strip().splitlines()
+        return f"litellm could not parse it ({' '.join(line.strip() for line in said[:3])})"
+    return None
 
 
 def _headers_of(exc: BaseException) -> list[Mapping[str, str]]:

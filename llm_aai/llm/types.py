@@ -101,8 +101,12 @@ class LLMResponse:
             see ``llm_aai.llm.sanitize``); logged with the turn.
         unanswered: tries before this reply that were sent and got no usable reply (timed
             out, or no choice in it): a provider may bill them, though no usage says what.
-        unanswered_cost_usd: what a budget charged for those tries (``llm_aai.runner.budget``):
-            an estimate, not a cost a provider reported, so apart from ``cost_usd``.
+        unanswered_cost_usd: what a budget charged for those tries (``llm_aai.runner.budget``),
+            and for this reply when its usage is unknown: an estimate, not a cost a provider
+            reported, so apart from ``cost_usd``.
+        usage_known: False when the reply's usage was impossible (negative, not a number,
+            huge, missing: ``llm_aai.llm.usage``): its tokens and ``cost_usd`` are then 0 and
+            ``cost_known`` False; a budget charges it its reservation instead.
 
     """
 
@@ -118,3 +122,4 @@ class LLMResponse:
     notes: tuple[str, ...] = ()
     unanswered: int = 0
     unanswered_cost_usd: float = 0.0
+    usage_known: bool = True

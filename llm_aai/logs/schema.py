@@ -59,7 +59,8 @@ class Usage:
     retries: int = 0
     unanswered_cost_usd: float | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
     """What the budget charged for tries of this call that were sent and got no usable reply
-    (timed out; no choice in the reply), which a provider may bill though no usage says so:
+    (timed out; no choice in the reply), and for a reply whose usage was impossible
+    (``llm_aai.llm.usage``), which a provider may bill though no usage says so:
     an estimate (the call's reservation: ``llm_aai.runner.budget``), not a measured cost, so
     apart from ``cost_usd``. None when there was none, or no budget to charge it."""
 
@@ -168,7 +169,8 @@ class EpisodeResult:
     """The machine's host name (None in results written before it was recorded)."""
     unanswered_cost_usd: float | None = field(default=None, metadata={_OMITTED_WHEN_NONE: True})
     """What the budget charged for the episode's model calls that were sent and got no usable
-    reply (timed out), the one that ended it included: an estimate, not a measured cost, and
+    reply (timed out) or with usage that could not be believed, the one that ended it
+    included: an estimate, not a measured cost, and
     not part of ``cost_usd`` (``Usage.unanswered_cost_usd``). None when there was none."""
 
 

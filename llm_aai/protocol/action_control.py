@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from llm_aai.protocol.control import Decision
+from llm_aai.script.errors import quoted
 from llm_aai.script.model import Action
 
 __all__ = ["ACTION_NAMES", "MAX_REPEAT", "ActionControl", "action_name", "action_reply"]
@@ -38,6 +39,9 @@ ACTION_NAMES: dict[str, Action] = {
 MAX_REPEAT = 4
 """Most steps one reply may repeat its action (``forward x4``): small, so every few frames
 are seen before the next choice, and never more than a Go(4) or Turn(24)."""
+
+_REPEAT_DIGITS = 6
+"""More digits than this in a repeat count are out of range, and shown cut."""
 
 _NAME_OF = {action: name for name, action in ACTION_NAMES.items()}
 
@@ -93,11 +97,15 @@ class ActionControl:
             notes.append(f"lowercase_action: {name!r} read as {name.lower()!r}")
             name = name.lower()
         if name not in ACTION_NAMES:
-            return Decision(error=f"{name!r} is not an action; the actions are "
+            return Decision(error=f"{quoted(name)} is not an action; the actions are "
                                   f"{', '.join(ACTION_NAMES)}")
-        repeat = int(match["repeat"]) if match["repeat"] is not None else 1
+        written = match["repeat"] or "1"
+        # a count of thousands of digits is out of range unread (int() refuses over 4,300)
+        long = len(written.lstrip("0")) > _REPEAT_DIGITS
+        repeat = MAX_REPEAT + 1 if long else int(written)
         if not 1 <= repeat <= MAX_REPEAT:
-            return Decision(error=f"x{repeat}: an action repeats 1 to {MAX_REPEAT} times")
+            shown = written[:_REPEAT_DIGITS] + "..." if len(written) > _REPEAT_DIGITS else written
+            return Decision(error=f"x{shown}: an action repeats 1 to {MAX_REPEAT} times")
         commands: list[dict] = []
         if match["thought"] is not None:
             commands.append({"op": "Think", "arg": match["thought"]})

@@ -11,12 +11,15 @@ no usage to read, yet a provider may bill it: it is charged its estimate, the re
 kept rather than given back, and a retry after it reserves the estimate again first (or is
 refused), so that the promise above holds for retried calls too. That charge is recorded
 apart from the measured cost (``unanswered_cost_usd``), as the estimate it is, whatever
-ends the call.
+ends the call. A reply whose usage is impossible (negative, not a number, huge, missing:
+``llm_aai.llm.usage``) is charged so too: its reservation, never what its counts would say,
+so that no reply gives the budget back what the run spent.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -124,7 +127,8 @@ class BudgetedClient:
         The call's tries sent without a usable reply (``unanswered``) are each charged the
         estimate, beside what the reply cost, and a retry after one reserves the estimate
         again first; the response, or whatever exception ends the call, says how much in
-        ``unanswered_cost_usd``.
+        ``unanswered_cost_usd``. A reply whose usage cannot be believed is charged the
+        estimate as well, there, its ``cost_usd`` 0.
 
         Raises:
             BudgetReached: the call, or its retry after an unanswered try, was not started.
@@ -149,6 +153,22 @@ class BudgetedClient:
                 error.unanswered_cost_usd = charged  # type: ignore[attr-defined]
             self.gate.settle(held * estimate, charged)
             raise
+        if not _measured(response):  # no believable usage: the reservation stands for it
+            charged = (response.unanswered + 1) * estimate
+            self.gate.settle(held * estimate, charged)
+            return dataclasses.replace(response, cost_usd=0.0, cost_known=True,
+                                       unanswered_cost_usd=charged)
         charged = response.unanswered * estimate
         self.gate.settle(held * estimate, response.cost_usd + charged)
         return dataclasses.replace(response, unanswered_cost_usd=charged)
+
+
+def _measured(response: LLMResponse) -> bool:
+    """Whether the reply's cost was measured: believable usage, a cost that is a price.
+
+    A cost that is negative or not a number (from any client) is no measure either: settled,
+    it would give the budget back what was spent.
+    """
+    cost = response.cost_usd
+    number = isinstance(cost, int | float) and math.isfinite(cost)
+    return getattr(response, "usage_known", True) and number and cost >= 0

@@ -7,7 +7,13 @@ where it was (line and column, both 1-based) and shows the offending line with a
 
 from __future__ import annotations
 
+__all__ = ["QUOTE_WIDTH", "ScriptError", "quoted"]
+
 _EXCERPT_WIDTH = 72
+QUOTE_WIDTH = 40
+"""The most characters of the model's own text a message quotes in its reason: the feedback
+goes back to the model, and every later request of the episode carries it (a reply of one
+1 MB word was quoted whole, so each request after it carried the word twice)."""
 
 
 class ScriptError(ValueError):
@@ -43,6 +49,17 @@ class ScriptError(ValueError):
 
     def __str__(self) -> str:
         return f"line {self.line}, column {self.column}: {self.reason}\n{self.excerpt}"
+
+
+def quoted(text: str, width: int = QUOTE_WIDTH) -> str:
+    """``text`` quoted as ``repr`` does, cut to ``width`` characters with ``...`` after the cut.
+
+    For the reason of a message that names what the model wrote (an unknown command, an
+    action that is none): the excerpt below it shows where; the reason needs only its start.
+    """
+    if len(text) <= width:
+        return repr(text)
+    return repr(text[: width - 3]) + "..."
 
 
 def _excerpt(line: str, index: int) -> str:

@@ -52,7 +52,7 @@ import string
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from llm_aai.script.errors import ScriptError
+from llm_aai.script.errors import ScriptError, quoted
 from llm_aai.script.model import Command, Go, Normalization, Script, Think, Turn
 
 Mode = Literal["strict", "lenient"]
@@ -281,15 +281,16 @@ class _Parser:
         canonical = _NAMES.get(name.lower())
         if canonical is None:
             raise self._error(
-                name_pos, f"unknown command {written!r}: the commands are Think, Go and Turn"
+                name_pos, f"unknown command {quoted(written)}: the commands are Think, Go and Turn"
             )
         if name != canonical:
             if not self.lenient:
                 raise self._error(
                     name_pos,
-                    f"command names are case-sensitive: write {canonical!r}, not {written!r}",
+                    f"command names are case-sensitive: write {canonical!r}, not {quoted(written)}",
                 )
-            self._note("lowercase_command", f"read {written!r} as {canonical!r}", name_pos)
+            self._note("lowercase_command", f"read {quoted(written)} as {canonical!r}",
+                       name_pos)
         if self._peek() != "(":
             raise self._error(
                 self.pos, f"expected '(' after {canonical}, found {self._shown(self.pos)}"

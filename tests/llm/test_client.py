@@ -23,6 +23,7 @@ from llm_aai.llm import (
 )
 from llm_aai.llm.errors import UnresolvedHost
 from llm_aai.llm.fake_server import (
+    BadBytes,
     Delay,
     Drop,
     FakeChatServer,
@@ -214,6 +215,39 @@ def test_a_reply_without_choices_then_a_good_one_counts_one_retry():
     with FakeChatServer([Payload({"choices": []}), "Go(2);"]) as server:
         response = make_client(server).complete(HELLO)
     assert response.text == "Go(2);" and response.retries == 1
+
+
+def dialect_client(server: FakeChatServer, dialect: str) -> LiteLLMClient:
+    if dialect == "openai":
+        return make_client(server)
+    return LiteLLMClient("anthropic/claude-fake", api_base=server.root_url, api_key="test-key",
+                         retry_policy=FAST, timeout_s=5.0)
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize("byte", [b"\xff", b"\xc3", b"\x80"])  # a cut character: \xc3
+def test_a_reply_that_is_not_utf8_is_retried_as_a_bad_reply(dialect, byte, caplog):
+    """One invalid byte in a 200 was taken for our own encoding error, which stopped the run."""
+    with FakeChatServer([BadBytes("Go(1);", byte), "Go(2);"]) as server:
+        with caplog.at_level(logging.WARNING, logger="llm_aai.llm.retry"):
+            response = dialect_client(server, dialect).complete(HELLO)
+    assert response.text == "Go(2);" and response.retries == 1
+    assert response.unanswered == 1  # it came back, so it may be billed: a budget charges it
+    assert len(server.requests) == 2
+    assert "is not UTF-8" in caplog.text and "attempt 1/3" in caplog.text
+
+
+def test_replies_that_stay_unreadable_are_an_outage_not_a_refused_request():
+    with FakeChatServer([BadBytes()] * 3) as server:
+        with pytest.raises(LLMUnavailable, match="still failing after 3 attempts") as info:
+            make_client(server).complete(HELLO)
+    assert "is not UTF-8" in str(info.value) and "b'\\xff'" in str(info.value)
+    assert info.value.unanswered == 3 and len(server.requests) == 3
+
+
+def test_the_bad_bytes_fault_refuses_a_byte_that_is_utf8():
+    with pytest.raises(ValueError, match="is valid UTF-8"):
+        BadBytes(byte=b"a")
 
 
 def test_the_timeout_bounds_the_whole_call_not_each_read():
