@@ -15,9 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from llm_aai.hosts import is_loopback
 from llm_aai.human import ORDERS, Study, StudyError, bind, serve
 from llm_aai.human.connections import default_max_connections
-from llm_aai.hosts import is_loopback
 from llm_aai.human.server import REQUEST_TIMEOUT_S, TAKEOVER_AFTER_S
 from llm_aai.runner import RunConfig
 

@@ -12,8 +12,9 @@ field and costs one no-op step, as in a run. Playing stops after the turn that e
 episode. A script written ``? SCRIPT`` (a line of the scripts file, or ``--script "? Go(5);"``)
 is a what-if: it prints what that script would do from there (``"what_if": true``,
 ``first_event``, ``done``, ``health``, the agent's ``position`` and ``yaw``, the objects
-``in_view`` afterwards) and the episode goes on as if it had not been asked. ``--out DIR`` saves the frames (``turn-000-0.png``...); ``--record-example DIR``
-saves the whole play as a worked example for the ``icl`` prompt.
+``in_view`` afterwards) and the episode goes on as if it had not been asked. ``--out DIR``
+saves the frames (``turn-000-0.png``...); ``--record-example DIR`` saves the whole play as a
+worked example for the ``icl`` prompt.
 
 Exit status: 0 played, 1 bad input (missing arena or scripts file, invalid arena), 2 usage
 (as ``run``: a bad option, a malformed task id or one not in the testbed).
@@ -31,9 +32,9 @@ from llm_aai.arena.catalog import ARENAS_ENV, ArenaNotFoundError, TaskSelectionE
 from llm_aai.arena.errors import ArenaError, PlacementError
 from llm_aai.env import AnimalAIEnv, resolve_arena
 from llm_aai.playback import play_scripts, read_scripts_file, save_frames
-from llm_aai.protocol.what_if import WhatIf
 from llm_aai.prompts import load_turn_messages
 from llm_aai.prompts.examples import record_example
+from llm_aai.protocol.what_if import WhatIf
 
 
 def build_parser() -> argparse.ArgumentParser:
