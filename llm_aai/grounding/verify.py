@@ -2,7 +2,8 @@
 
 Rules, each a fact of the re-simulated state (``TurnTruth``):
 
-- ``seen``: true if a matching object (type, and colour when said) is visible: reached by the
+- ``seen``: true if a matching object (type, and colour when said; a block-shaped ``Wall``
+  item answers to box and to wall, ``scene.block_shaped``) is visible: reached by the
   eye's rays, as in the text observation, glass seen through and brick walls not. An object
   hidden behind an opaque wall is not visible, so "I see the green ball" is then false. A
   belief with no place ("the green ball is probably beyond the wall") cannot be checked when
@@ -80,7 +81,7 @@ def _matching(claim: Claim, objects: Sequence[SceneObject]) -> list[SceneObject]
 
 
 def _matches(claim: Claim, obj: SceneObject) -> bool:
-    if claim.type is not None and obj.type != claim.type:
+    if claim.type is not None and claim.type not in (obj.type, *obj.also):
         return False
     colour = claim.colour
     if colour is None:
