@@ -221,9 +221,9 @@ def _testbed_arena(task_id: str, arenas_dir: str | Path | None,
         recorded = [(manifest.arenas_dir, "the run's --arenas-dir"),
                     *([(found[0], f"where the run found its arenas, {found[1]}")] if found
                       else [])]
-        for folder, why in recorded:
-            if not folder:
-                continue
+        for number, (folder, why) in enumerate(recorded):
+            if not folder or folder in (f for f, _ in recorded[:number]):
+                continue  # a run given --arenas-dir records that folder twice
             try:
                 return resolve_arena_path(task_id, folder)
             except (ArenaError, LookupError, FileNotFoundError):

@@ -152,3 +152,16 @@ def test_arenas_found_nowhere_fail_once_and_write_nothing(env_run, offline, tmp_
     assert "--arenas-dir DIR" in errors[0]
     written = {"grounding.csv", "grounding_episodes.csv", NEARNESS_CSV}
     assert not written & {p.name for p in run.iterdir()}
+
+
+def test_a_folder_given_by_flag_and_gone_is_named_once(env_run, offline, tmp_path, capsys):
+    run = tmp_path / "env"
+    shutil.copytree(env_run, run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    gone = str(tmp_path / "moved-away")
+    manifest["run"]["config"]["arenas_dir"] = gone
+    manifest["arenas_location"] = {"folder": gone, "source": "--arenas-dir"}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert grounding([str(run), "--nearness"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(gone) == 1 and f"is not in {gone} (the run's --arenas-dir), and" in err
