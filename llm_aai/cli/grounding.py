@@ -39,8 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "collections) against the simulator's state at that turn's observation.")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory")
     parser.add_argument("--arenas-dir", type=Path, metavar="DIR",
-                        help="where to find the arenas (default: the run's own, else "
-                             "$LLM_AAI_ARENAS or the testbed cache)")
+                        help="where to find the arenas (default: where the run found them, its "
+                             "--arenas-dir or the folder its manifest records, else "
+                             "$LLM_AAI_ARENAS or the testbed cache; found nowhere: exit 2, "
+                             "nothing written)")
     parser.add_argument("--extractor", metavar="MODEL", default=None,
                         help="split Thinks into claims with this model through litellm "
                              "instead of the built-in rules (the claims are verified alike)")

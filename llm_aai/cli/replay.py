@@ -44,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fps", type=float, default=1.0,
                         help="animation frames per second (default: 1; e.g. 4 to skim)")
     parser.add_argument("--arenas-dir", type=Path, metavar="DIR",
-                        help="where to find the arena for re-simulation (default: the run's "
-                             "own --arenas-dir, else $LLM_AAI_ARENAS or the testbed cache)")
+                        help="where to find the arena for re-simulation (default: where the run "
+                             "found it, its --arenas-dir or the folder its manifest records, "
+                             "else $LLM_AAI_ARENAS or the testbed cache)")
     return parser
 
 

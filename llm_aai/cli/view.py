@@ -44,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"serve the site on 127.0.0.1:PORT (default {DEFAULT_PORT}) and "
                              "rebuild it as the runs add episodes, until Ctrl-C")
     parser.add_argument("--arenas-dir", type=Path, metavar="DIR",
-                        help="where the arena files for the maps are (default: the run's own "
-                             "--arenas-dir, else $LLM_AAI_ARENAS or the testbed cache)")
+                        help="where the arena files for the maps are (default: where the run "
+                             "found them, its --arenas-dir or the folder its manifest records, "
+                             "else $LLM_AAI_ARENAS or the testbed cache)")
     return parser
 
 

@@ -12,7 +12,8 @@ KINDS: tuple[str, ...] = ("seen", "not_seen", "bearing", "distance", "health_tre
                           "health_comparison", "reward")
 """Every claim kind, in the order summaries list them.
 
-``seen``/``not_seen``: an object (colour and type) is, or is not, in view. ``bearing``: where
+``seen``/``not_seen``: an object (colour and type) is, or is not, in view (a ``not_seen`` may
+be about one side only: ``no green ball on my right``). ``bearing``: where
 it lies (ahead, left, right, behind, or degrees). ``distance``: how far it is. ``health_trend``:
 health went up or down since the last message. ``health_comparison``: two health values
 compared (up or down from one to the other). ``reward``: a ball was, or was not, collected.
@@ -34,9 +35,12 @@ class Claim:
         colour: the object's colour word as written (``green``, ``grey``, ``transparent``),
             ``food`` for a green or yellow ball, or None when not said.
         sees: the object is said to be seen now (``I see``, ``A green ball is at ...``), as
-            opposed to believed to be somewhere (``must be behind me``).
-        side: a bearing in words (``SIDES``), for bearing claims.
-        degrees: a bearing in degrees (positive right), for bearing claims.
+            opposed to believed to be somewhere (``must be behind me``); for a not_seen
+            claim, said of the view (``I see no ball on my right``) rather than of where the
+            object is (``the ball is not behind me``).
+        side: a bearing in words (``SIDES``), for bearing claims, and for not_seen claims
+            about one side only.
+        degrees: a bearing in degrees (positive right), likewise.
         metres: a distance, for distance claims.
         rising: health claims: said to go up (True) or down (False); reward claims: said to
             be collected (True) or not (False).

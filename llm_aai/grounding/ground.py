@@ -19,7 +19,13 @@ from llm_aai.grounding.extract import extract
 from llm_aai.grounding.scene import probe
 from llm_aai.grounding.verify import TurnTruth, verify
 from llm_aai.logs.schema import TurnRecord
-from llm_aai.replay import LoggedEpisode, ReplayInputError, load_episode, resimulate
+from llm_aai.replay import (
+    ArenaMissingError,
+    LoggedEpisode,
+    ReplayInputError,
+    load_episode,
+    resimulate,
+)
 
 GROUNDING_CSV = "grounding.csv"
 EPISODES_CSV = "grounding_episodes.csv"
@@ -116,12 +122,15 @@ def ground_episode(episode: LoggedEpisode, *, extractor: Extractor = extract,
 
     Raises:
         GroundingError: the episode is unfinished or does not re-simulate to a MATCH.
+        ArenaMissingError: its arena file is nowhere to be found (the places named).
     """
     result = episode.result
     if result is None:
         raise GroundingError(f"{episode.directory}: unfinished episode (no result.json)")
     try:
         report = resimulate(episode, arenas_dir=arenas_dir, probe=probe)
+    except ArenaMissingError:
+        raise
     except ReplayInputError as error:
         raise GroundingError(str(error)) from error
     if not report.ok:
@@ -173,7 +182,9 @@ def ground_run(run_dir: str | Path, *, extractor: Extractor = extract,
             None raises instead.
 
     Raises:
-        GroundingError: not a run directory, or (without ``on_error``) an episode fails.
+        GroundingError: not a run directory, an arena file not found (at the first episode
+            that needs it, whatever ``on_error``: nothing is written), or (without
+            ``on_error``) an episode fails.
     """
     run = Path(run_dir)
     if not (run / "manifest.json").is_file():
@@ -183,6 +194,8 @@ def ground_run(run_dir: str | Path, *, extractor: Extractor = extract,
         try:
             grounded.append(ground_episode(load_episode(directory), extractor=extractor,
                                            arenas_dir=arenas_dir))
+        except ArenaMissingError as error:  # the next episodes would look in the same places
+            raise GroundingError(f"{error} (nothing grounded or written)") from error
         except (GroundingError, ReplayInputError) as error:
             if on_error is None:
                 raise GroundingError(str(error)) from error

@@ -23,7 +23,10 @@ world, for checking. Answer with a JSON list only, one object per claim, with th
 "colour": the colour said (green, yellow, red, grey, transparent, ...), "food" for a green or
 yellow ball, or null;
 "sees": true if the object is said to be seen now, false if only believed to be somewhere;
-"side": for bearing claims in words, one of {", ".join(SIDES)}, else null;
+for not_seen, true if said of the view ("I see no ball on my right"), false if said of where
+the object is not ("the ball is not behind me");
+"side": for bearing claims in words, one of {", ".join(SIDES)}, and for not_seen claims
+limited to one side ("no green ball on my right"), else null;
 "degrees": for bearing claims in degrees (positive right, negative left), else null;
 "metres": for distance claims, else null;
 "rising": for health claims true if health is said to go up, false if down; for reward

@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from llm_aai.oracle.navigation import UNREACHABLE, NavMap, agent_pose, live_goals
-from llm_aai.replay import LoggedEpisode, ReplayInputError, load_episode, resimulate
+from llm_aai.replay import (
+    ArenaMissingError,
+    LoggedEpisode,
+    ReplayInputError,
+    load_episode,
+    resimulate,
+)
 
 NEARNESS_CSV = "nearness.csv"
 COLUMNS: tuple[str, ...] = ("episode", "task", "level", "agent", "passed", "start_m", "end_m",
@@ -120,6 +126,7 @@ def measure_episode(episode: LoggedEpisode, *,
 
     Raises:
         NearnessError: the episode is unfinished or does not re-simulate to a MATCH.
+        ArenaMissingError: its arena file is nowhere to be found (the places named).
     """
     result = episode.result
     if result is None:
@@ -128,6 +135,8 @@ def measure_episode(episode: LoggedEpisode, *,
     try:
         report = resimulate(episode, arenas_dir=arenas_dir, probe=start,
                             final_probe=goal_distance)
+    except ArenaMissingError:
+        raise
     except ReplayInputError as error:
         raise NearnessError(str(error)) from error
     if not report.ok:
@@ -148,7 +157,9 @@ def measure_run(run_dir: str | Path, *, arenas_dir: str | Path | None = None,
         on_error: told each episode that could not be measured (left out); None raises.
 
     Raises:
-        NearnessError: not a run directory, or (without ``on_error``) an episode fails.
+        NearnessError: not a run directory, an arena file not found (at the first episode
+            that needs it, whatever ``on_error``: nothing is written), or (without
+            ``on_error``) an episode fails.
     """
     run = Path(run_dir)
     if not (run / "manifest.json").is_file():
@@ -157,6 +168,8 @@ def measure_run(run_dir: str | Path, *, arenas_dir: str | Path | None = None,
     for directory in sorted(p.parent for p in (run / "episodes").glob("*/result.json")):
         try:
             measured.append(measure_episode(load_episode(directory), arenas_dir=arenas_dir))
+        except ArenaMissingError as error:  # the next episodes would look in the same places
+            raise NearnessError(f"{error} (nothing measured or written)") from error
         except (NearnessError, ReplayInputError) as error:
             if on_error is None:
                 raise NearnessError(str(error)) from error

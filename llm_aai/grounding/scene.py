@@ -26,20 +26,30 @@ _TYPES = {Kind.WALL: "wall", Kind.RAMP: "ramp", Kind.TUNNEL: "tunnel", Kind.BOX:
           Kind.U_BLOCK: "box", Kind.ZONE: "zone", Kind.GOAL: "ball"}
 """The claim vocabulary's object types: a pushable U/L/J block counts as a box."""
 
+WALL_RATIO = 3.0
+"""A ``Wall`` item is a wall when its longer side on the ground is at least this many times its
+shorter one (and it is not small); otherwise it is shaped like a block."""
+SMALL_M = 1.5
+"""A ``Wall`` item no side of which is longer than this (metres) is a block, however thin."""
+
 
 @dataclass(frozen=True)
 class SceneObject:
     """One object of the arena at the instant of an observation, in the agent's frame.
 
     Attributes:
-        noun: the text observation's words for it (``green ball``, ``grey wall``, ...).
-        type: ``ball``, ``wall``, ``ramp``, ``tunnel``, ``box`` or ``zone``.
+        noun: the text observation's words for it (``green ball``, ``grey wall``, ...), but
+            a block-shaped ``Wall`` item is a block (``grey block``), as a person says.
+        type: ``ball``, ``wall``, ``ramp``, ``tunnel``, ``box`` or ``zone``, by shape: a
+            ``Wall`` item shaped like a block or cube is a ``box`` (``block_shaped``).
         colour: a ball's or zone's colour (``green``, ``yellow``, ``red``, ``orange``); a
             wall's, ramp's or tunnel's palette colour, or ``transparent``.
         bearing: degrees from straight ahead, positive to the right, in (-180, 180].
         distance: metres on the ground from the eye to its centre.
         visible: some ray of the eye reaches it (directly or through glass).
         leftmost / rightmost: bearings of its seen part's edges (its centre's when unseen).
+        also: other types a claim may call it by: a block-shaped ``Wall`` item is also a
+            ``wall``, the item's name and the text observation's word for it.
     """
 
     noun: str
@@ -50,6 +60,7 @@ class SceneObject:
     visible: bool
     leftmost: float
     rightmost: float
+    also: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -105,11 +116,29 @@ def probe(backend: Any) -> Scene:
             bearing = (math.degrees(math.atan2(dx, dz)) - eye.yaw + 180.0) % 360.0 - 180.0
             distance = math.hypot(dx, dz)
             left = right = bearing
+        noun, kind, also = _named(obj)
         objects.append(SceneObject(
-            noun=object_noun(obj.spec, obj.color), type=_TYPES.get(obj.spec.kind, "object"),
-            colour=_colour(obj), bearing=bearing, distance=distance,
-            visible=sighting is not None, leftmost=left, rightmost=right))
+            noun=noun, type=kind, colour=_colour(obj), bearing=bearing, distance=distance,
+            visible=sighting is not None, leftmost=left, rightmost=right, also=also))
     return Scene(tuple(objects), bool(dark))
+
+
+def block_shaped(size: tuple[float, float, float]) -> bool:
+    """Whether a ``Wall`` item of this size (x, y, z in metres) is a block rather than a wall.
+
+    The testbed builds walls, platforms, pillars and cubes all from ``Wall`` items; a person
+    calls a 1.5 m cube a block, and only a long, thin one a wall.
+    """
+    across, along = sorted((size[0], size[2]))
+    return max(size) <= SMALL_M or along < WALL_RATIO * across
+
+
+def _named(obj) -> tuple[str, str, tuple[str, ...]]:
+    """An object's noun, claim type and other types, from its kind and, for walls, its shape."""
+    noun = object_noun(obj.spec, obj.color)
+    if obj.spec.kind is Kind.WALL and block_shaped(obj.size):
+        return noun.removesuffix("wall") + "block", "box", ("wall",)
+    return noun, _TYPES.get(obj.spec.kind, "object"), ()
 
 
 def _colour(obj) -> str:

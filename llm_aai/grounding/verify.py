@@ -2,12 +2,16 @@
 
 Rules, each a fact of the re-simulated state (``TurnTruth``):
 
-- ``seen``: true if a matching object (type, and colour when said) is visible: reached by the
+- ``seen``: true if a matching object (type, and colour when said; a block-shaped ``Wall``
+  item answers to box and to wall, ``scene.block_shaped``) is visible: reached by the
   eye's rays, as in the text observation, glass seen through and brick walls not. An object
   hidden behind an opaque wall is not visible, so "I see the green ball" is then false. A
   belief with no place ("the green ball is probably beyond the wall") cannot be checked when
   the object is out of sight: unverifiable.
-- ``not_seen``: true if no matching object is visible.
+- ``not_seen``: true if no matching object is visible. One that says where ("no green ball on
+  my right") is about that side only: true if no visible matching object lies there; said of
+  the object's place rather than of the view ("the yellow ball is not behind me", ``sees``
+  false), every matching object counts, seen or not.
 - ``bearing`` and ``distance``: a claim said to be seen is checked against the visible matching
   objects only (none visible: false); a belief that says where ("it must be behind me") is
   checked against every matching object, seen or not. Bearings allow ``BEARING_SLACK_DEG``
@@ -77,7 +81,7 @@ def _matching(claim: Claim, objects: Sequence[SceneObject]) -> list[SceneObject]
 
 
 def _matches(claim: Claim, obj: SceneObject) -> bool:
-    if claim.type is not None and obj.type != claim.type:
+    if claim.type is not None and claim.type not in (obj.type, *obj.also):
         return False
     colour = claim.colour
     if colour is None:
@@ -117,12 +121,23 @@ def _not_seen(claim: Claim, truth: TurnTruth) -> Verdict:
     scene = truth.scene
     if scene is None:
         return Verdict("unverifiable", "the turn was not re-simulated")
-    visible = _matching(claim, scene.visible)
-    if visible:
-        return Verdict("false", _listing(visible, ""))
+    placed = claim.side is not None or claim.degrees is not None
+    pool = scene.objects if placed and not claim.sees else scene.visible
+    there = [o for o in _matching(claim, pool) if not placed or _bearing_holds(claim, o)]
+    if there:
+        return Verdict("false", _listing(there, ""))
     everywhere = _matching(claim, scene.objects)
     dark = " (dark: nothing is seen)" if scene.dark else ""
-    return Verdict("true", _listing(everywhere, f"no {claim.subject} in the arena") + dark)
+    where = f" (none {_place(claim)})" if placed and everywhere else ""
+    return Verdict("true", _listing(everywhere, f"no {claim.subject} in the arena") + where
+                   + dark)
+
+
+def _place(claim: Claim) -> str:
+    """A claim's bearing as a phrase: ``on the left``, ``ahead``, ``at -30 deg``."""
+    if claim.degrees is not None:
+        return f"at {claim.degrees:+.0f} deg"
+    return claim.side if claim.side in ("ahead", "behind") else f"on the {claim.side}"
 
 
 def _candidates(claim: Claim, scene: Scene) -> tuple[list[SceneObject], list[SceneObject]]:

@@ -233,6 +233,11 @@ class RunManifest:
         prompt: the prompt's name, text and sha256, and the worked example's hash for icl.
         seeds: ``{"run": seed, "episodes": {episode_id: seed}}``.
         arenas: the sha256 of every task's arena file, by task id.
+        arenas_location: where the run found its testbed arena files when it started:
+            ``{"folder": absolute path, "source": "--arenas-dir" | "env:LLM_AAI_ARENAS" |
+            "cache"}``, so a later re-simulation finds them without the same flags or
+            environment; None for a run of variants, and in manifests written before it was
+            recorded (they keep version 3: a reader of those falls back to ``arenas_dir``).
         versions: package versions; git: the source revision (None outside a checkout);
             host: Python, platform and ``MUJOCO_GL``.
         cache: the response cache's use with ``--cache``: ``{"directory", "hits",
@@ -257,6 +262,7 @@ class RunManifest:
     prompt: Mapping[str, Any] = field(default_factory=dict)
     seeds: Mapping[str, Any] = field(default_factory=dict)
     arenas: Mapping[str, str] = field(default_factory=dict)
+    arenas_location: Mapping[str, str] | None = None
     versions: Mapping[str, Any] = field(default_factory=dict)
     git: Mapping[str, Any] | None = None
     host: Mapping[str, Any] = field(default_factory=dict)
@@ -302,6 +308,13 @@ class RunManifest:
         return settings.get("arenas_dir")
 
     @property
+    def arenas_found_in(self) -> tuple[str, str] | None:
+        """``(folder, source)`` the run found its testbed arenas in, or None if unrecorded."""
+        if self.arenas_location is None:
+            return None
+        return self.arenas_location["folder"], self.arenas_location["source"]
+
+    @property
     def cache_hits(self) -> int:
         """Requests the response cache answered over the run (0 without a cache)."""
         return int((self.cache or {}).get("hits", 0))
@@ -315,7 +328,7 @@ class RunManifest:
         """The manifest as JSON data (an earlier version keeps its own fields)."""
         data = to_dict(self)
         for optional in ("run", "config", "run_config", "cli_args", "cache",  # by version
-                         "warnings"):
+                         "warnings", "arenas_location"):
             if data[optional] is None:
                 del data[optional]
         return data
@@ -354,6 +367,9 @@ _MANIFEST_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
     ("seeds.run", (int,), False),
     ("seeds.episodes", (dict,), False),
     ("arenas", (dict,), False),
+    ("arenas_location", (dict,), False),
+    ("arenas_location.folder", (str,), False),
+    ("arenas_location.source", (str,), False),
     ("versions", (dict,), False),
     ("git", (dict, type(None)), False),
     ("host", (dict,), False),
@@ -403,6 +419,9 @@ def manifest_from_dict(data: Any) -> RunManifest:
                 raise SchemaError(f"missing field {dotted!r}")
     for dotted, kind in _MANIFEST_TABLES:
         _check_table(data, dotted, kind)
+    for dotted in ("arenas_location.folder", "arenas_location.source"):
+        if "arenas_location" in data and not _lookup(data, dotted)[0]:
+            raise SchemaError(f"missing field {dotted!r}")
     known = {f.name for f in dataclasses.fields(RunManifest)}
     unknown = sorted(set(data) - known)
     if unknown:

@@ -14,11 +14,18 @@ from llm_aai.replay.animation import (
     tile_size,
     write_animation,
 )
-from llm_aai.replay.episode import LoggedEpisode, ReplayInputError, ShownFrame, load_episode
+from llm_aai.replay.episode import (
+    ArenaMissingError,
+    LoggedEpisode,
+    ReplayInputError,
+    ShownFrame,
+    load_episode,
+)
 from llm_aai.replay.resimulate import Check, Resimulation, TurnCheck, resimulate, verified_arena
 
 __all__ = [
     "FORMATS",
+    "ArenaMissingError",
     "CaptionStyle",
     "Check",
     "LoggedEpisode",

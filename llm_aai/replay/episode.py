@@ -33,6 +33,14 @@ class ReplayInputError(ValueError):
     """The episode cannot be replayed as asked; the message names the file and what is wrong."""
 
 
+class ArenaMissingError(ReplayInputError):
+    """The episode's arena file is in none of the places looked in (the message names them).
+
+    A whole run's episodes share those places, so a caller going through a run stops at the
+    first one rather than looking (and downloading) again for every episode.
+    """
+
+
 @dataclass(frozen=True)
 class ShownFrame:
     """One image the agent was shown, in the order shown.

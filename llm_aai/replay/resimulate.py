@@ -36,7 +36,7 @@ from llm_aai.logs.schema import RunManifest, SchemaError, TurnRecord
 from llm_aai.protocol import combine, execute_actions, start_episode
 from llm_aai.protocol.modes import ModeSettings
 from llm_aai.protocol.observe_every import frame_steps
-from llm_aai.replay.episode import LoggedEpisode, ReplayInputError
+from llm_aai.replay.episode import ArenaMissingError, LoggedEpisode, ReplayInputError
 from llm_aai.settings import ResolvedRun, settings_of
 
 HEALTH_DECIMALS = 4
@@ -168,12 +168,14 @@ class Resimulation:
 def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None) -> Path:
     """Find the episode's arena file and check it is byte for byte the one the run used.
 
-    The file is looked up in ``arenas_dir`` if given, else in the run's own ``arenas_dir``
-    (from its manifest) if the file is still there, else via ``$LLM_AAI_ARENAS`` or the
-    testbed cache. Its sha256 must equal the manifest's.
+    The file is looked up in ``arenas_dir`` if given, else where the run found it (its own
+    ``arenas_dir``, or the folder its manifest records it read: ``$LLM_AAI_ARENAS`` or the
+    cache at the time) if the file is still there, else via ``$LLM_AAI_ARENAS`` or the
+    testbed cache now. Its sha256 must equal the manifest's.
 
     Raises:
-        ReplayInputError: no manifest or checksum, the file is missing, or it differs.
+        ArenaMissingError: the file is in none of those places (named).
+        ReplayInputError: no manifest or checksum, or the file differs.
 
     """
     manifest = _require_manifest(episode)
@@ -189,7 +191,7 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
     if variants is not None:  # a `run --variants` episode: its file is <variant id>.yaml there
         path = Path(arenas_dir or variants) / f"{task_id}.yaml"
         if not path.is_file():
-            raise ReplayInputError(f"{path}: no such variant file (the run played the variants "
+            raise ArenaMissingError(f"{path}: no such variant file (the run played the variants "
                                    f"in {variants}; give the folder that holds them now as "
                                    "arenas_dir)")
     else:
@@ -204,17 +206,36 @@ def verified_arena(episode: LoggedEpisode, arenas_dir: str | Path | None = None)
 
 def _testbed_arena(task_id: str, arenas_dir: str | Path | None,
                    manifest: RunManifest) -> Path:
-    """A testbed task's file: in ``arenas_dir``, else the run's own folder, else as run finds it."""
+    """A testbed task's file: in ``arenas_dir``, else where the run found it, else as run finds it.
+
+    Where the run found it: the folder it was given (``arenas_dir`` in its settings), else the
+    one its manifest records it read (``arenas_location``: ``$LLM_AAI_ARENAS`` or the cache
+    then), whichever holds the file; else the folder ``run`` would use now.
+
+    Raises:
+        ArenaMissingError: the file is in none of them (each named).
+    """
+    looked = []
     if arenas_dir is None:
-        run_dir = manifest.arenas_dir
-        if run_dir:
+        found = manifest.arenas_found_in
+        recorded = [(manifest.arenas_dir, "the run's --arenas-dir"),
+                    *([(found[0], f"where the run found its arenas, {found[1]}")] if found
+                      else [])]
+        for number, (folder, why) in enumerate(recorded):
+            if not folder or folder in (f for f, _ in recorded[:number]):
+                continue  # a run given --arenas-dir records that folder twice
             try:
-                arenas_dir = run_dir if resolve_arena_path(task_id, run_dir) else None
+                return resolve_arena_path(task_id, folder)
             except (ArenaError, LookupError, FileNotFoundError):
-                arenas_dir = None
+                looked.append(f"{folder} ({why})")
     try:
         return resolve_arena_path(task_id, arenas_dir)
-    except (ArenaError, LookupError, FileNotFoundError) as error:
+    except FileNotFoundError as error:
+        if not looked:
+            raise ArenaMissingError(str(error)) from error
+        raise ArenaMissingError(f"arena {task_id} is not in {' nor in '.join(looked)}, and "
+                                f"not where a run would look now: {error}") from error
+    except (ArenaError, LookupError) as error:
         raise ReplayInputError(str(error)) from error
 
 

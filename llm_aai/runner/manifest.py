@@ -18,7 +18,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from llm_aai.arena import file_sha256
+from llm_aai.arena import ARENAS_ENV, file_sha256
+from llm_aai.arena.catalog import CACHE, arenas_location
 from llm_aai.llm.cache import ResponseCache
 from llm_aai.llm.served import served_models
 from llm_aai.logs.schema import SCHEMA_VERSION, RunManifest
@@ -40,12 +41,30 @@ def build_manifest(run_id: str, plan: Plan) -> RunManifest:
             episode_id(task_id, trial): run.seed_of(task_id, trial)
             for task_id in run.tasks for trial in range(1, run.config.trials + 1)}},
         arenas={task_id: file_sha256(path) for task_id, path in plan.arena_paths.items()},
+        arenas_location=None if run.config.variants is not None else arenas_found(
+            run.config.arenas_dir),
         versions=_versions(),
         git=_git_revision(),
         host={"python": platform.python_version(), "platform": platform.platform(),
               "mujoco_gl": os.environ.get("MUJOCO_GL")},
         schema_version=SCHEMA_VERSION,
     )
+
+
+_SOURCES = {"--arenas-dir": "--arenas-dir", f"${ARENAS_ENV}": f"env:{ARENAS_ENV}",
+            CACHE: "cache"}
+"""``arenas_location``'s words for how the folder was chosen, by ``arenas_location``'s."""
+
+
+def arenas_found(arenas_dir: str | Path | None) -> dict[str, str]:
+    """Where the run reads its testbed files now, for the manifest's ``arenas_location``.
+
+    Recorded because ``$LLM_AAI_ARENAS`` and the cache are not settings: without it a later
+    ``grounding`` or ``replay --resimulate``, run without the variable, would look in the
+    cache (and try to download) instead of the folder the run used.
+    """
+    folder, how = arenas_location(arenas_dir)
+    return {"folder": str(folder.resolve()), "source": _SOURCES[how]}
 
 
 NOT_APPLICABLE_ELSEWHERE = (

@@ -30,20 +30,90 @@ def test_claudes_claim_is_a_collection_and_a_comparison_of_two_values():
     assert claims[1].subject == "green ball"
 
 
-@pytest.mark.parametrize(("think", "expected"), [
+def _short(claim: Claim) -> str:
+    """A claim in a few words: kind, subject, then its side, degrees, metres or direction.
+
+    ``(belief)`` marks a claim not said of the view (``sees`` false).
+    """
+    words = [claim.kind]
+    if claim.kind in ("health_trend", "health_comparison"):
+        words.append("up" if claim.rising else "down")
+    elif claim.kind == "reward":
+        words += ["any ball" if claim.type is None else claim.subject,
+                  "collected" if claim.rising else "not collected"]
+    else:
+        words.append(claim.subject)
+        words += [f"{v:+g}" if isinstance(v, float) else v for v in (claim.side, claim.degrees)
+                  if v is not None]
+        words += [f"{claim.metres:g} m"] if claim.metres is not None else []
+        words += [] if claim.sees else ["(belief)"]
+    return " ".join(words)
+
+
+KNOWN_ANSWERS = [  # (Think, its claims in order), each checked by hand
+    # the heuristic agent's Thinks
     ("I see no yellow or green ball. I turn to search.",
-     [("not_seen", "yellow ball"), ("not_seen", "green ball")]),
+     ["not_seen yellow ball", "not_seen green ball"]),
     ("No food in sight after a full turn. About 18 m of floor is free ahead, so I move to a "
-     "new spot.", [("not_seen", "food")]),
+     "new spot.", ["not_seen food"]),
     ("It is dark. I keep going the way I was facing.", []),
     ("A green ball is at -43 degrees, about 7.7 m away. I face it and run through it.",
-     [("seen", "green ball"), ("bearing", "green ball"), ("distance", "green ball")]),
+     ["seen green ball", "bearing green ball -43", "distance green ball 7.7 m"]),
     ("A yellow ball is at +12 degrees, about 5.5 m, but something red is in the way. I step "
      "around it first.",
-     [("seen", "yellow ball"), ("bearing", "yellow ball"), ("distance", "yellow ball")]),
-])
-def test_the_heuristic_agents_thinks(think, expected):
-    assert [(c.kind, c.subject) for c in extract(think)] == expected
+     ["seen yellow ball", "bearing yellow ball +12", "distance yellow ball 5.5 m"]),
+    # the hostile audit's three (#51): a negation or a side read outside its clause, a block
+    ("My health went down a little and I have not collected anything yet",
+     ["health_trend down", "reward any ball not collected"]),
+    ("There is no green ball on my right", ["not_seen green ball right"]),
+    ("There is a grey block to my left", ["seen grey box", "bearing grey box left"]),
+    # a negation in another clause than the health claim's
+    ("I have not moved, but my health increased.", ["health_trend up"]),
+    ("I haven't found the ball yet but my health has increased.", ["health_trend up"]),
+    ("My health did not go down, it went up.", ["health_trend up"]),
+    ("My health has not increased, and I see no food.", ["health_trend down", "not_seen food"]),
+    ("I don't see any food, and my health is dropping.", ["health_trend down",
+                                                          "not_seen food"]),
+    ("I lost the green ball, but my health is fine.", []),
+    # no X on a side: the side stays with the negated claim, and only in its clause
+    ("No red ball to my left.", ["not_seen red ball left"]),
+    ("I don't see a wall ahead.", ["not_seen wall ahead"]),
+    ("I don't see the green ball on my right anymore.", ["not_seen green ball right"]),
+    ("There's no yellow ball in front of me, only a wall.", ["not_seen yellow ball ahead"]),
+    ("There aren't any balls to my right.", ["not_seen ball right"]),
+    ("I see no wall and no ramp on my left.", ["not_seen wall", "not_seen ramp left"]),
+    ("I see no green ball, so I turn right.", ["not_seen green ball"]),
+    ("There is no green ball on my right; the green ball is on my left.",
+     ["not_seen green ball right", "seen green ball", "bearing green ball left"]),
+    ("I can't see the red ball, but the green ball is on my left.",
+     ["not_seen red ball", "seen green ball", "bearing green ball left"]),
+    # isn't: of the view, or of the object's place
+    ("The green ball isn't visible.", ["not_seen green ball"]),
+    ("There isn't a ramp here.", ["not_seen ramp"]),
+    ("The green ball isn't on my left.", ["not_seen green ball left (belief)"]),
+    ("The yellow ball is not behind me.", ["not_seen yellow ball behind (belief)"]),
+    # nothing
+    ("I see nothing but a grey wall.", ["seen grey wall"]),
+    ("Nothing is on my right, but a green ball is straight ahead.",
+     ["seen green ball", "bearing green ball ahead"]),
+    # not far is near, not a negation
+    ("The green ball is not far ahead.", ["seen green ball", "bearing green ball ahead"]),
+    ("The green ball is not far away, about 3 m.", ["seen green ball",
+                                                    "distance green ball 3 m"]),
+    # two negations in one clause cancel
+    ("It is not true that there is no green ball.", ["seen green ball"]),
+    ("It is not the case that I see no wall on my left.", ["seen wall", "bearing wall left"]),
+    # blocks, cubes and boxes are boxes; walls are walls (verify matches a block-shaped Wall
+    # item as either)
+    ("I see a grey cube ahead.", ["seen grey box", "bearing grey box ahead"]),
+    ("A grey box sits on my right.", ["seen grey box", "bearing grey box right"]),
+    ("A grey wall stands on my left.", ["seen grey wall", "bearing grey wall left"]),
+]
+
+
+@pytest.mark.parametrize(("think", "expected"), KNOWN_ANSWERS)
+def test_known_answers(think, expected):
+    assert [_short(c) for c in extract(think)] == expected
 
 
 def test_the_heuristics_numbers_are_read_with_their_sign():

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
+import shutil
 
 import pandas as pd
 import pytest
 
+from llm_aai.arena import ARENAS_ENV
 from llm_aai.cli.analyze import main as analyze
 from llm_aai.cli.grounding import main as grounding
 from llm_aai.env import AnimalAIEnv
 from llm_aai.grounding.nearness import NEARNESS_CSV, goal_distance, nearer, read_nearness
+from llm_aai.logs import read_manifest
 from llm_aai.runner import RunConfig, start_run
 from tests.helpers.arenas import goal_ahead
+from tests.helpers.runs import make_run
 
 OPEN = goal_ahead(goal=(20, 30))
 """The agent facing a green ball 20 m ahead, nothing between."""
@@ -93,3 +98,70 @@ def test_a_missing_or_broken_nearness_file_is_a_clear_error(tmp_path):
     (tmp_path / NEARNESS_CSV).write_text("episode,nearer\n01-04-03_t1,0.5\n01-06-02_t1,far\n")
     with pytest.raises(NearnessError, match=r"nearness\.csv:3: nearer 'far' is not a number"):
         read_nearness(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def env_run(testbed_dir, tmp_path_factory):
+    """A heuristic run that found the testbed through $LLM_AAI_ARENAS (no --arenas-dir)."""
+    out = tmp_path_factory.mktemp("env-run")
+    return make_run(testbed_dir, out, "env", "--model", "heuristic", "--tasks",
+                    "01-04-03,01-06-02", "--max-scripts", "3", arenas_from_env=True)
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    """No $LLM_AAI_ARENAS and an empty testbed cache (conftest: its downloads are refused)."""
+    monkeypatch.delenv(ARENAS_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
+
+
+def test_a_run_records_where_it_found_its_arenas(env_run, testbed_dir):
+    manifest = read_manifest(env_run)
+    assert manifest.arenas_dir is None  # no --arenas-dir: the settings say nothing
+    assert manifest.arenas_found_in == (str(testbed_dir.resolve()), "env:LLM_AAI_ARENAS")
+
+
+def test_grounding_finds_the_arenas_the_run_found_without_the_variable(env_run, offline,
+                                                                       tmp_path, capsys):
+    run = tmp_path / "env"
+    shutil.copytree(env_run, run)
+    assert grounding([str(run), "--nearness"]) == 0
+    with (run / NEARNESS_CSV).open(newline="") as handle:
+        assert [r["episode"] for r in csv.DictReader(handle)] == ["01-04-03_t1", "01-06-02_t1"]
+    assert grounding([str(run)]) == 0  # the claims too
+    with (run / "grounding.csv").open(newline="") as handle:
+        assert {r["episode"] for r in csv.DictReader(handle)} == {"01-04-03_t1", "01-06-02_t1"}
+    assert "download" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("claims", [False, True])
+def test_arenas_found_nowhere_fail_once_and_write_nothing(env_run, offline, tmp_path, capsys,
+                                                          claims):
+    run = tmp_path / "env"
+    shutil.copytree(env_run, run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    gone = tmp_path / "moved-away"
+    manifest["arenas_location"]["folder"] = str(gone)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert grounding([str(run)] if claims else [str(run), "--nearness"]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and err.count("downloading the pinned testbed") == 1
+    assert f"is not in {gone} (where the run found its arenas, env:LLM_AAI_ARENAS)" in errors[0]
+    assert "not in the testbed cache" in errors[0] and "Connection refused" in errors[0]
+    assert "--arenas-dir DIR" in errors[0]
+    written = {"grounding.csv", "grounding_episodes.csv", NEARNESS_CSV}
+    assert not written & {p.name for p in run.iterdir()}
+
+
+def test_a_folder_given_by_flag_and_gone_is_named_once(env_run, offline, tmp_path, capsys):
+    run = tmp_path / "env"
+    shutil.copytree(env_run, run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    gone = str(tmp_path / "moved-away")
+    manifest["run"]["config"]["arenas_dir"] = gone
+    manifest["arenas_location"] = {"folder": gone, "source": "--arenas-dir"}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert grounding([str(run), "--nearness"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(gone) == 1 and f"is not in {gone} (the run's --arenas-dir), and" in err

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llm_aai.grounding import Claim, Scene, SceneObject, TurnTruth, verify
+from llm_aai.grounding import Claim, Scene, SceneObject, TurnTruth, extract, verify
 
 
 def _ball(colour: str, bearing: float, distance: float, visible: bool = True) -> SceneObject:
@@ -67,3 +67,30 @@ def test_collections_are_read_from_the_turn_just_played():
     assert _verdict(Claim("reward", "", type="ball", colour="yellow", rising=True), truth) == "true"
     assert _verdict(Claim("reward", "", type="ball", colour="green", rising=True), truth) == "false"
     assert _verdict(Claim("reward", "", rising=False), truth) == "false"
+
+
+def test_a_negated_claim_about_one_side_is_judged_on_that_side_only():
+    # the green ball is visible at +30 (right); the yellow one is behind, unseen
+    def absent(colour, side, sees=True):
+        return _verdict(Claim("not_seen", "", type="ball", colour=colour, side=side, sees=sees))
+
+    assert absent("green", "left") == "true"
+    assert absent("green", "right") == "false"
+    assert absent("green", "ahead") == "true"  # +30 is off the ahead band
+    assert absent("yellow", "behind") == "true"  # nothing behind is ever in view
+    # said of where the ball is ("the yellow ball is not behind me"): seen or not
+    assert absent("yellow", "behind", sees=False) == "false"
+    assert absent("yellow", "left", sees=False) == "true"
+    truth = verify(Claim("not_seen", "", type="ball", colour="green", side="left"),
+                   TurnTruth(SCENE)).truth
+    assert truth == "green ball at +30 deg, 8.0 m, visible (none on the left)"
+
+
+def test_the_audits_sentences_get_the_verdict_a_reader_gives():
+    """#51: each was judged false while true."""
+    fell = TurnTruth(SCENE, health_now=59.7, health_before=63.3)
+    claims = extract("My health went down a little and I have not collected anything yet")
+    assert [verify(c, fell).verdict for c in claims] == ["true", "true"]
+    claims = extract("There is no green ball on my left")  # it is on the right
+    assert [_verdict(c) for c in claims] == ["true"]
+    assert [_verdict(c) for c in extract("There is no green ball on my right")] == ["false"]

@@ -9,21 +9,34 @@ import subprocess
 import sys
 from pathlib import Path
 
+from llm_aai.arena import ARENAS_ENV
 from llm_aai.cli.run import main as run_main
 
 __all__ = ["audit_rows", "call_costs", "keyless_env", "make_run", "run_module"]
 
 
 def make_run(testbed_dir: Path, out: Path, run_id: str, *flags: str,
-             resolution: int = 64) -> Path:
+             resolution: int = 64, arenas_from_env: bool = False) -> Path:
     """Run ``python -m llm_aai.run`` in this process with ``flags``; the run's folder.
 
     The testbed, the output folder, the run id, the frame size and no progress bar are
-    given here; ``flags`` add the model, the tasks and the rest.
+    given here; ``flags`` add the model, the tasks and the rest. ``arenas_from_env`` gives the
+    testbed as ``$LLM_AAI_ARENAS`` (for the call only) instead of ``--arenas-dir``.
     """
-    argv = ["--arenas-dir", str(testbed_dir), "--out", str(out), "--run-id", run_id,
-            "--resolution", str(resolution), "--no-progress", *flags]
-    assert run_main(argv) == 0
+    argv = ["--out", str(out), "--run-id", run_id, "--resolution", str(resolution),
+            "--no-progress", *flags]
+    if not arenas_from_env:
+        assert run_main(["--arenas-dir", str(testbed_dir), *argv]) == 0
+        return Path(out) / run_id
+    before = os.environ.get(ARENAS_ENV)
+    os.environ[ARENAS_ENV] = str(testbed_dir)
+    try:
+        assert run_main(argv) == 0
+    finally:
+        if before is None:
+            del os.environ[ARENAS_ENV]
+        else:
+            os.environ[ARENAS_ENV] = before
     return Path(out) / run_id
 
 

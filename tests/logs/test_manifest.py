@@ -54,6 +54,14 @@ def test_a_manifest_survives_the_round_trip_through_its_file(tmp_path):
     assert read.agent_name == "heuristic" and read.arenas_dir == "/data/arenas"
     assert read.episode_seeds == {"01-04-03_t1": 1234}
     assert read.arena_sha256("01-04-03") == "cd" * 32 and read.arena_sha256("09-09-09") is None
+    assert read.arenas_found_in is None and "arenas_location" not in read.to_dict()
+
+
+def test_where_the_run_found_its_arenas_is_kept():
+    location = {"folder": "/data/testbed", "source": "env:LLM_AAI_ARENAS"}
+    manifest = _manifest(arenas_location=location)
+    assert manifest_from_dict(manifest.to_dict()) == manifest
+    assert manifest.arenas_found_in == ("/data/testbed", "env:LLM_AAI_ARENAS")
 
 
 def test_a_manifest_written_by_the_previous_version_is_read(tmp_path):
@@ -101,6 +109,12 @@ def _v1() -> dict:
     (json.dumps({**_v1(), "schema_version": 2}), r"schema_version 2; this llm-aai reads 1"),
     (json.dumps({**_v1(), "manifest_version": 2}), r"field 'run_config': missing"),
     (json.dumps({**_v1(), "notes": "mine"}), r"unknown field 'notes'"),
+    (json.dumps({**_v1(), "arenas_location": {"source": "cache"}}),
+     r"missing field 'arenas_location.folder'"),
+    (json.dumps({**_v1(), "arenas_location": {"folder": 3, "source": "cache"}}),
+     r"field 'arenas_location.folder': expected a string, got a number"),
+    (json.dumps({**_v1(), "arenas_location": "/data"}),
+     r"field 'arenas_location': expected an object, got a string"),
 ])
 def test_a_bad_manifest_is_a_schema_error_naming_the_file_and_the_field(tmp_path, text, message):
     (tmp_path / "manifest.json").write_text(text)
