@@ -24,7 +24,7 @@ Warnings (reported, the file stays valid, since AAI accepts the value):
   itself parks a box at y=1500 (05-30-*), letting it fall into the arena. Above
   ``HIGHEST_Y`` (10 km) it is an error: the object would not land within an episode, and
   MuJoCo voids a world with coordinates near 1e10.
-- Objects AAI knows but the embedded simulator does not build (spawners, decoys...).
+- Objects AAI knows but the embedded simulator does not build (spawners, sign boards...).
 - More than one Agent (item or instance): AAI uses only the first.
 - Negative arena ids: AAI renumbers them.
 
@@ -50,8 +50,7 @@ HIGHEST_Y = 10_000.0
 (the testbed's highest is 1,500 m), and near 1e10 MuJoCo gives up on the world."""
 
 AAI_ONLY_OBJECTS = frozenset({
-    "DecoyGoal", "DecoyGoalBounce", "DecoyGoalMulti", "BadGoalMulti", "DecayGoal",
-    "RipenGoal", "AntiDecayGoal", "GrowGoal", "ShrinkGoal", "SpawnerTree",
+    "DecayGoal", "RipenGoal", "AntiDecayGoal", "GrowGoal", "ShrinkGoal", "SpawnerTree",
     "SpawnerDispenserTall", "SpawnerDispenser", "SpawnerContainerShort", "SpawnerContainer",
     "SpawnerButton", "Pillar-Button", "SignBoard", "SignPosterboard", "HollowBox", "DataZone",
 })

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from llm_aai.arena.geometry import Sphere, box_sphere_overlap
+from llm_aai.arena.objects import Quota
 from llm_aai.arena.placement import PlacedArena, PlacedObject
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
@@ -70,8 +71,9 @@ class StepResult:
         reward: sum of this step's rewards (decay, hot zone and events).
         health: health after the step (0-100).
         done: whether the episode has ended.
-        end_reason: ``"good_goal"``, ``"bad_goal"``, ``"death_zone"``, ``"all_multis"``,
-            ``"health_zero"`` or ``"time_limit"`` on the ending step, else None.
+        end_reason: ``"good_goal"``, ``"bad_goal"``, ``"decoy_goal"``, ``"death_zone"``,
+            ``"all_multis"``, ``"health_zero"`` or ``"time_limit"`` on the ending step, else
+            None.
         events: this step's reward events (decay and hot zone summed over its physics steps).
     """
 
@@ -213,8 +215,10 @@ class Simulator:
         self._touched = frozenset()
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
+        bad_multis = sum(1 for obj in placed.objects if obj.spec.quota is Quota.BAD_MULTIS)
         clock = game_clock(self.physics_build)
-        self._rules = Rules(arena.time_limit, good, health_ends=clock.health_ends,
+        self._rules = Rules(arena.time_limit, good, bad_multis=bad_multis,
+                            health_ends=clock.health_ends,
                             steps_per_unit=clock.steps_per_unit, hot_floor=clock.hot_floor)
         self._blackouts = Blackouts(arena.blackouts, steps_per_unit=clock.steps_per_unit)
         self._steps = 0
@@ -320,10 +324,11 @@ class Simulator:
             for geom in agent.touching:
                 goal = self._goals.get(geom)
                 if goal is not None and not rules.done:
-                    paid = rules.touch_goal(goal.info.name, goal.info.reward,
-                                            multi=goal.info.spec.multi)
+                    spec = goal.info.spec
+                    paid = rules.touch_goal(goal.info.name, goal.info.reward, multi=spec.multi,
+                                            quota=spec.quota)
                     events.append(RewardEvent(goal.info.name, paid, self._steps))
-                    if goal.info.spec.multi:
+                    if spec.multi:
                         self._remove(goal)
             if in_death and not rules.done:
                 events.append(RewardEvent("DeathZone", rules.enter_death_zone(), self._steps))

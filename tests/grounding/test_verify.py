@@ -67,3 +67,15 @@ def test_collections_are_read_from_the_turn_just_played():
     assert _verdict(Claim("reward", "", type="ball", colour="yellow", rising=True), truth) == "true"
     assert _verdict(Claim("reward", "", type="ball", colour="green", rising=True), truth) == "false"
     assert _verdict(Claim("reward", "", rising=False), truth) == "false"
+
+
+def test_the_newer_balls_are_read_by_their_own_colours():
+    # BadGoalMulti starts like BadGoal, DecoyGoalMulti like nothing the old table knew.
+    orange = TurnTruth(SCENE, events=({"kind": "BadGoalMulti", "reward": -0.5, "step": 9},))
+    assert _verdict(Claim("reward", "", type="ball", colour="orange", rising=True),
+                    orange) == "true"
+    assert _verdict(Claim("reward", "", type="ball", colour="red", rising=True),
+                    orange) == "false"
+    grey = TurnTruth(SCENE, events=({"kind": "DecoyGoalMulti", "reward": 0.0, "step": 9},))
+    assert _verdict(Claim("reward", "", type="ball", colour="grey", rising=True), grey) == "true"
+    assert _verdict(Claim("reward", "", rising=True), grey) == "false"  # a decoy is no food

@@ -57,6 +57,18 @@ def test_egocentric_text_lists_objects_nearest_first_in_the_prompts_words(look):
     assert describe(seen, eye) == text  # deterministic
 
 
+def test_the_decoys_and_the_bad_multi_have_their_colour_words(look):
+    eye, seen = look(arena(
+        obj("DecoyGoal", (17.0, 0.0, 25.0), (1.0, 1.0, 1.0)),
+        obj("BadGoalMulti", (23.0, 0.0, 28.0), (1.0, 1.0, 1.0)),
+        obj("DecoyGoalMulti", (20.0, 0.0, 33.0), (1.0, 1.0, 1.0)),
+    ))
+    lines = describe(seen, eye).splitlines()
+    assert lines[1].startswith("- a grey ball (1 m across)")
+    assert lines[2].startswith("- an orange ball (1 m across)")
+    assert lines[3].startswith("- a grey ball (1 m across)")
+
+
 def test_allocentric_text_gives_the_agents_pose_and_arena_coordinates(look):
     eye, seen = look(arena(obj("GoodGoal", (23.0, 0.0, 28.0), (1.0, 1.0, 1.0)), yaw=90.0))
     assert "green ball" not in describe(seen, eye, perspective="allocentric")  # it is to the left

@@ -29,9 +29,24 @@ EVERY_KIND = (
 )
 
 
-def test_every_testbed_object_builds():
-    names = {o.spec.name for o in EVERY_KIND}
+NEWER_GOALS = (
+    obj("BadGoalMulti", (5, 0, 35), (1, 1, 1)),
+    obj("DecoyGoal", (5, 0, 30), (1, 1, 1)),
+    obj("DecoyGoalBounce", (35, 0, 15), (1, 1, 1), yaw=90),
+    obj("DecoyGoalMulti", (35, 0, 20), (1, 1, 1)),
+)
+"""Objects of today's Animal-AI that the testbed never uses (tests/sim/test_decoys.py)."""
+
+
+def test_every_object_builds():
+    names = {o.spec.name for o in EVERY_KIND + NEWER_GOALS}
     assert names == {n for n, s in OBJECTS.items() if s.kind is not Kind.AGENT}
+    scene = build_scene(arena(*NEWER_GOALS))
+    mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
+    assert len(scene.goals) == 4 and len(scene.bounces) == 1
+
+
+def test_every_testbed_object_builds():
     scene = build_scene(arena(*EVERY_KIND))
     model = mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
     assert len(scene.goals) == 6 and len(scene.zones) == 2 and len(scene.bounces) == 3
