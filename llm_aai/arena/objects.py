@@ -60,6 +60,9 @@ class ObjectSpec:
         multi: collected and removed; it ends the episode only once the agent's positive
             goals collected reach the count named by ``quota``.
         quota: for a multi goal, which count ends the episode (``Quota``).
+        change: ``"value"`` for a goal whose reward moves from ``initialValues`` to
+            ``finalValues`` (DecayGoal, RipenGoal), else None.
+        final_color: the colour such a goal has once its value reached the final one.
         bounce: the ball starts with 10 m/s along its yaw.
         yaw_offset: extra yaw built into the Unity prefab (U/L shapes are rotated 90 degrees).
         aliases: names newer AAI builds use for the same object.
@@ -78,14 +81,21 @@ class ObjectSpec:
     ends_episode: bool = False
     multi: bool = False
     quota: Quota | None = None
+    change: str | None = None
+    final_color: tuple[float, float, float] | None = None
     bounce: bool = False
     yaw_offset: float = 0.0
     aliases: tuple[str, ...] = ()
 
     @property
     def is_good_goal(self) -> bool:
-        """Counted in AAI's numberOfGoals (GoodGoal, GoodGoalMulti and their Bounce forms)."""
-        return self.kind is Kind.GOAL and self.reward_sign > 0
+        """Counted in AAI's numberOfGoals (GoodGoal, GoodGoalMulti and their Bounce forms).
+
+        A changing goal is not: Unity counts goals by their tag when it spawns them, before
+        a DecayGoal retags itself (docs/animal-ai-facts.md §4).
+        """
+        return (self.kind is Kind.GOAL and self.reward_sign > 0
+                and self.quota in (None, Quota.GOOD_GOALS))
 
 
 _WALL_SIZES = ((0.1, 0.1, 0.1), (40.0, 10.0, 40.0))
@@ -100,6 +110,9 @@ _YELLOW = (0.910, 0.725, 0.137)
 _RED = (0.81, 0.35, 0.35)
 _DECOY_GREY = (0.698, 0.698, 0.698)
 _ORANGE_RED = (1.0, 0.177, 0.0)
+_DECAY_YELLOW = (0.913, 0.723, 0.138)
+_DECAY_GREY = (0.392, 0.392, 0.392)
+_RIPEN_GREY = (0.392, 0.392, 0.392)
 _BOX_GREY = (0.70, 0.72, 0.73)
 _PLANK = (0.85, 0.84, 0.80)
 _TRANSPARENT_ALPHA = 0.42
@@ -112,6 +125,15 @@ def _ball(name: str, color, sign: int, *, quota: Quota | None = None, bounce=Fal
         name, Kind.GOAL, *_BALL_SIZES, rotation_range=(0.0, 360.0) if bounce else (0.0, 0.0),
         color=color, mass=1.0, reward_sign=sign, ends_episode=not multi, multi=multi,
         quota=quota, bounce=bounce, aliases=aliases,
+    )
+
+
+def _changing(name: str, color, final_color, *, aliases=()) -> ObjectSpec:
+    """A DecayGoal-script ball: diameter from its initial value (0-5), multi, quota 1."""
+    return ObjectSpec(
+        name, Kind.GOAL, (0.0, 0.0, 0.0), (5.0, 5.0, 5.0), rotation_range=(0.0, 0.0),
+        color=color, mass=1.0, reward_sign=+1, multi=True, quota=Quota.PREFAB, change="value",
+        final_color=final_color, aliases=aliases,
     )
 
 
@@ -150,6 +172,8 @@ OBJECTS: dict[str, ObjectSpec] = {
         _ball("DecoyGoal", _DECOY_GREY, 0),
         _ball("DecoyGoalBounce", _DECOY_GREY, 0, bounce=True),
         _ball("DecoyGoalMulti", _DECOY_GREY, 0, quota=Quota.PREFAB),
+        _changing("DecayGoal", _DECAY_YELLOW, _DECAY_GREY),
+        _changing("RipenGoal", _RIPEN_GREY, _DECAY_YELLOW, aliases=("AntiDecayGoal",)),
     )
 }
 

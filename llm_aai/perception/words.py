@@ -21,6 +21,8 @@ _BALLS = {
     "DecoyGoal": "grey ball",
     "DecoyGoalBounce": "grey ball",
     "DecoyGoalMulti": "grey ball",
+    "DecayGoal": "decaying ball",
+    "RipenGoal": "ripening ball",
 }
 _ZONES = {"DeathZone": "red death zone", "HotZone": "orange hot zone"}
 _BLOCKS = {"UObject": "pushable U-shaped block", "LObject": "pushable L-shaped block",

@@ -37,6 +37,7 @@ from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
 from llm_aai.sim.sight import Eye, Sight, Sighting, geom_owners
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
+from llm_aai.sim.value_goals import ValueGoal
 
 _SETTINGS = ("resolution", "_render", "_renderer", "_spare", "_sight")
 """Attributes a restore leaves alone: how this simulator draws and sees (the ray caster is
@@ -120,6 +121,15 @@ def _free_dofs(model, pushables) -> np.ndarray:
     return np.array(dofs, dtype=np.intp)
 
 
+def _timings(placed: PlacedArena, index: int):
+    """A changing goal's timings, which the placer always sets."""
+    obj = placed.objects[index]
+    if obj.timings is None:
+        raise ValueError(f"{obj.spec.name} (item {obj.item_index}, instance "
+                         f"{obj.instance_index}) has no timings: place it with place_arena")
+    return obj.timings
+
+
 @dataclass
 class _Goal:
     info: GoalInfo
@@ -162,6 +172,7 @@ class Simulator:
         self._sight: Sight | None = None
         self._objects: tuple = ()
         self._touched: frozenset[int] = frozenset()
+        self._changing: dict = {}  # geom -> ValueGoal of each DecayGoal and RipenGoal
 
     # ----------------------------------------------------------------- lifecycle
     def load(self, placed: PlacedArena, rng: np.random.Generator) -> None:
@@ -204,6 +215,11 @@ class Simulator:
                 int(model.jnt_dofadr[model.body_jntadr[model.body(goal.body).id]]),
             )
             for goal in scene.goals
+        }
+        self._changing = {
+            geom: ValueGoal(_timings(placed, g.info.index), g.info.spec.color,
+                            g.info.spec.final_color)
+            for geom, g in self._goals.items() if g.info.spec.change == "value"
         }
         self._zones = [
             replace(zone, box=zone_trigger(zone.box, zone.name, self.physics_build))
@@ -316,6 +332,7 @@ class Simulator:
         agent.command(move, turn)
         touched: set[int] = set()
         for _ in range(physics_steps):
+            self._change_goals()
             self._physics_step()
             touched.update(self._geom_owner.get(geom, -2) for geom in agent.touching)
             in_hot, in_death = self._zone_overlap()
@@ -325,7 +342,9 @@ class Simulator:
                 goal = self._goals.get(geom)
                 if goal is not None and not rules.done:
                     spec = goal.info.spec
-                    paid = rules.touch_goal(goal.info.name, goal.info.reward, multi=spec.multi,
+                    changing = self._changing.get(geom)
+                    worth = goal.info.reward if changing is None else changing.value
+                    paid = rules.touch_goal(goal.info.name, worth, multi=spec.multi,
                                             quota=spec.quota)
                     events.append(RewardEvent(goal.info.name, paid, self._steps))
                     if spec.multi:
@@ -345,6 +364,25 @@ class Simulator:
             end_reason=rules.end_reason,
             events=tuple(summary + events),
         )
+
+    def _change_goals(self) -> None:
+        """Unity's FixedUpdate of the changing goals, before the physics step it precedes."""
+        for geom, goal in self._changing.items():
+            goal.fixed_update()
+            self._model.geom_rgba[geom, :3] = goal.color
+
+    def goal_value(self, index: int) -> float | None:
+        """What the goal of placed-object ``index`` would pay if touched now (None: no goal).
+
+        A changing goal's value moves over the episode (``llm_aai.sim.value_goals``); other
+        goals pay their signed diameter.
+        """
+        self._require_loaded()
+        for geom, goal in self._goals.items():
+            if goal.info.index == index:
+                changing = self._changing.get(geom)
+                return goal.info.reward if changing is None else changing.value
+        return None
 
     def _physics_step(self) -> None:
         """One MuJoCo step with every physics correction around it."""
