@@ -3,7 +3,8 @@
 One table serves the validator (is this name known? is this size legal?), the placer (size
 clamps, rotation ranges, footprints) and the simulator (geometry, look, physics, rewards), so
 the rules of the game live in one place. Values are those of the AAI 3.x/4.0 build that the
-testbed and the paper used; each is sourced in docs/animal-ai-facts.md §4.
+testbed and the paper used, and for the objects the testbed never uses (decoys, BadGoalMulti)
+those of today's Animal-AI; each is sourced in docs/animal-ai-facts.md §3-§4.
 """
 
 from __future__ import annotations
@@ -25,6 +26,18 @@ class Kind(StrEnum):
     GOAL = "goal"
 
 
+class Quota(StrEnum):
+    """Which count a multi goal's ``numberOfGoals`` is set to (docs/animal-ai-facts.md §3).
+
+    A multi goal ends the episode when the agent's count of positive goals collected has
+    reached its ``numberOfGoals``; Unity sets that number per family when it builds an arena.
+    """
+
+    GOOD_GOALS = "good_goals"  # the GoodGoal*/GoodGoalMulti* objects spawned
+    BAD_MULTIS = "bad_multis"  # the BadGoalMulti objects spawned
+    PREFAB = "prefab"  # never set: the prefab's numberOfGoals, 1 (DecoyGoalMulti)
+
+
 @dataclass(frozen=True)
 class ObjectSpec:
     """Everything AAI fixes about one object type.
@@ -40,9 +53,16 @@ class ObjectSpec:
             unspecified colour on such an object is drawn at random.
         alpha: opacity for the renderer (transparent walls and tunnels, zone fog).
         mass: kg for pushable bodies; None for objects that do not move under the agent.
-        reward_sign: +1 for good goals, -1 for bad goals and the death zone, 0 otherwise.
-        ends_episode: touching it completes the arena (GoodGoal, BadGoal, DeathZone).
-        multi: a GoodGoalMulti: collected, removed, episode ends when all good goals are.
+        reward_sign: +1 for good goals, -1 for bad goals and the death zone, 0 otherwise
+            (decoys: a ball that pays 0).
+        ends_episode: touching it completes the arena (GoodGoal, BadGoal, DecoyGoal,
+            DeathZone).
+        multi: collected and removed; it ends the episode only once the agent's positive
+            goals collected reach the count named by ``quota``.
+        quota: for a multi goal, which count ends the episode (``Quota``).
+        change: ``"value"`` for a goal whose reward moves from ``initialValues`` to
+            ``finalValues`` (DecayGoal, RipenGoal), else None.
+        final_color: the colour such a goal has once its value reached the final one.
         bounce: the ball starts with 10 m/s along its yaw.
         yaw_offset: extra yaw built into the Unity prefab (U/L shapes are rotated 90 degrees).
         aliases: names newer AAI builds use for the same object.
@@ -60,14 +80,22 @@ class ObjectSpec:
     reward_sign: int = 0
     ends_episode: bool = False
     multi: bool = False
+    quota: Quota | None = None
+    change: str | None = None
+    final_color: tuple[float, float, float] | None = None
     bounce: bool = False
     yaw_offset: float = 0.0
     aliases: tuple[str, ...] = ()
 
     @property
     def is_good_goal(self) -> bool:
-        """Counted in AAI's numberOfGoals (GoodGoal, GoodGoalMulti and their Bounce forms)."""
-        return self.kind is Kind.GOAL and self.reward_sign > 0
+        """Counted in AAI's numberOfGoals (GoodGoal, GoodGoalMulti and their Bounce forms).
+
+        A changing goal is not: Unity counts goals by their tag when it spawns them, before
+        a DecayGoal retags itself (docs/animal-ai-facts.md §4).
+        """
+        return (self.kind is Kind.GOAL and self.reward_sign > 0
+                and self.quota in (None, Quota.GOOD_GOALS))
 
 
 _WALL_SIZES = ((0.1, 0.1, 0.1), (40.0, 10.0, 40.0))
@@ -80,16 +108,32 @@ _TUNNEL_SIZES = ((2.5, 2.5, 2.5), (10.0, 10.0, 10.0))
 _GREEN = (0.506, 0.749, 0.255)
 _YELLOW = (0.910, 0.725, 0.137)
 _RED = (0.81, 0.35, 0.35)
+_DECOY_GREY = (0.698, 0.698, 0.698)
+_ORANGE_RED = (1.0, 0.177, 0.0)
+_DECAY_YELLOW = (0.913, 0.723, 0.138)
+_DECAY_GREY = (0.392, 0.392, 0.392)
+_RIPEN_GREY = (0.392, 0.392, 0.392)
 _BOX_GREY = (0.70, 0.72, 0.73)
 _PLANK = (0.85, 0.84, 0.80)
 _TRANSPARENT_ALPHA = 0.42
 
 
-def _ball(name: str, color, sign: int, *, multi=False, bounce=False, aliases=()) -> ObjectSpec:
+def _ball(name: str, color, sign: int, *, quota: Quota | None = None, bounce=False,
+          aliases=()) -> ObjectSpec:
+    multi = quota is not None
     return ObjectSpec(
         name, Kind.GOAL, *_BALL_SIZES, rotation_range=(0.0, 360.0) if bounce else (0.0, 0.0),
         color=color, mass=1.0, reward_sign=sign, ends_episode=not multi, multi=multi,
-        bounce=bounce, aliases=aliases,
+        quota=quota, bounce=bounce, aliases=aliases,
+    )
+
+
+def _changing(name: str, color, final_color, *, aliases=()) -> ObjectSpec:
+    """A DecayGoal-script ball: diameter from its initial value (0-5), multi, quota 1."""
+    return ObjectSpec(
+        name, Kind.GOAL, (0.0, 0.0, 0.0), (5.0, 5.0, 5.0), rotation_range=(0.0, 0.0),
+        color=color, mass=1.0, reward_sign=+1, multi=True, quota=Quota.PREFAB, change="value",
+        final_color=final_color, aliases=aliases,
     )
 
 
@@ -119,10 +163,17 @@ OBJECTS: dict[str, ObjectSpec] = {
         ObjectSpec("HotZone", Kind.ZONE, *_ZONE_SIZES, color=(0.95, 0.55, 0.20), alpha=0.69),
         _ball("GoodGoal", _GREEN, +1),
         _ball("GoodGoalBounce", _GREEN, +1, bounce=True),
-        _ball("GoodGoalMulti", _YELLOW, +1, multi=True),
-        _ball("GoodGoalMultiBounce", _YELLOW, +1, multi=True, bounce=True),
+        _ball("GoodGoalMulti", _YELLOW, +1, quota=Quota.GOOD_GOALS),
+        _ball("GoodGoalMultiBounce", _YELLOW, +1, quota=Quota.GOOD_GOALS, bounce=True),
         _ball("BadGoal", _RED, -1),
         _ball("BadGoalBounce", _RED, -1, bounce=True),
+        # Animal-AI 4.x's goals (docs/animal-ai-facts.md §4, "Newer goals")
+        _ball("BadGoalMulti", _ORANGE_RED, -1, quota=Quota.BAD_MULTIS),
+        _ball("DecoyGoal", _DECOY_GREY, 0),
+        _ball("DecoyGoalBounce", _DECOY_GREY, 0, bounce=True),
+        _ball("DecoyGoalMulti", _DECOY_GREY, 0, quota=Quota.PREFAB),
+        _changing("DecayGoal", _DECAY_YELLOW, _DECAY_GREY),
+        _changing("RipenGoal", _RIPEN_GREY, _DECAY_YELLOW, aliases=("AntiDecayGoal",)),
     )
 }
 

@@ -25,6 +25,7 @@ from llm_aai.arena.geometry import (
 )
 from llm_aai.arena.model import RANDOM, RGB, Arena, Item, Vector3
 from llm_aai.arena.objects import Kind, ObjectSpec, lookup
+from llm_aai.arena.timings import GoalTimings, timings_of
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class PlacedObject:
         yaw: degrees, clockwise seen from above (Unity), prefab offset already added.
         color: RGB in 0-1 after AAI's colour rules (random draws resolved).
         item_index / instance_index: where in the YAML this object came from.
+        timings: a changing goal's initial and final values, rate and delay (else None).
 
     """
 
@@ -50,6 +52,7 @@ class PlacedObject:
     color: tuple[float, float, float]
     item_index: int
     instance_index: int
+    timings: GoalTimings | None = None
 
 
 @dataclass(frozen=True)
@@ -236,10 +239,16 @@ def _place_one(request: _Request, rng: np.random.Generator,
 def _candidate(spec: ObjectSpec, position: Vector3, rotation: float, size: Vector3,
                color: tuple[float, float, float], request: _Request,
                rng: np.random.Generator) -> PlacedObject:
-    extents = _resolve_size(spec, size, rng)
+    timings = (timings_of(request.item, request.instance, spec.name)
+               if spec.change is not None else None)
+    if timings is not None:  # DecayGoal.cs: the diameter is the initial value, clamped to 0-5
+        d = min(max(timings.initial, spec.size_min[0]), spec.size_max[0]) * SIZE_FACTOR
+        extents = (d, d, d)
+    else:
+        extents = _resolve_size(spec, size, rng)
     yaw = (rng.uniform(*spec.rotation_range) if rotation < 0 else rotation) + spec.yaw_offset
     probe = PlacedObject(spec, (0.0, 0.0, 0.0), extents, yaw, color, request.item_index,
-                         request.instance)
+                         request.instance, timings)
     half_x, half_z = spawn_box(probe).footprint_half()
     x = _coordinate(position.x, half_x, rng)
     z = _coordinate(position.z, half_z, rng)

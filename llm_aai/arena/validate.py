@@ -10,6 +10,9 @@ Errors (the file is invalid):
 - NaN or infinite numbers anywhere: AAI's arithmetic has no meaning for them.
 - x or z above 40: AAI clamps to 40, the object pokes through the fence and is dropped.
 - Negative time limit ``t``: 0 already means "no limit"; a negative value is a typo.
+- A changing goal's ``initialValues``/``finalValues``/``changeRates``/``delays``: numbers,
+  no more entries than the item has instances, and an initial value above 0 (it is the
+  ball's diameter).
 - Blackouts: a negative first value (periodic) must be alone; otherwise values must be
   non-negative and strictly increasing, and not beyond ``t``. AAI 4.x throws on these; 3.x
   silently misbehaved.
@@ -24,7 +27,8 @@ Warnings (reported, the file stays valid, since AAI accepts the value):
   itself parks a box at y=1500 (05-30-*), letting it fall into the arena. Above
   ``HIGHEST_Y`` (10 km) it is an error: the object would not land within an episode, and
   MuJoCo voids a world with coordinates near 1e10.
-- Objects AAI knows but the embedded simulator does not build (spawners, decoys...).
+- Objects AAI knows but the embedded simulator does not build (spawners, sign boards,
+  growing and shrinking goals...).
 - More than one Agent (item or instance): AAI uses only the first.
 - Negative arena ids: AAI renumbers them.
 
@@ -41,6 +45,7 @@ import difflib
 from llm_aai.arena.errors import ArenaError
 from llm_aai.arena.model import Arena, ArenaConfig, Item, is_finite
 from llm_aai.arena.objects import OBJECTS, Kind, lookup
+from llm_aai.arena.timings import TIMING_KEYS, numbers
 
 ARENA_SIZE = 40.0
 MAX_Y = 50.0
@@ -50,8 +55,7 @@ HIGHEST_Y = 10_000.0
 (the testbed's highest is 1,500 m), and near 1e10 MuJoCo gives up on the world."""
 
 AAI_ONLY_OBJECTS = frozenset({
-    "DecoyGoal", "DecoyGoalBounce", "DecoyGoalMulti", "BadGoalMulti", "DecayGoal",
-    "RipenGoal", "AntiDecayGoal", "GrowGoal", "ShrinkGoal", "SpawnerTree",
+    "GrowGoal", "ShrinkGoal", "SpawnerTree",
     "SpawnerDispenserTall", "SpawnerDispenser", "SpawnerContainerShort", "SpawnerContainer",
     "SpawnerButton", "Pillar-Button", "SignBoard", "SignPosterboard", "HollowBox", "DataZone",
 })
@@ -161,6 +165,41 @@ def _check_rotations_and_colors(report: _Report, item: Item) -> None:
                 report.warn(line, "colors", f"{channel}={value:g} is above 255; it saturates")
 
 
+def _check_timings(report: _Report, item: Item, checkable: bool) -> None:
+    """A changing goal's lists: numbers, finite, no longer than the item's instances."""
+    if not checkable or lookup(item.name).change is None:
+        return
+    for key in TIMING_KEYS:
+        if key not in dict(item.extra):
+            continue
+        line = _line_of(item, key)
+        try:
+            values = numbers(item, key)
+        except ValueError as error:
+            report.add(line, key, str(error))
+            continue
+        if not all(is_finite(v) for v in values):
+            report.add(line, key, f"{list(values)} holds a number that is not usable")
+        elif len(values) > item.instance_count:
+            report.add(line, key, f"{len(values)} entries for {item.instance_count} "
+                       f"{item.name}(s): Unity would spawn the extra ones at random; give "
+                       "each one a position or shorten the list")
+    initials = numbers(item, "initialValues") if _numeric(item, "initialValues") else ()
+    for value in initials:
+        if is_finite(value) and value <= 0:
+            report.add(_line_of(item, "initialValues"), "initialValues",
+                       f"{value:g}: a {item.name}'s diameter is its initial value, so "
+                       "this ball would have no size and could never be touched")
+
+
+def _numeric(item: Item, key: str) -> bool:
+    try:
+        numbers(item, key)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_blackouts(report: _Report, arena: Arena) -> None:
     values, line = arena.blackouts, _line_of(arena, "blackouts")
     if not values:
@@ -198,6 +237,7 @@ def _check_arena(report: _Report, arena: Arena) -> None:
         _check_positions(report, item)
         _check_sizes(report, item, checkable)
         _check_rotations_and_colors(report, item)
+        _check_timings(report, item, checkable)
 
 
 def _time_key(arena: Arena) -> str:

@@ -41,8 +41,10 @@ SIDE_DEG = 5.0
 """An object is "left" (right) if its centre or some seen part is this far to that side."""
 BEHIND_DEG = 90.0
 
-_BALL_EVENTS = {"GoodGoalMulti": "yellow", "GoodGoal": "green", "BadGoal": "red"}
-"""Event kinds by prefix (longest first, so ``GoodGoalMultiBounce`` is yellow)."""
+_BALL_EVENTS = {"GoodGoalMulti": "yellow", "GoodGoal": "green", "BadGoalMulti": "orange",
+                "BadGoal": "red", "DecoyGoal": "grey"}
+"""Event kinds by prefix (longest first, so ``GoodGoalMultiBounce`` is yellow and
+``BadGoalMulti`` orange), the colours ``llm_aai.perception.words`` names the balls by."""
 
 
 @dataclass(frozen=True)

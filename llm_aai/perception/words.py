@@ -17,6 +17,12 @@ _BALLS = {
     "GoodGoalMultiBounce": "yellow ball",
     "BadGoal": "red ball",
     "BadGoalBounce": "red ball",
+    "BadGoalMulti": "orange ball",
+    "DecoyGoal": "grey ball",
+    "DecoyGoalBounce": "grey ball",
+    "DecoyGoalMulti": "grey ball",
+    "DecayGoal": "decaying ball",
+    "RipenGoal": "ripening ball",
 }
 _ZONES = {"DeathZone": "red death zone", "HotZone": "orange hot zone"}
 _BLOCKS = {"UObject": "pushable U-shaped block", "LObject": "pushable L-shaped block",

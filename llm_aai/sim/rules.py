@@ -12,9 +12,11 @@ keeps the game's arithmetic testable on its own (docs/animal-ai-facts.md section
   the 3.x/4.x builds; the 2019 build has no health,
   ``health_ends=False``: health then stops at 0 and only goals, death zones and the time limit
   end an episode, ``llm_aai.sim.builds``);
-- GoodGoal/BadGoal (and bounce forms) and a DeathZone end the episode after the health
-  update; a GoodGoalMulti is removed and the episode ends once the multis collected reach the
-  number of good goals of any kind (so a GoodGoal in the arena keeps it going);
+- GoodGoal/BadGoal/DecoyGoal (and bounce forms) and a DeathZone end the episode after the
+  health update; a touched goal paying more than 0 counts as collected; a multi goal is
+  removed, and ends the episode instead when the goals collected (itself included) reach its
+  quota: the number of good goals of any kind for a GoodGoalMulti (so a GoodGoal in the arena
+  keeps it going), the number of BadGoalMulti for a BadGoalMulti, 1 for a DecoyGoalMulti;
 - a HotZone costs ``min(10 x decay, -0.001)`` extra reward per physics step of overlap
   (2019: ``min(10 x decay, -0.00001)``, ``hot_floor``).
 """
@@ -83,13 +85,15 @@ class Rules:
     Args:
         time_limit: the arena's ``t`` (0 = unlimited).
         good_goals: AAI's ``numberOfGoals``: GoodGoal, GoodGoalMulti and their Bounce forms.
+        bad_multis: the BadGoalMulti objects in the arena, a BadGoalMulti's ``numberOfGoals``.
         health_ends: whether health at 0 ends the episode (3.x/4.x); False for the 2019
             build, whose agent has no health (health is still reported, never below 0).
         steps_per_unit: physics steps in one unit of ``t`` (5 in 3.x/4.x, 3 in 2019).
         hot_floor: a hot zone costs at least this per physics step.
     """
 
-    def __init__(self, time_limit: int, good_goals: int, *, health_ends: bool = True,
+    def __init__(self, time_limit: int, good_goals: int, *, bad_multis: int = 0,
+                 health_ends: bool = True,
                  steps_per_unit: int = PHYSICS_STEPS_PER_UNIT,
                  hot_floor: float = HOT_FLOOR) -> None:
         if time_limit < 0:
@@ -98,6 +102,7 @@ class Rules:
             raise ValueError(f"steps per unit of t must be >= 1, got {steps_per_unit}")
         self.time_limit = int(time_limit)
         self.good_goals = int(good_goals)
+        self.quotas = {"good_goals": self.good_goals, "bad_multis": int(bad_multis), "prefab": 1}
         self.health_ends = bool(health_ends)
         self.steps_per_unit = int(steps_per_unit)
         self.decay = -1.0 / (self.steps_per_unit * time_limit) if time_limit else 0.0
@@ -105,7 +110,7 @@ class Rules:
         self.health = HEALTH_MAX
         self.total_reward = 0.0
         self.physics_steps = 0
-        self.multis_collected = 0
+        self.goals_collected = 0  # Unity's numberOfGoalsCollected
         self.done = False
         self.end_reason: str | None = None
 
@@ -141,17 +146,32 @@ class Rules:
             self._end("time_limit")
         return self.decay, hot
 
-    def touch_goal(self, name: str, reward: float, *, multi: bool) -> float:
-        """The agent touched a goal ball; returns the reward it paid (0 once the episode ended)."""
+    def touch_goal(self, name: str, reward: float, *, multi: bool,
+                   quota: str | None = "good_goals") -> float:
+        """The agent touched a goal ball; returns the reward it paid (0 once the episode ended).
+
+        Args:
+            name: the goal's object name (for the caller's events; the rule reads the rest).
+            reward: what it pays now.
+            multi: whether it is a multi goal (removed unless it ends the episode).
+            quota: for a multi goal, which count ends the episode (``Quota``'s values);
+                not read for other goals.
+
+        Raises:
+            ValueError: a multi goal with a quota that is none of ``Quota``'s.
+        """
         if self.done:
             return 0.0
+        if multi and quota not in self.quotas:
+            raise ValueError(f"unknown multi-goal quota {quota!r} for {name}; "
+                             f"known: {', '.join(self.quotas)}")
         self._add(reward)
-        if multi:
-            self.multis_collected += 1
-            if self.multis_collected >= self.good_goals:
-                self._end("all_multis")
-        else:
-            self._end("good_goal" if reward > 0 else "bad_goal")
+        if 0.0 < reward < 10.0:  # Goal.cs: only a positive goal counts as collected
+            self.goals_collected += 1
+        if not multi:
+            self._end(_ending(reward))
+        elif self.goals_collected >= self.quotas[quota]:
+            self._end("all_multis" if quota == "good_goals" else _ending(reward))
         self._check_health()
         return reward
 
@@ -168,3 +188,10 @@ class Rules:
             self.health = 0.0
             if self.health_ends:
                 self._end("health_zero")
+
+
+def _ending(reward: float) -> str:
+    """The end reason of a goal that completes the arena, from what it paid."""
+    if reward > 0:
+        return "good_goal"
+    return "bad_goal" if reward < 0 else "decoy_goal"

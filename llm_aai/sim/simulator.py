@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from llm_aai.arena.geometry import Sphere, box_sphere_overlap
+from llm_aai.arena.objects import Quota
 from llm_aai.arena.placement import PlacedArena, PlacedObject
 from llm_aai.sim.agent_physics import AGENT_ACTIONS, AgentPhysics
 from llm_aai.sim.angular_drag import AngularDrag
@@ -36,6 +37,7 @@ from llm_aai.sim.scene import AGENT_RADIUS, GoalInfo, build_scene
 from llm_aai.sim.sight import Eye, Sight, Sighting, geom_owners
 from llm_aai.sim.snapshot import MUTABLE_MODEL_FIELDS, Snapshot, apply, capture
 from llm_aai.sim.stability import SimulationUnstable, StabilityWatch
+from llm_aai.sim.value_goals import ValueGoal
 
 _SETTINGS = ("resolution", "_render", "_renderer", "_spare", "_sight")
 """Attributes a restore leaves alone: how this simulator draws and sees (the ray caster is
@@ -70,8 +72,9 @@ class StepResult:
         reward: sum of this step's rewards (decay, hot zone and events).
         health: health after the step (0-100).
         done: whether the episode has ended.
-        end_reason: ``"good_goal"``, ``"bad_goal"``, ``"death_zone"``, ``"all_multis"``,
-            ``"health_zero"`` or ``"time_limit"`` on the ending step, else None.
+        end_reason: ``"good_goal"``, ``"bad_goal"``, ``"decoy_goal"``, ``"death_zone"``,
+            ``"all_multis"``, ``"health_zero"`` or ``"time_limit"`` on the ending step, else
+            None.
         events: this step's reward events (decay and hot zone summed over its physics steps).
     """
 
@@ -118,6 +121,15 @@ def _free_dofs(model, pushables) -> np.ndarray:
     return np.array(dofs, dtype=np.intp)
 
 
+def _timings(placed: PlacedArena, index: int):
+    """A changing goal's timings, which the placer always sets."""
+    obj = placed.objects[index]
+    if obj.timings is None:
+        raise ValueError(f"{obj.spec.name} (item {obj.item_index}, instance "
+                         f"{obj.instance_index}) has no timings: place it with place_arena")
+    return obj.timings
+
+
 @dataclass
 class _Goal:
     info: GoalInfo
@@ -160,6 +172,7 @@ class Simulator:
         self._sight: Sight | None = None
         self._objects: tuple = ()
         self._touched: frozenset[int] = frozenset()
+        self._changing: dict = {}  # geom -> ValueGoal of each DecayGoal and RipenGoal
 
     # ----------------------------------------------------------------- lifecycle
     def load(self, placed: PlacedArena, rng: np.random.Generator) -> None:
@@ -203,6 +216,11 @@ class Simulator:
             )
             for goal in scene.goals
         }
+        self._changing = {
+            geom: ValueGoal(_timings(placed, g.info.index), g.info.spec.color,
+                            g.info.spec.final_color)
+            for geom, g in self._goals.items() if g.info.spec.change == "value"
+        }
         self._zones = [
             replace(zone, box=zone_trigger(zone.box, zone.name, self.physics_build))
             for zone in scene.zones
@@ -213,8 +231,10 @@ class Simulator:
         self._touched = frozenset()
         arena = placed.arena
         good = sum(1 for obj in placed.objects if obj.spec.is_good_goal)
+        bad_multis = sum(1 for obj in placed.objects if obj.spec.quota is Quota.BAD_MULTIS)
         clock = game_clock(self.physics_build)
-        self._rules = Rules(arena.time_limit, good, health_ends=clock.health_ends,
+        self._rules = Rules(arena.time_limit, good, bad_multis=bad_multis,
+                            health_ends=clock.health_ends,
                             steps_per_unit=clock.steps_per_unit, hot_floor=clock.hot_floor)
         self._blackouts = Blackouts(arena.blackouts, steps_per_unit=clock.steps_per_unit)
         self._steps = 0
@@ -312,6 +332,7 @@ class Simulator:
         agent.command(move, turn)
         touched: set[int] = set()
         for _ in range(physics_steps):
+            self._change_goals()
             self._physics_step()
             touched.update(self._geom_owner.get(geom, -2) for geom in agent.touching)
             in_hot, in_death = self._zone_overlap()
@@ -320,10 +341,13 @@ class Simulator:
             for geom in agent.touching:
                 goal = self._goals.get(geom)
                 if goal is not None and not rules.done:
-                    paid = rules.touch_goal(goal.info.name, goal.info.reward,
-                                            multi=goal.info.spec.multi)
+                    spec = goal.info.spec
+                    changing = self._changing.get(geom)
+                    worth = goal.info.reward if changing is None else changing.value
+                    paid = rules.touch_goal(goal.info.name, worth, multi=spec.multi,
+                                            quota=spec.quota)
                     events.append(RewardEvent(goal.info.name, paid, self._steps))
-                    if goal.info.spec.multi:
+                    if spec.multi:
                         self._remove(goal)
             if in_death and not rules.done:
                 events.append(RewardEvent("DeathZone", rules.enter_death_zone(), self._steps))
@@ -340,6 +364,25 @@ class Simulator:
             end_reason=rules.end_reason,
             events=tuple(summary + events),
         )
+
+    def _change_goals(self) -> None:
+        """Unity's FixedUpdate of the changing goals, before the physics step it precedes."""
+        for geom, goal in self._changing.items():
+            goal.fixed_update()
+            self._model.geom_rgba[geom, :3] = goal.color
+
+    def goal_value(self, index: int) -> float | None:
+        """What the goal of placed-object ``index`` would pay if touched now (None: no goal).
+
+        A changing goal's value moves over the episode (``llm_aai.sim.value_goals``); other
+        goals pay their signed diameter.
+        """
+        self._require_loaded()
+        for geom, goal in self._goals.items():
+            if goal.info.index == index:
+                changing = self._changing.get(geom)
+                return goal.info.reward if changing is None else changing.value
+        return None
 
     def _physics_step(self) -> None:
         """One MuJoCo step with every physics correction around it."""

@@ -17,7 +17,7 @@ def test_values_aai_accepts_but_changes_are_warnings_not_errors():
         "    - !Item\n      name: Wall\n      positions:\n      - !Vector3 {x: -2, y: 60, z: 3}\n"
         "      sizes:\n      - !Vector3 {x: 50, y: 0, z: -1}\n      rotations: [-5]\n"
         "      colors:\n      - !RGB {r: 300, g: -1, b: 0}\n"
-        "    - !Item\n      name: DecoyGoal\n", arena_id=-1)
+        "    - !Item\n      name: SpawnerTree\n", arena_id=-1)
     assert all(severity == "warning" for severity, _ in found)
     text = "\n".join(message for _, message in found)
     assert "v.yaml:3: warning: arenas: negative arena id -1" in text
@@ -27,8 +27,18 @@ def test_values_aai_accepts_but_changes_are_warnings_not_errors():
     assert "y=0" not in text  # a zero size is clamped to the minimum silently (testbed uses it)
     assert "v.yaml:12: warning: rotations: -5 is negative" in text
     assert "v.yaml:14: warning: colors: r=300 is above 255" in text
-    assert "v.yaml:16: warning: name: DecoyGoal is an AAI object the embedded simulator" in text
+    assert "v.yaml:16: warning: name: SpawnerTree is an AAI object the embedded simulator" in text
     assert len(found) == 7
+
+
+@pytest.mark.parametrize("name", ["DecoyGoal", "DecoyGoalBounce", "DecoyGoalMulti",
+                                  "BadGoalMulti"])
+def test_the_decoys_and_bad_multis_are_built_not_skipped(name):
+    assert problems(f"    - !Item\n      name: {name}\n") == []
+    found = problems(f"    - !Item\n      name: {name}\n      sizes:\n"
+                     "      - !Vector3 {x: 9, y: 1, z: 1}\n")
+    assert found == [("warning", f"v.yaml:9: warning: sizes: x=9 is above {name}'s maximum 5; "
+                                 "AAI clamps it")]
 
 
 def test_goal_sizes_only_check_the_diameter():
@@ -77,5 +87,5 @@ def test_loading_counts_the_other_errors_and_accepts_warnings(tmp_path):
                                          r"more error\(s\): python -m llm_aai.arenas validate"):
         load_config(bad)
     odd = tmp_path / "odd.yaml"
-    odd.write_text(HEAD.format(id=0) + "    - !Item\n      name: DecoyGoal\n")
-    assert load_config(odd).arena().items[0].name == "DecoyGoal"  # a warning only
+    odd.write_text(HEAD.format(id=0) + "    - !Item\n      name: SpawnerTree\n")
+    assert load_config(odd).arena().items[0].name == "SpawnerTree"  # a warning only

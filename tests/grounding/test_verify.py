@@ -94,3 +94,15 @@ def test_the_audits_sentences_get_the_verdict_a_reader_gives():
     claims = extract("There is no green ball on my left")  # it is on the right
     assert [_verdict(c) for c in claims] == ["true"]
     assert [_verdict(c) for c in extract("There is no green ball on my right")] == ["false"]
+
+
+def test_the_newer_balls_are_read_by_their_own_colours():
+    # BadGoalMulti starts like BadGoal, DecoyGoalMulti like nothing the old table knew.
+    orange = TurnTruth(SCENE, events=({"kind": "BadGoalMulti", "reward": -0.5, "step": 9},))
+    assert _verdict(Claim("reward", "", type="ball", colour="orange", rising=True),
+                    orange) == "true"
+    assert _verdict(Claim("reward", "", type="ball", colour="red", rising=True),
+                    orange) == "false"
+    grey = TurnTruth(SCENE, events=({"kind": "DecoyGoalMulti", "reward": 0.0, "step": 9},))
+    assert _verdict(Claim("reward", "", type="ball", colour="grey", rising=True), grey) == "true"
+    assert _verdict(Claim("reward", "", rising=True), grey) == "false"  # a decoy is no food

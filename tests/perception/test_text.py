@@ -57,6 +57,18 @@ def test_egocentric_text_lists_objects_nearest_first_in_the_prompts_words(look):
     assert describe(seen, eye) == text  # deterministic
 
 
+def test_the_decoys_and_the_bad_multi_have_their_colour_words(look):
+    eye, seen = look(arena(
+        obj("DecoyGoal", (17.0, 0.0, 25.0), (1.0, 1.0, 1.0)),
+        obj("BadGoalMulti", (23.0, 0.0, 28.0), (1.0, 1.0, 1.0)),
+        obj("DecoyGoalMulti", (20.0, 0.0, 33.0), (1.0, 1.0, 1.0)),
+    ))
+    lines = describe(seen, eye).splitlines()
+    assert lines[1].startswith("- a grey ball (1 m across)")
+    assert lines[2].startswith("- an orange ball (1 m across)")
+    assert lines[3].startswith("- a grey ball (1 m across)")
+
+
 def test_allocentric_text_gives_the_agents_pose_and_arena_coordinates(look):
     eye, seen = look(arena(obj("GoodGoal", (23.0, 0.0, 28.0), (1.0, 1.0, 1.0)), yaw=90.0))
     assert "green ball" not in describe(seen, eye, perspective="allocentric")  # it is to the left
@@ -104,3 +116,18 @@ def test_an_allocentric_view_reads_back_as_the_egocentric_one(look, yaw):
     for a, e in zip(allo.objects, ego.objects, strict=True):
         assert a.distance == pytest.approx(e.distance, rel=0.1, abs=0.3)
         assert a.bearing == pytest.approx(e.bearing, abs=3.0)
+
+
+def test_the_changing_goals_are_named_by_what_they_do(look):
+    from dataclasses import replace
+
+    from llm_aai.arena.timings import GoalTimings
+
+    timings = GoalTimings(1.0, 0.5, -0.005, 0.0)
+    eye, seen = look(arena(
+        replace(obj("DecayGoal", (17.0, 0.0, 25.0), (0.999,) * 3), timings=timings),
+        replace(obj("RipenGoal", (23.0, 0.0, 28.0), (0.999,) * 3), timings=timings),
+    ))
+    lines = describe(seen, eye).splitlines()
+    assert lines[1].startswith("- a decaying ball (1 m across)")
+    assert lines[2].startswith("- a ripening ball (1 m across)")

@@ -123,3 +123,42 @@ def test_health_stays_in_range(events):
         else:
             rules.touch_goal("BadGoal", -0.6, multi=False)
         assert 0.0 <= rules.health <= 100.0
+
+
+def test_a_goal_counts_as_collected_only_when_it_pays_more_than_zero():
+    # Goal.cs: numberOfGoalsCollected grows for 0 < reward < 10, whatever the goal's family.
+    rules = Rules(1000, good_goals=3, bad_multis=1)
+    rules.touch_goal("DecoyGoalMulti", 0.0, multi=True, quota="prefab")
+    rules.touch_goal("BadGoalMulti", -0.5, multi=True, quota="bad_multis")
+    assert rules.goals_collected == 0 and not rules.done
+    rules.touch_goal("GoodGoalMulti", 1.0, multi=True)
+    assert rules.goals_collected == 1 and not rules.done  # 1 of 3 good goals
+
+
+@pytest.mark.parametrize(("quota", "collected_before", "ends"), [
+    ("bad_multis", 1, False), ("bad_multis", 2, True), ("prefab", 0, False),
+    ("prefab", 1, True), ("good_goals", 2, True), ("good_goals", 1, False),
+])
+def test_each_multi_family_ends_at_its_own_quota(quota, collected_before, ends):
+    # numberOfGoals: good goals spawned (3 here), BadGoalMulti spawned (2), or the prefab's 1.
+    rules = Rules(1000, good_goals=3, bad_multis=2)
+    for _ in range(collected_before):
+        rules.touch_goal("GoodGoalMulti", 0.5, multi=True)
+    reward = {"bad_multis": -0.1, "prefab": 0.0, "good_goals": 0.5}[quota]
+    rules.touch_goal("Ball", reward, multi=True, quota=quota)
+    assert rules.done is ends
+    if ends:
+        assert rules.end_reason == {"bad_multis": "bad_goal", "prefab": "decoy_goal",
+                                    "good_goals": "all_multis"}[quota]
+
+
+def test_a_decoy_ends_the_episode_with_its_own_reason_and_no_reward():
+    rules = Rules(1000, good_goals=1)
+    assert rules.touch_goal("DecoyGoal", 0.0, multi=False) == 0.0
+    assert rules.end_reason == "decoy_goal" and rules.total_reward == 0.0
+    assert rules.health == 100.0
+
+
+def test_an_unknown_quota_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown multi-goal quota 'bad' for X"):
+        Rules(1000, 1).touch_goal("X", 1.0, multi=True, quota="bad")

@@ -1,8 +1,11 @@
+from dataclasses import replace
+
 import mujoco
 import numpy as np
 import pytest
 
 from llm_aai.arena.objects import OBJECTS, Kind
+from llm_aai.arena.timings import GoalTimings
 from llm_aai.sim import SimulationUnstable, Simulator, StepResult
 from llm_aai.sim.scene import build_scene
 from tests.helpers.arenas import arena, obj
@@ -29,9 +32,29 @@ EVERY_KIND = (
 )
 
 
-def test_every_testbed_object_builds():
-    names = {o.spec.name for o in EVERY_KIND}
+NEWER_GOALS = (
+    obj("BadGoalMulti", (5, 0, 35), (1, 1, 1)),
+    obj("DecoyGoal", (5, 0, 30), (1, 1, 1)),
+    obj("DecoyGoalBounce", (35, 0, 15), (1, 1, 1), yaw=90),
+    obj("DecoyGoalMulti", (35, 0, 20), (1, 1, 1)),
+)
+"""Objects of today's Animal-AI that the testbed never uses (tests/sim/test_decoys.py)."""
+CHANGING_GOALS = tuple(
+    replace(obj(name, position, (2.997,) * 3), timings=GoalTimings(3.0, 0.5, -0.005, 0.0))
+    for name, position in (("DecayGoal", (35, 0, 25)), ("RipenGoal", (35, 0, 30)))
+)
+"""Goals whose value changes (tests/sim/test_value_goals.py), as the placer makes them."""
+
+
+def test_every_object_builds():
+    names = {o.spec.name for o in EVERY_KIND + NEWER_GOALS + CHANGING_GOALS}
     assert names == {n for n, s in OBJECTS.items() if s.kind is not Kind.AGENT}
+    scene = build_scene(arena(*NEWER_GOALS, *CHANGING_GOALS))
+    mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
+    assert len(scene.goals) == 6 and len(scene.bounces) == 1
+
+
+def test_every_testbed_object_builds():
     scene = build_scene(arena(*EVERY_KIND))
     model = mujoco.MjModel.from_xml_string(scene.xml, scene.assets)
     assert len(scene.goals) == 6 and len(scene.zones) == 2 and len(scene.bounces) == 3

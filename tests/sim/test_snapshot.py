@@ -185,3 +185,27 @@ def test_mutable_model_fields_exist():
     sim.load(_busy_arena(), np.random.default_rng(0))
     for name in MUTABLE_MODEL_FIELDS:
         assert isinstance(getattr(sim._model, name), np.ndarray)
+
+
+def test_restore_brings_back_the_goals_collected_that_a_multi_quota_reads(physics_sim):
+    # A DecoyGoalMulti ends the episode only after a goal was collected (its quota is 1):
+    # restored to before the yellow ball was eaten, the same walk must end the same way, and
+    # restored to after it, the count must be there still.
+    ball = (0.999, 0.999, 0.999)
+    sim = physics_sim(arena(obj("GoodGoalMulti", (20.0, 0.0, 23.0), ball),
+                            obj("DecoyGoalMulti", (20.0, 0.0, 26.0), ball),
+                            obj("GoodGoalMulti", (5.0, 0.0, 5.0), ball), t=1000))
+    start = sim.snapshot()
+    first = _play(sim, [(1, 0)] * 40, frames=False)
+    assert sim.end_reason == "decoy_goal"
+    sim.restore(start)
+    assert sim._rules.goals_collected == 0
+    assert _play(sim, [(1, 0)] * 40, frames=False) == first
+    sim.restore(start)
+    while sim._rules.goals_collected == 0:
+        sim.step(1, 0)
+    assert not sim.done
+    middle = sim.snapshot()
+    _play(sim, [(1, 0)] * 40, frames=False)
+    sim.restore(middle)
+    assert sim._rules.goals_collected == 1 and not sim.done
