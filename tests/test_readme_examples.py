@@ -13,15 +13,18 @@ must exist afterwards; a dry run must leave the folder as it was.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from llm_aai.agents.registry import AGENTS
 from tests.helpers.readme import (
+    Shell,
     examples,
     guarded_env,
     locks_installed_by,
@@ -100,27 +103,45 @@ def test_the_guard_refuses_what_the_step_does_not_install(tmp_path, testbed_dir)
     assert "No module named 'animalai' (make demo does not install" in output
 
 
+def test_what_a_command_leaves_running_lives_until_the_example_ends(tmp_path):
+    """A server started with ``&`` serves the next commands, and is stopped afterwards."""
+    with Shell(dict(os.environ), tmp_path) as shell:
+        assert shell.run("sleep 120 & echo $! > pid")[0] == 0
+        pid = int((tmp_path / "pid").read_text())
+        assert shell.run(f"kill -0 {pid}") == (0, "")
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"README.md:{e.line}")
 def test_the_example_runs_as_written(example, readme_run, testbed_dir, tmp_path):
     work = tmp_path / "work"
     shutil.copytree(readme_run, work / "results" / RUN_ID)
     env = guarded_env(example.setup, tmp_path / "guard.json", testbed_dir)
-    for command in example.commands:
-        if command.words[0] == "export":
-            name, _, value = command.words[1].partition("=")
-            env[name] = value
-            continue
-        text = command.text.replace(PLACEHOLDER, RUN_ID)
-        dry = needs_a_key(command)
-        if dry:
-            text = shlex.join([*command.words, "--dry-run"]).replace(PLACEHOLDER, RUN_ID)
-        before = files_in(work)
-        status, output = run_command(text, env, work)
-        assert status == 0, f"README.md:{example.line} (after make {example.setup}): {text}\n" \
-                            f"{output[-3000:]}"
-        if dry:
-            assert files_in(work) == before, f"{text} wrote files"
-        for path in named_outputs(command, output):
-            path = path.replace(PLACEHOLDER, RUN_ID)
-            assert (work / path).exists(), f"{text}: {path} is not there\n{output[-2000:]}"
+    with Shell(env, work) as shell:
+        for command in example.commands:
+            run_as_written(example, command, shell)
+
+
+def run_as_written(example, command, shell) -> None:
+    """Run one command of ``example`` in ``shell`` and check what it says it makes."""
+    if command.words[0] == "export":
+        name, _, value = command.words[1].partition("=")
+        shell.env[name] = value
+        return
+    text = command.text.replace(PLACEHOLDER, RUN_ID)
+    dry = needs_a_key(command)
+    if dry:
+        text = shlex.join([*command.words, "--dry-run"]).replace(PLACEHOLDER, RUN_ID)
+    before = files_in(shell.cwd)
+    status, output = shell.run(text)
+    assert status == 0, (f"README.md:{example.line} (after make {example.setup}): {text}\n"
+                         f"{output[-3000:]}")
+    if dry:
+        assert files_in(shell.cwd) == before, f"{text} wrote files"
+    for path in named_outputs(command, output):
+        path = path.replace(PLACEHOLDER, RUN_ID)
+        assert (shell.cwd / path).exists(), f"{text}: {path} is not there\n{output[-2000:]}"

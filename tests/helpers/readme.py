@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 
 from tests.helpers.runs import keyless_env
 
-__all__ = ["Command", "Example", "examples", "guarded_env", "locks_installed_by",
+__all__ = ["Command", "Example", "Shell", "examples", "guarded_env", "locks_installed_by",
            "modules_not_installed_by", "run_command", "write_guard"]
 
 FENCE = re.compile(r"^```bash\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -151,26 +151,47 @@ def guarded_env(step: str, guard_file: Path, testbed: Path) -> dict[str, str]:
     return env
 
 
-def run_command(text: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    """Run one command line in bash, in its own session; what it printed, both streams.
+class Shell:
+    """Runs an example's commands one by one in bash, each in its own session.
 
-    What it leaves in the background (a server started with ``&``) ends with it: the
-    session's process group is killed once bash returns, or after ``TIMEOUT`` seconds.
+    What a command leaves in the background (a server started with ``&``) lives on for the
+    next commands, as in a reader's terminal, until the example is over: then the process
+    groups of its commands are killed.
     """
-    with tempfile.TemporaryFile("w+", errors="replace") as out:
-        shell = subprocess.Popen(["bash", "-c", text], cwd=cwd, env=env, stdout=out,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            status = shell.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            status = None
-        finally:
+
+    def __init__(self, env: dict[str, str], cwd: Path):
+        self.env = env
+        self.cwd = cwd
+        self.groups: list[int] = []
+
+    def __enter__(self) -> Shell:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for group in self.groups:
             try:
-                os.killpg(shell.pid, signal.SIGKILL)  # the group this command started
-            except ProcessLookupError:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:  # nothing of it left running
                 pass
-            shell.wait()
-        out.seek(0)
-        output = out.read()
-    assert status is not None, f"{text}\nran for over {TIMEOUT} s:\n{output[-3000:]}"
-    return status, output
+
+    def run(self, text: str) -> tuple[int, str]:
+        """Run one command line to its end (``TIMEOUT`` at most): its status and output."""
+        with tempfile.TemporaryFile("w+", errors="replace") as out:
+            shell = subprocess.Popen(["bash", "-c", text], cwd=self.cwd, env=self.env,
+                                     stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+            self.groups.append(shell.pid)
+            try:
+                status = shell.wait(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                status = None
+            out.seek(0)
+            output = out.read()
+        assert status is not None, f"{text}\nran for over {TIMEOUT} s:\n{output[-3000:]}"
+        return status, output
+
+
+def run_command(text: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """Run one command line in a shell of its own: its status and output, both streams."""
+    with Shell(env, cwd) as shell:
+        return shell.run(text)
