@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -101,6 +102,15 @@ def test_the_guard_refuses_what_the_step_does_not_install(tmp_path, testbed_dir)
     status, output = run_command("python -c 'import animalai'", env, tmp_path)
     assert status == 1
     assert "No module named 'animalai' (make demo does not install" in output
+
+
+def test_what_the_examples_write_into_the_checkout_is_ignored_by_git():
+    written = {path.removeprefix("./").split("/")[0] for e in EXAMPLES for c in e.commands
+               for path in named_outputs(c, "") if not path.startswith("results/")}
+    assert {"env", "frames", "pass-rates.png", "episode.gif"} <= written
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *sorted(written)], cwd=REPO,
+                             capture_output=True, text=True).stdout.split()
+    assert sorted(written - set(ignored)) == []
 
 
 def test_what_a_command_leaves_running_lives_until_the_example_ends(tmp_path):
