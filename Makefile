@@ -15,7 +15,7 @@ LOCK   := requirements.lock
 LOCK_TEST := requirements-test.lock
 LOCK_UNITY := requirements-unity.lock
 EXTRAS := --extra test --extra dev --extra bridge --extra mp4 --extra inspect
-UV_COMPILE = $(VENV)/bin/uv pip compile --generate-hashes --no-annotate \
+UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --generate-hashes --no-annotate \
     --custom-compile-command "make lock"
 
 # The runtime, every package pinned with its hashes (requirements.lock: pyproject's

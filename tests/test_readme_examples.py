@@ -69,8 +69,8 @@ def readme_run(testbed_dir, tmp_path_factory) -> Path:
     tasks = sorted({task for task, _ in named} or {"01-04-03"})
     trials = max([int(trial) for _, trial in named] or [1])
     out = tmp_path_factory.mktemp("readme-runs")
-    return make_run(testbed_dir, out, RUN_ID, "--model", "heuristic", "--tasks", ",".join(tasks),
-                    "--trials", str(trials))
+    return make_run(testbed_dir, out, RUN_ID, "--model", "heuristic", "--full-testbed",
+                    "--tasks", ",".join(tasks), "--trials", str(trials))
 
 
 def test_the_readme_has_examples_beyond_the_set_up():
