@@ -115,9 +115,11 @@ def examples(readme: Path) -> list[Example]:
 
 def locks_installed_by(target: str, repo: Path) -> list[Path]:
     """The lock files ``make TARGET`` installs, from its recipes (``make -n -B``: printed, not
-    run, every prerequisite taken as out of date, as on a fresh clone)."""
-    recipes = subprocess.run(["make", "-n", "-B", target], cwd=repo, capture_output=True,
-                             text=True, check=True).stdout
+    run, every prerequisite taken as out of date, as on a fresh clone), without the flags and
+    variables of the ``make test`` it may run under (``MAKEFLAGS``)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    recipes = subprocess.run(["make", "-n", "-B", target], cwd=repo, env=env,
+                             capture_output=True, text=True, check=True).stdout
     return [repo / name for name in re.findall(r"-r\s+(\S+)", recipes)]
 
 
