@@ -107,7 +107,7 @@ def test_the_guard_refuses_what_the_step_does_not_install(tmp_path, testbed_dir)
 def test_what_the_examples_write_into_the_checkout_is_ignored_by_git():
     written = {path.removeprefix("./").split("/")[0] for e in EXAMPLES for c in e.commands
                for path in named_outputs(c, "") if not path.startswith("results/")}
-    assert {"env", "frames", "pass-rates.png", "episode.gif"} <= written
+    assert written, "the README's examples name no file they write"
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *sorted(written)], cwd=REPO,
                              capture_output=True, text=True).stdout.split()
     assert sorted(written - set(ignored)) == []
