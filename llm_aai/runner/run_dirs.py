@@ -23,6 +23,11 @@ from llm_aai.logs.store import LOCK, RunStore, read_manifest
 from llm_aai.runner.errors import RunError
 from llm_aai.settings import RunConfig, settings_of
 
+MAX_RUN_ID_BYTES = 200
+"""The longest run id, in UTF-8 bytes: a folder name holds 255 bytes on Linux and macOS, and a
+run's folder is first made as ``.<id>.<8 hex>.creating`` (19 more) and may take a ``-N``
+suffix, so an id near 255 would pass the check and fail when the run is created."""
+
 
 def check_run_location(out: Path, run_id: str | None) -> None:
     """Refuse a run id that is not one folder name, and an ``out`` no run can be written in.
@@ -37,6 +42,10 @@ def check_run_location(out: Path, run_id: str | None) -> None:
     if run_id is not None and any(unicodedata.category(char)[0] == "C" for char in run_id):
         raise RunError(f"run id {run_id!r} holds a control character (a newline, an escape "
                        "sequence...): the folder's name would be printed to the terminal")
+    if run_id is not None and (size := len(os.fsencode(run_id))) > MAX_RUN_ID_BYTES:
+        raise RunError(f"run id {_shortened(run_id)} (--run-id) is {size} bytes long in UTF-8 "
+                       f"({len(run_id)} characters); at most {MAX_RUN_ID_BYTES} bytes fit in "
+                       "the name of a run's folder")
     existing = out
     while not existing.exists():
         if existing.is_symlink() or existing.parent == existing:
@@ -46,6 +55,11 @@ def check_run_location(out: Path, run_id: str | None) -> None:
         raise RunError(f"cannot write runs in {out}: {existing} is a file, not a folder")
     if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
         raise RunError(f"cannot write runs in {out}: {existing} is not writable")
+
+
+def _shortened(run_id: str) -> str:
+    """The id quoted, cut to its first 40 characters: the error stays one readable line."""
+    return repr(run_id) if len(run_id) <= 40 else repr(run_id[:40]) + "..."
 
 
 def unused_run_dir(out: Path, run_id: str) -> Path:
