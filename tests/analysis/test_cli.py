@@ -433,3 +433,21 @@ def test_labels_that_played_different_tasks_of_a_level_are_compared_over_those_s
             "Olympics agents' rates are over 01-04-03 (the tasks they share), so the rates of "
             "alpha there are over other tasks than the populations' (alpha: 01-04-03, "
             "01-06-02, 01-21-01, 01-23-01)") in out
+
+
+def test_a_table_showing_tasks_dash_says_what_it_means(make_run, two_models, tmp_path,
+                                                      capsys):
+    """A level played on one task has no interval over tasks: its ``tasks-`` is explained."""
+    legend = "tasks- = no interval over tasks: the rate is over one task"
+    run = make_run(tmp_path, model="solo", levels=range(1, 2))
+    for episode in (run / "episodes").iterdir():
+        if not episode.name.startswith("01-04-03"):
+            shutil.rmtree(episode)
+    assert main([str(run)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^1 .* tasks-(\s|$)", out, re.MULTILINE)
+    legend_line = next(line for line in out.splitlines() if line.startswith("k/n proportion"))
+    assert legend in legend_line
+    assert main([str(two_models[1])]) == 0  # four tasks a level: every cell has an interval
+    out = capsys.readouterr().out
+    assert not re.search(r"tasks-(\s|$)", out) and legend not in out
