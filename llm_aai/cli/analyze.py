@@ -58,6 +58,13 @@ from llm_aai.oracle import DEFAULT_BUDGET
 CHILDREN = {"complete": "children", "all": "children_all"}
 
 
+FIGURE_NAME = "pass-rates.png"
+"""The figure's name in the run's folder, for ``--plot`` given without a file."""
+
+IN_THE_RUN = Path("\0in-the-run")
+"""``--plot``'s value when no file is given (no path holds a NUL byte)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line."""
     parser = argparse.ArgumentParser(
@@ -67,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
                         help="run directories (each holds a manifest.json)")
-    parser.add_argument("--plot", type=Path, metavar="FILE",
-                        help="write the per-level comparison figure (.png, .svg or .pdf)")
+    parser.add_argument("--plot", type=Path, metavar="FILE", nargs="?", const=IN_THE_RUN,
+                        help="write the per-level comparison figure (.png, .svg or .pdf); "
+                             f"without FILE, as {FIGURE_NAME} in the run's folder (one run)")
     parser.add_argument("--style", choices=("screen", "paper"), default="screen",
                         help="figure style: 'screen' (12x5 in, default) or 'paper' (print "
                              "type sizes, 300 dpi, no title, a double column wide)")
@@ -115,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Load the runs, print the tables, write the figure and CSV if asked."""
     args = build_parser().parse_args(argv)
+    if args.plot == IN_THE_RUN:
+        if len(args.runs) != 1:
+            return _fail(f"--plot without a file writes {FIGURE_NAME} into the run's folder: "
+                         f"with {len(args.runs)} runs, name the file (--plot FILE)")
+        args.plot = args.runs[0] / FIGURE_NAME
     if args.plot and args.plot.suffix.lower() not in FORMATS:
         return _fail(f"{args.plot}: figure format must be one of {', '.join(FORMATS)}")
     if args.size is not None:

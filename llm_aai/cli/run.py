@@ -621,8 +621,8 @@ def _report(outcome: RunOutcome, *, resumed: bool) -> int:
         from llm_aai.cli import analyze  # pandas and the tables: after a run, not before one
 
         analyze.main([str(run_dir)])
-        print("\nfigure: " + module_command("llm_aai.analyze", run_dir, "--plot",
-                                            "pass-rates.png"))
+        print("\nfigure: " + module_command("llm_aai.analyze", run_dir, "--plot")
+              + f"  # writes {run_dir / 'pass-rates.png'}")
     failed = sum(r.end_reason == "infrastructure" for r in results)
     if failed:  # not a result about the model: say so, and fail the command for scripts
         print(f"{failed} of {len(results)} episodes ended on infrastructure errors (see their "

@@ -47,6 +47,23 @@ def test_by_task_with_all_children(two_models, tmp_path, capsys):
     assert len(csv) == 40 and "children_all_proportion" in csv.columns
 
 
+def test_plot_without_a_file_writes_into_the_run_s_folder(make_run, two_models, tmp_path,
+                                                          capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = make_run(tmp_path / "runs", model="solo", levels=range(1, 3))
+    assert main([str(run), "--plot"]) == 0
+    assert f"figure written to {run / 'pass-rates.png'}" in capsys.readouterr().out
+    assert (run / "pass-rates.png").stat().st_size > 20_000
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["runs"]
+    # a file named is written where the user said, relative to the working folder
+    assert main([str(run), "--plot", "mine.png"]) == 0
+    assert (tmp_path / "mine.png").stat().st_size > 20_000
+    # several runs have no one folder: the file must be named
+    assert main([*map(str, two_models), "--plot"]) == 2
+    assert ("--plot without a file writes pass-rates.png into the run's folder: with 2 runs, "
+            "name the file (--plot FILE)") in capsys.readouterr().err
+
+
 def test_not_a_run_directory_is_a_clean_error(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
