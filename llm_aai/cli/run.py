@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 from llm_aai.agents.registry import AGENTS, MODEL_OPTIONS
 from llm_aai.arena import ArenaError
 from llm_aai.arena.catalog import ArenaNotFoundError, TaskSelectionError, select_tasks
+from llm_aai.cli import analyze
 from llm_aai.cli.hints import module_command
 from llm_aai.cli.renamed import OldFlagNoted, old_choices_noted
 from llm_aai.cli.signals import STOP_SIGNALS, stop_on_signals
@@ -618,8 +619,6 @@ def _report(outcome: RunOutcome, *, resumed: bool) -> int:
         print(f"{len(finished)} episodes, {sum(r.passed for r in finished)} passed; results "
               f"in {run_dir}" + (f" ({', '.join(notes)})" if notes else "") + "\n")
     if any(r.end_reason not in RERUN_END_REASONS for r in finished):  # what researchers want
-        from llm_aai.cli import analyze  # pandas and the tables: after a run, not before one
-
         analyze.main([str(run_dir)])
         print("\nfigure: " + module_command("llm_aai.analyze", run_dir, "--plot")
               + f"  # writes {run_dir / 'pass-rates.png'}")

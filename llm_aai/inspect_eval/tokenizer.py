@@ -80,7 +80,7 @@ def tokenizer_hint(error: BaseException) -> str:
 
 
 def litellm_encodings() -> Path | None:
-    """litellm's copy of tiktoken's encoding files, found without importing litellm."""
+    """The copy of tiktoken's encoding files litellm ships, found without importing litellm."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or spec.origin is None:
         return None

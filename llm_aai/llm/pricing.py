@@ -83,7 +83,10 @@ def bundled_entry(model: str) -> dict[str, Any] | None:
 
 @functools.cache
 def _bundled_prices() -> dict[str, Any]:
-    """litellm's ``model_prices_and_context_window_backup.json``, found without importing it."""
+    """The price list litellm ships (``model_prices_and_context_window_backup.json``).
+
+    Found without importing litellm.
+    """
     spec = importlib.util.find_spec("litellm")
     if spec is None or spec.origin is None:
         return {}

@@ -47,7 +47,7 @@ def heuristic(testbed_dir, out):
     (["--run-id", "tab\there"], "holds a control character"),
     # a folder name holds 255 bytes: 300 characters was an OSError traceback
     (["--run-id", "x" * 300], "(--run-id) is 300 bytes long in UTF-8 (300 characters)"),
-    (["--run-id", "x" * 201], "(--run-id) is 201 bytes long in UTF-8 (201 characters); at most 200"),
+    (["--run-id", "x" * 201], "is 201 bytes long in UTF-8 (201 characters); at most 200 bytes"),
     (["--run-id", "é" * 101], "(--run-id) is 202 bytes long in UTF-8 (101 characters)"),
     (["--run-id", "日" * 86], "(--run-id) is 258 bytes long in UTF-8 (86 characters)"),
     (["--run-id", "🐀" * 64], "(--run-id) is 256 bytes long in UTF-8 (64 characters)"),
