@@ -7,6 +7,7 @@ are tiny (12 trials) and often at 0 or 1, where the normal interval collapses to
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,6 +57,21 @@ def format_rate(k: int, n: int) -> str:
     if not n:
         return "-"
     return f"{k}/{n} {k / n:.2f} {format_interval(*wilson_interval(k, n))}"
+
+
+NO_INTERVAL_OVER_TASKS = re.compile(r"tasks-(?=\s|$)", re.MULTILINE)
+"""How a clustered rate over fewer than two tasks prints its missing interval, in a table."""
+
+
+def no_interval_legend(*printed: str) -> str:
+    """The words for ``tasks-``, to close a legend line, if a printed table shows it; else ''.
+
+    The cell reads as a typo beside ``tasks[0.10, 0.40]`` unless the legend says what it is.
+    """
+    if not any(NO_INTERVAL_OVER_TASKS.search(text) for text in printed):
+        return ""
+    return ("; tasks- = no interval over tasks: the rate is over one task (resampling tasks "
+            "needs two or more)")
 
 
 def format_clustered_rate(passed: Sequence[float], tasks: Sequence[str],

@@ -42,7 +42,7 @@ from llm_aai.analysis.report import (
     summary_report,
     task_report,
 )
-from llm_aai.analysis.stats import Bootstrap
+from llm_aai.analysis.stats import Bootstrap, no_interval_legend
 from llm_aai.analysis.variants import MEMORISATION_FLAG, has_variants, variants_table
 from llm_aai.grounding.nearness import NEARNESS_CSV, NearnessError, read_nearness
 from llm_aai.grounding.summary import (
@@ -58,6 +58,13 @@ from llm_aai.oracle import DEFAULT_BUDGET
 CHILDREN = {"complete": "children", "all": "children_all"}
 
 
+FIGURE_NAME = "pass-rates.png"
+"""The figure's name in the run's folder, for ``--plot`` given without a file."""
+
+IN_THE_RUN = Path("\0in-the-run")
+"""``--plot``'s value when no file is given (no path holds a NUL byte)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the command line."""
     parser = argparse.ArgumentParser(
@@ -67,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
                         help="run directories (each holds a manifest.json)")
-    parser.add_argument("--plot", type=Path, metavar="FILE",
-                        help="write the per-level comparison figure (.png, .svg or .pdf)")
+    parser.add_argument("--plot", type=Path, metavar="FILE", nargs="?", const=IN_THE_RUN,
+                        help="write the per-level comparison figure (.png, .svg or .pdf); "
+                             f"without FILE, as {FIGURE_NAME} in the run's folder (one run)")
     parser.add_argument("--style", choices=("screen", "paper"), default="screen",
                         help="figure style: 'screen' (12x5 in, default) or 'paper' (print "
                              "type sizes, 300 dpi, no title, a double column wide)")
@@ -115,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Load the runs, print the tables, write the figure and CSV if asked."""
     args = build_parser().parse_args(argv)
+    if args.plot == IN_THE_RUN:
+        if len(args.runs) != 1:
+            return _fail(f"--plot without a file writes {FIGURE_NAME} into the run's folder: "
+                         f"with {len(args.runs)} runs, name the file (--plot FILE)")
+        args.plot = args.runs[0] / FIGURE_NAME
     if args.plot and args.plot.suffix.lower() not in FORMATS:
         return _fail(f"{args.plot}: figure format must be one of {', '.join(FORMATS)}")
     if args.size is not None:
@@ -163,15 +176,16 @@ def _report_grounding(runs, args) -> int:
     boot = Bootstrap(seed=args.seed)
     table = pd.DataFrame(by_group(claims, episodes, boot),
                          columns=["agent", "level", "what", "value"])
-    print("no claims: none of the episodes counted has been grounded" if table.empty else
-          table.rename(columns={"agent": "model", "what": "claims or episodes",
-                                "value": "true/checked share [Wilson 95% CI] tasks[..] or count"})
-          .to_string(index=False))
+    printed = ("no claims: none of the episodes counted has been grounded" if table.empty else
+               table.rename(columns={"agent": "model", "what": "claims or episodes",
+                                     "value": "true/checked share [Wilson 95% CI] tasks[..] "
+                                              "or count"}).to_string(index=False))
+    print(printed)
     print(f"\nclaims: share of checked claims that are true, [Wilson over claims] "
           f"tasks[{boot.describe()}] (unverifiable ones beside it); "
           "episodes: failed episodes classed by their first kind of false claim "
           "(perception: about what is seen); infrastructure failures and episodes ended by a "
-          "context overflow excluded.")
+          "context overflow excluded" + no_interval_legend(printed) + ".")
     _print_notes(notes(runs, populations=False))
     if args.csv is not None:
         _write_csv(table, args.csv)
@@ -192,17 +206,18 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
     overall = model_summary(runs.episodes, bootstrap=boot, attempts=runs.attempts)
     table = pass_rates(runs.episodes, by="level" if args.by == "mode" else args.by,
                        bootstrap=boot)
+    summary = render(summary_report(overall))
     if args.by == "mode":
-        table = _mode_tables(runs.episodes, reference, populations, boot)
+        table, printed = _mode_tables(runs.episodes, reference, populations, boot)
     elif args.by == "level":
-        print(render(level_report(levels, overall, reference, populations)))
+        print(printed := render(level_report(levels, overall, reference, populations)))
     else:
-        print(render(task_report(table, reference, populations)))
+        print(printed := render(task_report(table, reference, populations)))
     print("\nk/n proportion [Wilson 95% CI over pooled trials, as if independent] "
           f"tasks[{boot.describe()}: the one that respects tasks]; +Ni = N "
           "infrastructure failures, excluded; +Nc = N episodes ended by a context overflow, "
-          "excluded.")
-    print("\n" + render(summary_report(overall)))
+          "excluded" + no_interval_legend(printed, summary) + ".")
+    print("\n" + summary)
     _print_notes(notes(runs))
     if has_variants(runs.episodes):
         print("note: some episodes were played on variants (run --variants), counted here "
@@ -215,27 +230,32 @@ def _report(runs, args, populations: tuple[str, ...]) -> int:
 
 
 def _mode_tables(episodes, reference, populations: tuple[str, ...], boot: Bootstrap):
-    """Print one table per model (and prompt) with a column per mode; return them as one."""
-    tables = []
+    """Print one table per model (and prompt) with a column per mode.
+
+    Returns:
+        The tables as one, and the text printed (for the legend under it).
+    """
+    tables, printed = [], []
     for (model, prompt), played in episodes.groupby(["model", "prompt"], sort=False):
         by_mode = played.assign(label=played["mode"])
         levels = pass_rates(by_mode, by="level", bootstrap=boot)
         print(f"{model} [{prompt}] by mode ({', '.join(pd.unique(by_mode['mode']))}):")
-        print(render(level_report(levels, model_summary(by_mode, bootstrap=boot), reference,
-                                  populations)))
+        printed.append(render(level_report(levels, model_summary(by_mode, bootstrap=boot),
+                                           reference, populations)))
+        print(printed[-1])
         print()
         tables.append(levels.rename(columns={"label": "mode"}).assign(model=model, prompt=prompt))
-    return pd.concat(tables, ignore_index=True)
+    return pd.concat(tables, ignore_index=True), "\n".join(printed)
 def _report_probes(runs, args, populations: tuple[str, ...]) -> int:
     """Each model's pass rate per level under each probe, the plan metrics, the figure."""
     runs = probe_runs(runs)
     reference = compared_reference(runs.episodes)
     boot = Bootstrap(seed=args.seed)
     table = probe_table(runs.episodes, reference, populations, bootstrap=boot)
-    print(render(table))
+    print(printed := render(table))
     print(f"\nk/n proportion [Wilson 95% CI] tasks[{boot.describe()}] per probe; "
           "infrastructure failures and episodes ended by a context overflow excluded; "
-          "populations: pooled rate (interquartile range).")
+          "populations: pooled rate (interquartile range)" + no_interval_legend(printed) + ".")
     _print_notes(notes(runs))
     try:
         references = (RunReferences(args.reference) if args.reference is not None
@@ -271,14 +291,14 @@ def _report_variants(runs, args) -> int:
     shown = table.assign(level=table["level"].map(lambda v: v or "all"),
                          gap=table.apply(_gap_cell, axis=1),
                          p=table["p_value"].map(lambda p: "-" if p != p else f"{p:.3g}"))
-    print(render(shown[["label", "level", "level_name", "tasks", "original", "variant", "gap",
-                        "p", "flag"]]))
+    print(printed := render(shown[["label", "level", "level_name", "tasks", "original",
+                                   "variant", "gap", "p", "flag"]]))
     print("\nk/n proportion [Wilson 95% CI] tasks[interval over tasks]; originals are the "
           "parents of the variants played; gap = original - variant [Newcombe 95% CI, trials "
           f"as if independent] tasks[{boot.describe()}, each task with its variants]; p: "
           "paired sign-flip test over tasks; "
           f"'{MEMORISATION_FLAG}': the originals are passed more often beyond the interval "
-          "over tasks (a pointer, not a test of contamination)")
+          "over tasks (a pointer, not a test of contamination)" + no_interval_legend(printed))
     flagged = table[table["flag"] != ""]
     for row in flagged.itertuples(index=False):
         where = "over all levels" if row.level == 0 else f"on level {row.level}"

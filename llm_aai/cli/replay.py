@@ -20,6 +20,7 @@ from llm_aai.replay import (
     tile_size,
     write_animation,
 )
+from llm_aai.replay.pace import per_action, pick_fps
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,8 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--overview", action="store_true",
                         help="put the simulator's top-down view beside each frame "
                              "(re-simulates the episode; embedded runs only)")
-    parser.add_argument("--fps", type=float, default=1.0,
-                        help="animation frames per second (default: 1; e.g. 4 to skim)")
+    parser.add_argument("--fps", type=float, default=None,
+                        help="animation frames per second (default: chosen from the episode: "
+                             "1 for a script episode, up to 60 s long; a per-action episode "
+                             "aims at about 15 s, 2 to 12 fps; e.g. 4 to skim)")
     parser.add_argument("--arenas-dir", type=Path, metavar="DIR",
                         help="where to find the arena for re-simulation (default: where the run "
                              "found it, its --arenas-dir or the folder its manifest records, "
@@ -55,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.out is not None and args.out.suffix.lower() not in FORMATS:
         return _fail(f"{args.out}: animation format must be one of {', '.join(FORMATS)}")
-    if not args.fps > 0:
+    if args.fps is not None and not args.fps > 0:
         return _fail(f"--fps must be positive, got {args.fps}")
     out = args.out
     if out is None and not args.resimulate:
@@ -85,13 +88,19 @@ def _resimulate(episode, args):
     return report
 
 
-def _animate(episode, report, out: Path, fps: float) -> None:
+def _animate(episode, report, out: Path, fps: float | None) -> None:
     overviews = report.overviews if report is not None and report.overviews else None
     frames = render_frames(episode, overviews=overviews)
+    chosen = ""
+    if fps is None:
+        action = per_action(episode)
+        fps = pick_fps(len(frames), action=action)
+        chosen = (f" (chosen for {'a per-action' if action else 'a script'} episode; "
+                  "--fps to change)")
     write_animation(frames, out, fps=fps)
     height, width = frames[0].shape[:2]
-    print(f"wrote {out}: {len(frames)} frames of {width}x{height} at {fps:g} fps, "
-          f"{out.stat().st_size:,} bytes")
+    print(f"wrote {out}: {len(frames)} frames of {width}x{height} at {fps:g} fps{chosen}, "
+          f"{len(frames) / fps:.0f} s, {out.stat().st_size:,} bytes")
 
 
 def _fail(message: str) -> int:

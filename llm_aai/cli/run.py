@@ -608,20 +608,22 @@ def _run(args: argparse.Namespace, config: RunConfig | None, parser: argparse.Ar
 def _report(outcome: RunOutcome, *, resumed: bool) -> int:
     """Print what the run did and its table; exit 1 if episodes were lost to infrastructure."""
     run_dir, results = outcome.run_dir, outcome.results
-    passed = sum(r.passed for r in results)
     store = RunStore(run_dir)
     finished = store.finished_results().values()
     planned = len(store.read_manifest().episode_seeds)
     done = sum(r.end_reason not in RERUN_END_REASONS for r in finished)
     if resumed and not results and done == planned:
         print(f"nothing left to run: all {planned} episodes of {run_dir} are finished\n")
-    else:
-        print(f"{len(results)} episodes, {passed} passed; results in {run_dir}"
-              + (f" ({done} of {planned} finished)" if done < planned else "") + "\n")
+    else:  # the run's episodes, as the table below counts them, not only this sitting's
+        sitting = f"{len(results)} played in this sitting" if resumed else ""
+        notes = ([f"{done} of {planned} finished"] if done < planned else []) + (
+            [sitting] if sitting else [])
+        print(f"{len(finished)} episodes, {sum(r.passed for r in finished)} passed; results "
+              f"in {run_dir}" + (f" ({', '.join(notes)})" if notes else "") + "\n")
     if any(r.end_reason not in RERUN_END_REASONS for r in finished):  # what researchers want
         analyze.main([str(run_dir)])
-        print("\nfigure: " + module_command("llm_aai.analyze", run_dir, "--plot",
-                                            "pass-rates.png"))
+        print("\nfigure: " + module_command("llm_aai.analyze", run_dir, "--plot")
+              + f"  # writes {run_dir / 'pass-rates.png'}")
     failed = sum(r.end_reason == "infrastructure" for r in results)
     if failed:  # not a result about the model: say so, and fail the command for scripts
         print(f"{failed} of {len(results)} episodes ended on infrastructure errors (see their "

@@ -24,6 +24,7 @@ from inspect_ai.model import (
     Model,
 )
 
+from llm_aai.inspect_eval.tokenizer import TokenizerOffline, raised_by_tiktoken, tokenizer_hint
 from llm_aai.llm.errors import ContextOverflow
 from llm_aai.llm.types import LLMResponse, Message
 
@@ -77,7 +78,12 @@ class InspectClient:
         """Send the conversation to the model and return its reply with the tokens it used."""
         sent = to_inspect_messages(messages)
         started = time.monotonic()
-        output = anyio.from_thread.run(self._model.generate, sent)
+        try:
+            output = anyio.from_thread.run(self._model.generate, sent)
+        except Exception as error:
+            if raised_by_tiktoken(error):
+                raise TokenizerOffline(tokenizer_hint(error)) from error
+            raise
         latency = time.monotonic() - started
         self._transcript[:] = [*sent, output.message]
         if output.stop_reason == "model_length":

@@ -24,6 +24,7 @@ from inspect_ai.hooks import Hooks, RunEnd, hooks
 from inspect_ai.log._samples import sample_active  # no public accessor of the eval's run id
 from inspect_ai.model import Model, get_model
 from inspect_ai.model._generate_config import active_generate_config  # no public accessor
+from inspect_ai.model._model import active_model  # get_model() would make one from the env
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -40,6 +41,7 @@ from llm_aai.agents.registry import AgentSpec
 from llm_aai.analysis.stats import bootstrap_mean_interval
 from llm_aai.frames import FrameFormat
 from llm_aai.inspect_eval.client import InspectClient
+from llm_aai.inspect_eval.tokenizer import check_encoding_loads
 from llm_aai.protocol import EpisodeProtocol
 from llm_aai.runner import RESULTS_DIR, RunConfig, RunError, default_run_id
 from llm_aai.runner.app import OpenRun, open_run
@@ -113,11 +115,25 @@ def testbed(tasks: str | None = None, level: str | None = None,
     # its perspective, every arena file), made now: a typo fails `inspect eval` at once, not
     # at its first sample
     _, selected, _, _ = resolve_tasks_and_prompt(config)
+    _check_tokenizer()
     dataset = MemoryDataset([Sample(input=f"Animal-AI testbed task {t.task_id}", id=t.task_id,
                                     metadata={"task_id": t.task_id, "level": t.level})
                              for t in selected], name="llm-aai-testbed")
     return Task(dataset=dataset, solver=play_episode(config, run_dir),
                 scorer=episode_scorer(), epochs=Epochs(trials, "mean"))
+
+
+def _check_tokenizer() -> None:
+    """Offline, fail as the task is made if the model being evaluated cannot count tokens.
+
+    ``inspect eval`` makes the task with the model active; ``mockllm`` counts each call's
+    tokens with tiktoken, which offline with no cached encoding failed the first sample as
+    an 80-line traceback (exit status 0). A task made before an eval (from Python) has no
+    active model: ``InspectClient`` says the same when a call meets the failure.
+    """
+    model = active_model()
+    if model is not None and str(model).startswith("mockllm/"):
+        check_encoding_loads()
 
 
 _DEFAULTS = RunConfig(model="inspect")

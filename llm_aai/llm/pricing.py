@@ -7,9 +7,15 @@ unless the user names the prices (``--price-per-mtok INPUT,OUTPUT``).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from llm_aai.llm.quiet_import import import_litellm
 from llm_aai.llm.types import Message
@@ -34,16 +40,61 @@ class Prices:
 
 
 def litellm_prices(model: str) -> Prices | None:
-    """Litellm's prices for a litellm model string, or None when it has none."""
-    litellm = import_litellm()
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:  # noqa: BLE001 - litellm raises several kinds for an unmapped model
-        return None
+    """Litellm's prices for a litellm model string, or None when it has none.
+
+    The entry is looked up in the price list litellm ships first (``bundled_entry``), which
+    answers ``openai/gpt-4o`` without importing litellm (seconds, most of a dry run's time);
+    a model it does not hold plainly (an alias litellm resolves, a deployment-specific name)
+    is asked of ``litellm.get_model_info``, as before.
+    """
+    info = bundled_entry(model)
+    if info is None:
+        litellm = import_litellm()
+        try:
+            info = litellm.get_model_info(model)
+        except Exception:  # noqa: BLE001 - litellm raises several kinds for an unmapped model
+            return None
     per_input, per_output = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if per_input is None or per_output is None:
         return None
     return Prices(per_input * 1e6, per_output * 1e6)
+
+
+def bundled_entry(model: str) -> dict[str, Any] | None:
+    """The entry of ``provider/name`` in litellm's shipped price list, if it holds it plainly.
+
+    The list keys most models by their bare name (``gpt-4o``) with the provider in the entry,
+    and some by ``provider/name``; an entry counts only when its provider is the model's
+    prefix, as litellm's own lookup requires, and it holds both token prices. ``llm_aai`` sets
+    ``LITELLM_LOCAL_MODEL_COST_MAP``, so this list is the one litellm prices calls from;
+    without it litellm would fetch a newer one, and litellm is asked instead.
+    """
+    prefix, slash, name = model.partition("/")
+    if not slash or os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").lower() != "true":
+        return None
+    prices = _bundled_prices()
+    for key in (model, name):
+        entry = prices.get(key)
+        if (isinstance(entry, dict) and entry.get("litellm_provider") == prefix
+                and {"input_cost_per_token", "output_cost_per_token"} <= entry.keys()):
+            return entry  # one without both prices litellm fills in (with 0): its to answer
+    return None
+
+
+@functools.cache
+def _bundled_prices() -> dict[str, Any]:
+    """The price list litellm ships (``model_prices_and_context_window_backup.json``).
+
+    Found without importing litellm.
+    """
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return {}
+    path = Path(spec.origin).parent / "model_prices_and_context_window_backup.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a litellm that moved it: its own lookup answers
+        return {}
 
 
 def image_token_estimate(resolution: int) -> int:

@@ -60,6 +60,7 @@ from llm_aai.runner.plan import (
 )
 from llm_aai.runner.progress_bar import open_bar, update_bar
 from llm_aai.runner.run_dirs import (
+    check_run_dir,
     check_run_location,
     config_of,
     create_run,
@@ -290,6 +291,7 @@ def open_run(config: RunConfig, run_dir: str | Path, *, agent: AgentSpec,
     """
     if config.arenas_dir is not None:
         config = dataclasses.replace(config, arenas_dir=Path(config.arenas_dir).resolve())
+    check_run_dir(Path(run_dir))
     if config.modes.across_tasks:
         raise RunError("context across-tasks plays a trial's tasks in one conversation; a "
                        "driver that plays one episode at a time cannot run it")

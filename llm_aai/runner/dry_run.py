@@ -10,7 +10,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from llm_aai.agents import AgentSpec
 from llm_aai.arena import Task, load_config
+from llm_aai.llm.aliases import check_credentials, resolve_model
+from llm_aai.llm.errors import MissingAPIKey
 from llm_aai.perception.observer import ObservationMode
 from llm_aai.prompts import Prompt
 from llm_aai.protocol import EpisodeProtocol
@@ -95,7 +98,27 @@ def estimate_run(config: RunConfig, *, script_steps: int = ASSUMED_SCRIPT_STEPS,
         plan.append(f"a script assumed to take {script_steps} steps (the frames sent a turn)")
     if observation.text or observation.arena_map:
         plan.append("text: each task's map or description read at its start in the simulator")
+    missing = _missing_key(config, agent)
+    if missing is not None:
+        plan.append(missing)
     return plan, estimate
+
+
+def _missing_key(config: RunConfig, agent: AgentSpec) -> str | None:
+    """The line saying the model's key is not set (names the variables, never a value).
+
+    The dry run plans without a key (an estimate comes before buying one), but the run it
+    plans would stop at once: said here so that the plan is not mistaken for a go-ahead.
+    """
+    if agent.kind != "model":
+        return None
+    try:
+        check_credentials(resolve_model(config.model), config.model_options.api_base)
+    except MissingAPIKey as missing:
+        return (f"API key: not set ({' or '.join(missing.env_vars)} is empty), so the run "
+                "would stop before its first episode: set it, or give --api-base for a local "
+                "OpenAI-compatible server")
+    return None
 
 
 def _episode_shapes(config: RunConfig, protocol: EpisodeProtocol, observation: ObservationMode,

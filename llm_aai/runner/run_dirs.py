@@ -23,6 +23,11 @@ from llm_aai.logs.store import LOCK, RunStore, read_manifest
 from llm_aai.runner.errors import RunError
 from llm_aai.settings import RunConfig, settings_of
 
+MAX_RUN_ID_BYTES = 200
+"""The longest run id, in UTF-8 bytes: a folder name holds 255 bytes on Linux and macOS, and a
+run's folder is first made as ``.<id>.<8 hex>.creating`` (19 more) and may take a ``-N``
+suffix, so an id near 255 would pass the check and fail when the run is created."""
+
 
 def check_run_location(out: Path, run_id: str | None) -> None:
     """Refuse a run id that is not one folder name, and an ``out`` no run can be written in.
@@ -37,6 +42,10 @@ def check_run_location(out: Path, run_id: str | None) -> None:
     if run_id is not None and any(unicodedata.category(char)[0] == "C" for char in run_id):
         raise RunError(f"run id {run_id!r} holds a control character (a newline, an escape "
                        "sequence...): the folder's name would be printed to the terminal")
+    if run_id is not None and (size := len(os.fsencode(run_id))) > MAX_RUN_ID_BYTES:
+        raise RunError(f"run id {_shortened(run_id)} (--run-id) is {size} bytes long in UTF-8 "
+                       f"({len(run_id)} characters); at most {MAX_RUN_ID_BYTES} bytes fit in "
+                       "the name of a run's folder")
     existing = out
     while not existing.exists():
         if existing.is_symlink() or existing.parent == existing:
@@ -46,6 +55,22 @@ def check_run_location(out: Path, run_id: str | None) -> None:
         raise RunError(f"cannot write runs in {out}: {existing} is a file, not a folder")
     if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
         raise RunError(f"cannot write runs in {out}: {existing} is not writable")
+
+
+def check_run_dir(run_dir: Path) -> None:
+    """Refuse a given run folder no run can be written in, as ``check_run_location`` does.
+
+    A file in its place, or one above it, otherwise fails as the folder is made, with what
+    ``mkdir`` says ('File exists' for a folder below a file), which names no culprit.
+    """
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunError(f"cannot write the run in {run_dir}: it is a file, not a folder")
+    check_run_location(run_dir.parent, None)
+
+
+def _shortened(run_id: str) -> str:
+    """The id quoted, cut to its first 40 characters: the error stays one readable line."""
+    return repr(run_id) if len(run_id) <= 40 else repr(run_id[:40]) + "..."
 
 
 def unused_run_dir(out: Path, run_id: str) -> Path:
@@ -120,6 +145,10 @@ def take_lock(store: RunStore) -> FileLock:
         lock = store.lock()
         lock.acquire()
     except Timeout as error:  # an OSError too: first
+        reason = _why_not_creatable(Path(error.lock_file))
+        if reason is not None:  # filelock retries a lock file it cannot create (/proc/self)
+            raise RunError(f"cannot lock the run {store.root}: {error.lock_file} cannot be "
+                           f"created: {reason}") from error
         raise RunError(f"another process is running {store.root} (it holds {error.lock_file}); "
                        "wait for it to finish, or stop it first") from error
     except OSError as error:  # a read-only run folder, a .lock that is a folder...
@@ -127,6 +156,26 @@ def take_lock(store: RunStore) -> FileLock:
         raise RunError(f"cannot lock the run {store.root}: {where}"
                        f"{error.strerror or error}") from error
     return lock
+
+
+def _why_not_creatable(lock_file: Path) -> str | None:
+    """Why ``lock_file`` cannot be made, or None when it exists (or could be made: a race).
+
+    filelock takes a lock file it cannot create in a folder that exists for one a holder
+    removed meanwhile, and waits for it until its timeout: without this, a folder that takes
+    no new files (``/proc/self``) would read as a run another process holds.
+    """
+    if os.path.lexists(lock_file):
+        return None
+    try:
+        descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return None
+    except OSError as error:
+        return error.strerror or str(error)
+    os.close(descriptor)
+    lock_file.unlink(missing_ok=True)  # made only to ask; the next try takes it
+    return None
 
 
 @contextmanager

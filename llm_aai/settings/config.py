@@ -426,10 +426,14 @@ class ResumeOverrides:
 
 
 def default_run_id(model: str) -> str:
-    """A sortable, filesystem-safe run name: the UTC time, then the model."""
+    """A sortable, filesystem-safe run name: the UTC time, then the model.
+
+    The model's part is cut to 150 bytes (UTF-8, whole characters), so that the name and its
+    ``-N`` suffix fit in a folder name (the run's check allows 200 bytes) whatever the model.
+    """
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in model)
-    return f"{stamp}_{safe}"
+    return f"{stamp}_{safe.encode()[:150].decode(errors='ignore')}"
 
 
 _RECORD = TypeAdapter(RunConfig)

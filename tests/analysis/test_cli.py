@@ -47,6 +47,23 @@ def test_by_task_with_all_children(two_models, tmp_path, capsys):
     assert len(csv) == 40 and "children_all_proportion" in csv.columns
 
 
+def test_plot_without_a_file_writes_into_the_run_s_folder(make_run, two_models, tmp_path,
+                                                          capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = make_run(tmp_path / "runs", model="solo", levels=range(1, 3))
+    assert main([str(run), "--plot"]) == 0
+    assert f"figure written to {run / 'pass-rates.png'}" in capsys.readouterr().out
+    assert (run / "pass-rates.png").stat().st_size > 20_000
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["runs"]
+    # a file named is written where the user said, relative to the working folder
+    assert main([str(run), "--plot", "mine.png"]) == 0
+    assert (tmp_path / "mine.png").stat().st_size > 20_000
+    # several runs have no one folder: the file must be named
+    assert main([*map(str, two_models), "--plot"]) == 2
+    assert ("--plot without a file writes pass-rates.png into the run's folder: with 2 runs, "
+            "name the file (--plot FILE)") in capsys.readouterr().err
+
+
 def test_not_a_run_directory_is_a_clean_error(tmp_path, capsys):
     assert main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -433,3 +450,21 @@ def test_labels_that_played_different_tasks_of_a_level_are_compared_over_those_s
             "Olympics agents' rates are over 01-04-03 (the tasks they share), so the rates of "
             "alpha there are over other tasks than the populations' (alpha: 01-04-03, "
             "01-06-02, 01-21-01, 01-23-01)") in out
+
+
+def test_a_table_showing_tasks_dash_says_what_it_means(make_run, two_models, tmp_path,
+                                                      capsys):
+    """A level played on one task has no interval over tasks: its ``tasks-`` is explained."""
+    legend = "tasks- = no interval over tasks: the rate is over one task"
+    run = make_run(tmp_path, model="solo", levels=range(1, 2))
+    for episode in (run / "episodes").iterdir():
+        if not episode.name.startswith("01-04-03"):
+            shutil.rmtree(episode)
+    assert main([str(run)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^1 .* tasks-(\s|$)", out, re.MULTILINE)
+    legend_line = next(line for line in out.splitlines() if line.startswith("k/n proportion"))
+    assert legend in legend_line
+    assert main([str(two_models[1])]) == 0  # four tasks a level: every cell has an interval
+    out = capsys.readouterr().out
+    assert not re.search(r"tasks-(\s|$)", out) and legend not in out

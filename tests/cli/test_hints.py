@@ -28,10 +28,12 @@ def test_the_demo_figure_hint_runs_with_the_python_it_names(testbed_dir, tmp_pat
     assert run_cli.main(argv) == 0
     hint = [line for line in capsys.readouterr().out.splitlines()
             if line.startswith("figure: ")]
-    expected = f"{python_command()} -m llm_aai.analyze results/demo --plot pass-rates.png"
-    assert hint == [f"figure: {expected}"]
+    expected = f"{python_command()} -m llm_aai.analyze results/demo --plot"
+    assert hint == [f"figure: {expected}  # writes results/demo/pass-rates.png"]
     # the hint works as printed, from a shell whose PATH has no python of the venv
     done = subprocess.run(expected, shell=True, cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PATH": "/usr/bin:/bin"}, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "pass-rates.png").stat().st_size > 0
+    # into the run's folder, not the working folder (a clone's, where git status shows it)
+    assert (tmp_path / "results" / "demo" / "pass-rates.png").stat().st_size > 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["results"]

@@ -49,3 +49,42 @@ def test_inspect_eval_runs_the_registered_task(testbed_dir, tmp_path):
     (log_file,) = (tmp_path / "logs").glob("*.json")
     log = json.loads(log_file.read_text())
     assert log["eval"]["task"] == "llm_aai/testbed" and log["status"] == "success"
+
+
+def _offline(tmp_path: Path) -> dict[str, str]:
+    """An empty tiktoken cache and no way out: every HTTPS request goes to a closed port."""
+    (tmp_path / "empty-cache").mkdir()
+    env = {key: value for key, value in os.environ.items() if "proxy" not in key.lower()}
+    return {**env, "TIKTOKEN_CACHE_DIR": str(tmp_path / "empty-cache"),
+            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+
+
+@pytest.mark.slow  # a subprocess: ~10-20 s
+def test_inspect_eval_offline_without_tiktoken_s_encoding_says_what_to_set(testbed_dir,
+                                                                            tmp_path):
+    """Was an 80-line traceback about a download, and exit status 0."""
+    site = _entry_point_site(tmp_path / "site")
+    env = {**_offline(tmp_path), "PYTHONPATH": os.pathsep.join(
+        [str(REPO), str(site), os.environ.get("PYTHONPATH", "")])}
+    inspect = Path(sys.executable).parent / "inspect"
+    done = subprocess.run(
+        [str(inspect), "eval", "llm_aai/testbed", "--model", "mockllm/model",
+         "-T", "tasks=01-04-03", "-T", f"arenas_dir={testbed_dir}", "-T", "resolution=64",
+         "-T", "max_scripts=1", "-T", f"run_dir={tmp_path / 'run'}",
+         "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+        capture_output=True, text=True, env=env, timeout=600)
+    said = " ".join((done.stdout + done.stderr).split())  # Inspect wraps its lines
+    assert done.returncode == 1, said[-3000:]
+    assert "Traceback" not in said and len((done.stdout + done.stderr).splitlines()) < 25
+    assert ("Inspect counts tokens with tiktoken, which could not load its encoding from "
+            f"{tmp_path / 'empty-cache'} nor download it") in said
+    tokenizers = str(Path(litellm_spec_origin()).parent / "litellm_core_utils" / "tokenizers")
+    unwrapped = "".join(said.split())  # Inspect breaks a long path in the middle too
+    assert f"setTIKTOKEN_CACHE_DIR={tokenizers}(theencodingslitellmships)" in unwrapped
+    assert not (tmp_path / "run").exists()
+
+
+def litellm_spec_origin() -> str:
+    import importlib.util
+
+    return importlib.util.find_spec("litellm").origin

@@ -379,6 +379,55 @@ def test_a_run_dir_another_process_writes_is_refused(testbed_dir, tmp_path):
     assert _episodes(run_dir) == [f"{TASK}_t1", f"{TASK}_t2"]  # nothing set aside
 
 
+@pytest.mark.parametrize(("where", "says"), [
+    # /proc/self lists entries (a run to continue) but takes no new file: was 'another
+    # process is running /proc/self'
+    (lambda tmp: Path("/proc/self"),
+     "cannot lock the run /proc/self: /proc/self/.lock cannot be created: No such file"),
+    (lambda tmp: Path("/proc/llm-aai-run"),
+     "cannot create the run directory /proc/llm-aai-run: No such file or directory"),
+    (lambda tmp: tmp / "notes.txt", "cannot write the run in {tmp}/notes.txt: it is a file"),
+    # was 'cannot create the run directory .../notes.txt/run: File exists'
+    (lambda tmp: tmp / "notes.txt" / "run",
+     "cannot write runs in {tmp}/notes.txt: {tmp}/notes.txt is a file, not a folder"),
+])
+def test_a_run_dir_that_cannot_be_made_or_locked_says_why(testbed_dir, tmp_path, where, says):
+    (tmp_path / "notes.txt").write_text("notes")
+    task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64, max_scripts=1,
+                        run_dir=str(where(tmp_path)))
+    outputs = [ModelOutput.from_content("mockllm/model", "Go(1);")]
+    log = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+                       log_dir=str(tmp_path / "logs"), display="none")[0]
+    assert log.status == "error"
+    assert says.format(tmp=tmp_path) in log.error.message
+    assert "another process" not in log.error.message
+    assert (tmp_path / "notes.txt").read_text() == "notes"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["logs", "notes.txt"]
+
+
+def test_a_sample_that_cannot_count_tokens_offline_says_what_to_set(testbed_dir, tmp_path,
+                                                                  monkeypatch):
+    """A task made before its eval (no model active then) meets it at its first call."""
+    import tiktoken.registry
+
+    monkeypatch.delitem(tiktoken.registry.ENCODINGS, "o200k_base", raising=False)
+    (tmp_path / "empty-cache").mkdir()
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY",
+                 "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")  # no way out
+    task = make_testbed(tasks=TASK, arenas_dir=str(testbed_dir), resolution=64, max_scripts=1,
+                        run_dir=str(tmp_path / "run"))
+    log = inspect_eval(task, model=get_model("mockllm/model"), log_dir=str(tmp_path / "logs"),
+                       display="none")[0]
+    assert log.status == "error"
+    assert log.error.message.startswith(
+        "Inspect counts tokens with tiktoken, which could not load its "
+        f"encoding from {tmp_path / 'empty-cache'} nor download it (ProxyError")
+    assert "offline, set TIKTOKEN_CACHE_DIR=" in log.error.message
+
+
 def test_an_eval_that_ends_closes_only_its_own_runs(testbed_dir, tmp_path, monkeypatch):
     """Two evals in one process (eval_async twice): the end of one leaves the other's runs
     open, locked, even between a sample's run.get() and its play()."""

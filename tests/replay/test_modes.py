@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import imageio.v3 as iio
 import pytest
 
 from llm_aai.cli.replay import main as replay
@@ -35,6 +36,10 @@ def test_every_mode_animates_and_resimulates_as_a_match(mode, tmp_path, mode_are
     assert "verdict: MATCH" in capsys.readouterr().out
     gif = tmp_path / f"{mode}.gif"
     assert replay([str(episode_dir), "--out", str(gif)]) == 0 and gif.stat().st_size > 0
+    # a frame a step plays faster than a frame a script (was 1 fps for both)
+    kind, fps = ("a per-action", 2) if mode == "action" else ("a script", 1)
+    assert f"at {fps} fps (chosen for {kind} episode; --fps to change)" in capsys.readouterr().out
+    assert iio.immeta(gif, index=0)["duration"] == 1000 / fps
     episode = load_episode(episode_dir)
     shown = episode.shown_frames()
     assert len(shown) == sum(len(turn.sent_images) for turn in episode.turns)

@@ -164,9 +164,29 @@ def test_a_dry_run_needs_no_key_and_no_network(testbed_dir, tmp_path, capsys, mo
     assert "model: claude = anthropic/claude-sonnet-4-6" in out
     assert "tasks: 40 (levels 1, 2, 3, 4, 5, 6, 7, 8, 9, 10) x 3 trials = 120 episodes" in out
     assert _estimate(out)[0] > 120 and _estimate(out)[2] > 0
+    # said, so that the plan is not taken for a go-ahead (was silent)
+    assert ("API key: not set (ANTHROPIC_API_KEY is empty), so the run would stop before its "
+            "first episode") in out
     assert list(tmp_path.iterdir()) == []
     assert run_cli.main(argv) == 2  # the run itself still asks for the key first
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("model", "env", "extra"), [
+    ("gpt", {"OPENAI_API_KEY": "sk-dry-SENTINEL-0123456789"}, []),
+    ("openai/gpt-4o", {}, ["--api-base", "http://127.0.0.1:9/v1"]),  # a local server
+    ("heuristic", {}, []),
+])
+def test_a_dry_run_with_what_the_model_needs_says_nothing_of_a_key(
+        model, env, extra, testbed_dir, tmp_path, capsys, monkeypatch):
+    _without_keys(monkeypatch)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert run_cli.main(["--model", model, "--tasks", "01-04-03", "--arenas-dir",
+                         str(testbed_dir), "--out", str(tmp_path), "--dry-run", *extra]) == 0
+    captured = capsys.readouterr()
+    assert "API key" not in captured.out
+    assert "SENTINEL" not in captured.out + captured.err
 
 
 def test_a_run_says_which_model_an_alias_means(testbed_dir, tmp_path, capsys):
@@ -217,3 +237,18 @@ def test_a_dry_run_of_a_builtin_agent_costs_nothing(agent, testbed_dir, tmp_path
     assert "cost: $0 (no model calls)" in captured.out.splitlines()
     assert "unknown" not in captured.out and "no price" not in captured.err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_dry_run_does_not_import_litellm(testbed_dir, tmp_path):
+    """Most of a dry run's 12 s went to importing litellm, for the model's price."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from llm_aai.cli import run; "
+            "code = run.main(['--model', 'gpt', '--level', '1-10', '--arenas-dir', sys.argv[1], "
+            "'--dry-run']); "
+            "print(code, sorted({'litellm', 'mujoco', 'ray'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code, str(testbed_dir)], capture_output=True,
+                          text=True, timeout=120, check=True, cwd=tmp_path)
+    assert done.stdout.splitlines()[-1] == "0 []"
+    assert "cost: $" in done.stdout

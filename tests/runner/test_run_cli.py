@@ -185,6 +185,10 @@ def test_resume_keeps_the_arenas_folder_and_refuses_changed_settings(testbed_dir
     resumed = run_cli(["--resume", run_dir])  # from another directory, no --arenas-dir
     assert resumed.returncode == 0, resumed.stderr
     assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}
+    # the run's two episodes, as its table counts them (was '1 episodes, ...': this sitting's)
+    passed = sum(r.passed for r in RunStore(run_dir).finished_results().values())
+    assert (f"2 episodes, {passed} passed; results in {run_dir} (1 played in this sitting)"
+            in resumed.stdout)
 
     again = run_cli(["--resume", run_dir])  # a finished run says so and shows its table
     assert again.returncode == 0, again.stderr
@@ -223,7 +227,8 @@ def test_a_resumed_run_over_its_budget_says_so_and_not_that_it_is_finished(testb
     assert "budget reached: the run has cost $1.00 of $0.50; 1 episodes were not started" in (
         resumed.stderr)
     assert "nothing left to run" not in resumed.stdout
-    assert "(1 of 2 finished)" in resumed.stdout
+    assert (f"1 episodes, 0 passed; results in {run_dir} (1 of 2 finished, 0 played in this "
+            "sitting)") in resumed.stdout
     raised = run_cli(["--resume", run_dir, "--budget-usd", "2"])
     assert raised.returncode == 0, raised.stderr
     assert set(RunStore(run_dir).finished_results()) == {"01-04-03_t1", "01-06-02_t1"}

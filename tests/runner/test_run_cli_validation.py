@@ -13,6 +13,7 @@ from llm_aai.cli import run as run_cli
 from llm_aai.runner import RunConfig, start_run
 from llm_aai.runner.app import RunError
 from llm_aai.runner.config import ConfigError, ModelOptions
+from llm_aai.settings.config import default_run_id
 
 
 def files_under(root: Path) -> list[Path]:
@@ -44,6 +45,12 @@ def heuristic(testbed_dir, out):
     (["--run-id", "a/b"], "run id 'a/b' must be a single folder name"),
     (["--run-id", "bad\nid\x1b[2J"], r"run id 'bad\nid\x1b[2J' holds a control character"),
     (["--run-id", "tab\there"], "holds a control character"),
+    # a folder name holds 255 bytes: 300 characters was an OSError traceback
+    (["--run-id", "x" * 300], "(--run-id) is 300 bytes long in UTF-8 (300 characters)"),
+    (["--run-id", "x" * 201], "is 201 bytes long in UTF-8 (201 characters); at most 200 bytes"),
+    (["--run-id", "é" * 101], "(--run-id) is 202 bytes long in UTF-8 (101 characters)"),
+    (["--run-id", "日" * 86], "(--run-id) is 258 bytes long in UTF-8 (86 characters)"),
+    (["--run-id", "🐀" * 64], "(--run-id) is 256 bytes long in UTF-8 (64 characters)"),
     # counts that size the run before it plays: 10,000,000 trials wrote a 386 MB manifest
     (["--trials", 10_000_000], "--trials must be at least 1 and at most 1000, not 10000000"),
     (["--concurrency", 100_000], "--concurrency must be at least 1 and at most 256"),
@@ -57,6 +64,21 @@ def test_a_bad_value_is_one_line_and_writes_nothing(testbed_dir, tmp_path, capsy
     assert code == 2
     assert message in err and err.count("\n") == 1, err
     assert files_under(tmp_path) == []  # not even the --out folder, nor ../x beside it
+
+
+def test_a_run_id_of_the_longest_length_is_stored(testbed_dir, tmp_path, capsys):
+    """200 bytes (multi-byte characters) fits, staged first as .<id>.<hex>.creating."""
+    out, run_id = tmp_path / "out", "日" * 66 + "ab"
+    assert len(run_id.encode()) == 200
+    code, err = run_main(heuristic(testbed_dir, out) + ["--run-id", run_id], capsys)
+    assert code == 0, err
+    assert (out / run_id / "manifest.json").is_file()
+
+
+def test_a_long_model_name_makes_a_default_run_id_that_fits():
+    run_id = default_run_id("openai/" + "日" * 300)
+    assert len(run_id.encode()) <= 200  # the run id check's limit
+    assert run_id.split("_", 1)[1] == "openai-" + "日" * 47  # 150 bytes, whole characters
 
 
 def test_out_below_a_file_is_refused(testbed_dir, tmp_path, capsys):
