@@ -21,6 +21,18 @@ TESTBED = SHARED / "testbed" / "competition"
 RECORDING = SHARED / "fixtures" / "unity-tutorial-recording"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def user_config_home(tmp_path_factory) -> Path:
+    """A config folder of the session's own (``XDG_CONFIG_HOME``), for runs and subprocesses.
+
+    Runs made by tests keep their routing mark's key there (``llm_aai.runner.routing``), not
+    in the user's own config folder.
+    """
+    folder = tmp_path_factory.mktemp("config-home")
+    os.environ["XDG_CONFIG_HOME"] = str(folder)
+    return folder
+
+
 def _require(path: Path) -> Path:
     if not path.exists():
         pytest.fail(f"reference material missing: {path} (set LLM_AAI_SHARED to shared/)")

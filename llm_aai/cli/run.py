@@ -75,6 +75,12 @@ setting's flag with a value unlike the run's is refused rather than silently ign
 
 _DEFAULTS = RunConfig(model="")  # read for its defaults only
 
+AGENT_FLAGS = {"replay_from": ("replay_from", "the scripts it re-issues"),
+               "oracle_budget": ("budget", "its search budget")}
+"""Settings only some built-in agents take -> the agent option each becomes, and what it is.
+Given to an agent that does not take it, the flag is a usage error naming both flags: the
+run would otherwise ignore it in silence (``resolve_agent`` drops another agent's option)."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line; each setting's default is the run config's (``RunConfig``)."""
@@ -535,11 +541,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--model is required (unless --resume continues an earlier run)")
     if args.dry_run and args.resume:
         parser.error("--dry-run plans a new run; it does not combine with --resume")
-    if args.replay_from is not None and args.model and not _takes(args.model, "replay_from"):
-        replayers = " or ".join(f"--model {name}" for name, entry in AGENTS.items()
-                                if "replay_from" in entry.options)
-        parser.error(f"--replay-from is for {replayers} (the scripts it re-issues); "
-                     f"--model {args.model} does not use it")
+    for dest, (option, what) in AGENT_FLAGS.items():
+        if getattr(args, dest) is not None and args.model and not _takes(args.model, option):
+            users = " or ".join(f"--model {name}" for name, entry in AGENTS.items()
+                                if option in entry.options)
+            parser.error(f"{flag_of(dest)} is for {users} ({what}); --model {args.model} "
+                         "does not use it")
     if args.variant_seed is not None and not isinstance(args.variants, int):
         parser.error("--variant-seed is the seed of --variants K (a number of variants)")
     if args.dry_run and isinstance(args.variants, int):

@@ -38,6 +38,7 @@ from llm_aai.runner.budget import BUDGET
 from llm_aai.runner.checks import (
     check_arenas_unchanged,
     check_prompt_unchanged,
+    check_routing_vouched,
     check_same_run,
 )
 from llm_aai.runner.conversation import ConversationError
@@ -358,15 +359,20 @@ def resume_run(run_dir: str | Path, overrides: ResumeOverrides | None = None, *,
     resume too.
 
     Raises:
-        RunError: not a run directory, a malformed manifest, arena files or a prompt that
-            differ from the run's, or another process holds the run.
+        RunError: not a run directory, a malformed manifest, a routing setting (``--api-base``,
+            ``--ray-address``, ``--unity-build``) taken from a manifest this user's mark does
+            not vouch for (``routing``), arena files or a prompt that differ from the run's,
+            or another process holds the run.
         RunInterrupted: Ctrl-C.
 
     """
     run_dir = Path(run_dir)
     manifest = read_run_manifest(run_dir)
     check_not_played_in_browser(run_dir, manifest)
-    config = (overrides or ResumeOverrides()).apply(config_of(manifest, run_dir))
+    overrides = overrides or ResumeOverrides()
+    recorded = config_of(manifest, run_dir)
+    config = overrides.apply(recorded)
+    check_routing_vouched(run_dir, manifest, recorded, config, overrides)  # before any call
     config, tasks, arena_paths, agent, prompt = resolve_config(config)
     check_arenas_unchanged(run_dir, manifest, arena_paths)
     check_prompt_unchanged(run_dir, manifest, prompt)

@@ -3,12 +3,14 @@
 They run before anything is written, so a run that could not play leaves nothing behind: the
 backend launched once, an observation the backend can describe, the task a replayed episode
 was played on; and on resume, the arena files, the prompt and (for a run another scheduler
-continues) the settings the run started with.
+continues) the settings the run started with, and the routing settings its manifest names,
+which a resume takes only where this user's mark vouches for them (``routing``).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,9 @@ from llm_aai.logs.store import RESULT, read_result
 from llm_aai.perception.observer import check_observation
 from llm_aai.prompts import Prompt, prompt_spec
 from llm_aai.runner.errors import RunError
+from llm_aai.runner.routing import ROUTING, unvouched
 from llm_aai.runner.run_env import make_env
-from llm_aai.settings import RunConfig
+from llm_aai.settings import ResumeOverrides, RunConfig
 
 
 def check_arenas_unchanged(run_dir: Path, manifest: RunManifest,
@@ -57,6 +60,34 @@ def check_prompt_unchanged(run_dir: Path, manifest: RunManifest, prompt: Prompt)
         raise RunError(f"{' and '.join(changed)} of prompt {current['name']!r} differ from what "
                        f"{run_dir} started with (hashes in its manifest.json); resume with the "
                        "llm-aai version that started it, or start a new run")
+
+
+def check_routing_vouched(run_dir: Path, manifest: RunManifest, recorded: RunConfig,
+                          resumed: RunConfig, overrides: ResumeOverrides) -> None:
+    """Refuse to resume with a routing value taken from a manifest this user cannot vouch for.
+
+    ``recorded`` is the manifest's config, ``resumed`` the one the resume would play. A
+    routing value (the model's endpoint, the Ray cluster, the Unity build) still taken from
+    the manifest must carry this user's mark; one given again on the command line is the
+    user's own choice, and one the overrides drop (``--executor local``) is not used.
+    """
+    values, reason = unvouched(run_dir, manifest, recorded)
+    taken = {dotted: value for dotted, value in values.items()
+             if getattr(overrides, ROUTING[dotted][0]) is None
+             and resumed.value_of(dotted) is not None}
+    if not taken:
+        return
+    named = " and ".join(f"{ROUTING[dotted][1]} {_shown(value)}" for dotted, value in taken.items())
+    again = " ".join(f"{ROUTING[dotted][1]} {_shown(value)}" for dotted, value in taken.items())
+    raise RunError(f"{run_dir}/manifest.json names {named}, which this user's mark does not "
+                   f"vouch for ({reason}); a run folder from elsewhere could send your API key, "
+                   f"the job or a program there: to resume with what it names, give {again} "
+                   "again (or other values)")
+
+
+def _shown(value: str) -> str:
+    """A recorded value as a shell word, or escaped if it holds a control character."""
+    return shlex.quote(value) if value.isprintable() else repr(value)
 
 
 def check_same_run(run_dir: Path, recorded: RunManifest, manifest: RunManifest) -> None:

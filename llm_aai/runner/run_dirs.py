@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import sys
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from filelock import FileLock, Timeout
 from llm_aai.logs.schema import RunManifest, SchemaError
 from llm_aai.logs.store import LOCK, RunStore, read_manifest
 from llm_aai.runner.errors import RunError
+from llm_aai.runner.routing import ROUTING, KeyUnusable, routing_of, vouch
 from llm_aai.settings import RunConfig, settings_of
 
 MAX_RUN_ID_BYTES = 200
@@ -94,12 +96,21 @@ def create_run(run_dir: Path, manifest: RunManifest) -> None:
     interruption (Ctrl-C, SIGTERM, kill -9) while the manifest is made (``git`` runs) or
     written leaves no run folder, and the same command starts the run again. An empty folder,
     or one holding only the ``.lock`` of a start interrupted by an earlier version, is taken.
+    A run whose settings send data somewhere or start a program gets this user's mark
+    (``routing.vouch``), so that resuming it here takes them from its manifest; a mark that
+    cannot be made is said, and the run is made without it.
     """
     staging = run_dir.with_name(f".{run_dir.name}.{secrets.token_hex(4)}.creating")
+    unvouched = None
     try:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
         staging.mkdir()  # as any folder (0777 less the umask): colleagues read runs
         RunStore(staging).write_manifest(manifest)
+        config = settings_of(manifest).config
+        try:
+            vouch(staging, manifest, config)
+        except KeyUnusable as error:
+            unvouched = (error, routing_of(config))
         if run_dir.is_dir() and not holds_a_run(run_dir):
             (run_dir / LOCK).unlink(missing_ok=True)
         os.rename(staging, run_dir)  # onto an empty folder too; refused if it holds a run
@@ -113,6 +124,12 @@ def create_run(run_dir: Path, manifest: RunManifest) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    if unvouched is not None:
+        error, routing = unvouched
+        flags = " ".join(f"{ROUTING[dotted][1]} {value}" for dotted, value in routing.items())
+        print(f"warning: {error}; {run_dir} was made without the mark that vouches for its "
+              f"routing settings, so resuming it will need {flags} given again",
+              file=sys.stderr)
 
 
 def read_run_manifest(run_dir: Path) -> RunManifest:

@@ -13,6 +13,7 @@ from llm_aai.cli import run as run_cli
 from llm_aai.runner import RunConfig, start_run
 from llm_aai.runner.app import RunError
 from llm_aai.runner.config import ConfigError, ModelOptions
+from llm_aai.settings import read_settings
 from llm_aai.settings.config import default_run_id
 
 
@@ -193,6 +194,27 @@ def test_replay_from_with_an_agent_that_does_not_replay_is_refused(model, two_ta
     assert (f"--replay-from is for --model replay (the scripts it re-issues); --model {model} "
             "does not use it") in err
     assert files_under(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("model", ["heuristic", "random", "replay", "openai/fake"])
+def test_oracle_budget_with_an_agent_that_does_not_search_is_refused(model, testbed_dir,
+                                                                     tmp_path, capsys):
+    argv = heuristic(testbed_dir, tmp_path / "out")
+    argv[1] = model
+    with pytest.raises(SystemExit) as exit_:
+        run_cli.main([str(a) for a in [*argv, "--oracle-budget", 500]])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert ("--oracle-budget is for --model oracle or --model oracle-frames (its search "
+            f"budget); --model {model} does not use it") in err
+    assert files_under(tmp_path / "out") == []
+
+
+def test_oracle_budget_reaches_the_oracle(testbed_dir, tmp_path):
+    argv = heuristic(testbed_dir, tmp_path / "out")
+    argv[1] = "oracle"
+    assert run_cli.main([str(a) for a in [*argv, "--oracle-budget", 50, "--run-id", "o"]]) == 0
+    assert read_settings(tmp_path / "out" / "o").config.oracle_budget == 50
 
 
 def test_a_mistyped_api_base_host_stops_the_run_at_once(testbed_dir, tmp_path, capsys,
