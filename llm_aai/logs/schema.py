@@ -493,6 +493,10 @@ def turn_from_dict(data: dict[str, Any]) -> TurnRecord:
     _check_schema(data)
     data = dict(data)
     data["usage"] = Usage(**_require_object(data.get("usage", {}), "usage"))
+    images = data.get("sent_images", ())
+    if not isinstance(images, list | tuple) or not all(isinstance(i, str) for i in images):
+        # paths are checked by the readers that open them (logs.frame_files); kinds here
+        raise SchemaError("sent_images must be a list of strings (frame paths)")
     for key in ("sent_images", "normalizations", "events"):
         data[key] = tuple(data.get(key, ()))
     data["actions"] = tuple(tuple(a) for a in data.get("actions", ()))

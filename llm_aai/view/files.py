@@ -10,24 +10,15 @@ file named, before any folder is made for it.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+
+from llm_aai.logs.frame_files import plain_relative
 
 __all__ = ["SiteFiles", "SiteWriteError", "plain_relative"]
 
 
 class SiteWriteError(OSError):
     """A file the site was to write would land outside the site's folder."""
-
-
-def plain_relative(path: str) -> bool:
-    """Whether ``path`` is relative, with no empty, ``.`` or ``..`` part and no backslash.
-
-    Such a path cannot climb out of the folder it is joined to by itself (a symlink on the
-    way still can: ``SiteFiles`` resolves it too).
-    """
-    pure = PurePosixPath(path)
-    return (bool(path) and not pure.is_absolute() and "\\" not in path and "\0" not in path
-            and all(part not in ("", ".", "..") for part in path.split("/")))
 
 
 class SiteFiles:

@@ -31,10 +31,11 @@ from llm_aai.analysis.plots import LeftOutOfFigure, plot_pass_rates, settings_ca
 from llm_aai.analysis.reference import POPULATIONS, compared_reference
 from llm_aai.analysis.report import level_report
 from llm_aai.grounding.ground import GROUNDING_CSV
+from llm_aai.logs.frame_files import FrameOutside, frame_file
 from llm_aai.logs.store import RESULT, TURNS
 from llm_aai.replay.episode import load_episode
 from llm_aai.view.episode import EpisodeView, episode_view
-from llm_aai.view.files import SiteFiles, plain_relative
+from llm_aai.view.files import SiteFiles
 from llm_aai.view.legend import LEGEND, cell_title
 from llm_aai.view.runs import RunSummary, run_summary
 from llm_aai.view.svg import PATH_COLOURS, arena_map, health_curve
@@ -224,17 +225,17 @@ class SiteBuilder:
         a problem line, so a shared run cannot have the site read or write elsewhere.
         """
         problems = []
-        base = source.resolve()
         run = source.parent.parent.resolve()
         for turn in view.turns:
             for relative in turn.images:
                 where = f"{source / TURNS}: turn {turn.number}: image {relative!r}"
-                origin = (source / relative).resolve()
-                if not plain_relative(relative):
-                    problems.append(f"{where} is not a plain path inside the episode "
-                                    "directory; not copied")
-                elif not (origin.is_relative_to(base) and origin.is_relative_to(run)):
-                    problems.append(f"{where} lies outside the episode directory; not copied")
+                try:  # a plain path inside the episode folder, symlinks followed (logs' rule)
+                    origin = frame_file(source, relative).resolve()
+                except FrameOutside as error:
+                    problems.append(f"{where}: {error}; not copied")
+                    continue
+                if not origin.is_relative_to(run):
+                    problems.append(f"{where} lies outside the run directory; not copied")
                 elif not origin.is_file():
                     problems.append(f"{where} is missing")
                 else:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from llm_aai.replay.episode import ReplayInputError
 from llm_aai.view import build_site
 from llm_aai.view.files import SiteWriteError
 
@@ -64,13 +65,14 @@ def test_a_frame_climbing_out_through_a_symlinked_folder_is_not_written_out(worl
     report = build_site([run], site)
     assert victim.read_text() == "precious"
     assert _outside(tmp_path, site) == before
-    assert any(f"image {climb!r} is not a plain path inside the episode directory; not copied"
-               in line for line in report.problems), report.problems
+    assert any(f"image {climb!r}: frame path {climb!r} is not a relative path inside the "
+               "episode folder" in line and line.endswith("; not copied")
+               for line in report.problems), report.problems
 
 
 @pytest.mark.parametrize("name", [
-    "../../../../victim.txt", "frames/../../../../../victim.txt", "frames/./../x.jpg",
-    "frames//x.jpg", "frames\\..\\..\\victim.txt",
+    "frames/x\0.jpg", "../../../../victim.txt", "frames/../../../../../victim.txt",
+    "frames/./../x.jpg", "frames//x.jpg", "frames\\..\\..\\victim.txt",
 ])
 def test_a_frame_path_with_dot_parts_is_refused(world, tmp_path, name):
     run, site, victim = world
@@ -79,7 +81,16 @@ def test_a_frame_path_with_dot_parts_is_refused(world, tmp_path, name):
     _set_first_frame(run, name)
     report = build_site([run], site)
     assert victim.read_text() == "precious" and _outside(tmp_path, site) == before
-    assert any(f"image {name!r} is not a plain path" in line for line in report.problems)
+    assert any(f"image {name!r}: " in line and line.endswith("; not copied")
+               for line in report.problems), report.problems
+
+
+@pytest.mark.parametrize("name", [7, None, ["frames/x.jpg"], {"path": "x"}])
+def test_a_frame_path_that_is_no_string_is_an_error_naming_the_log_and_line(world, name):
+    run, site, _ = world
+    _set_first_frame(run, name)
+    with pytest.raises(ReplayInputError, match=r"turns\.jsonl:\d+: sent_images must be a list"):
+        build_site([run], site)
 
 
 def test_an_absolute_frame_path_is_neither_read_nor_written(world, tmp_path):
@@ -91,7 +102,8 @@ def test_an_absolute_frame_path_is_neither_read_nor_written(world, tmp_path):
     report = build_site([run], site)
     assert _outside(tmp_path, site) == before and secret.read_bytes() == b"secret frame"
     assert not any(p.read_bytes() == b"secret frame" for p in site.rglob("*") if p.is_file())
-    assert any(f"image {str(secret)!r} is not a plain path" in line for line in report.problems)
+    assert any(f"image {str(secret)!r}: frame path" in line and "is not a relative path" in line
+               for line in report.problems)
 
 
 def test_a_symlinked_frame_file_leading_out_is_not_copied(world, tmp_path):
@@ -100,8 +112,8 @@ def test_a_symlinked_frame_file_leading_out_is_not_copied(world, tmp_path):
     (frame.parent / "leak.jpg").symlink_to(victim)
     report = build_site([run], site)
     assert not any(p.read_bytes() == b"precious" for p in site.rglob("*") if p.is_file())
-    assert any("image 'frames/leak.jpg' lies outside the episode directory" in line
-               for line in report.problems)
+    assert any("image 'frames/leak.jpg': frame 'frames/leak.jpg' leads outside the episode "
+               "folder" in line for line in report.problems)
 
 
 def test_a_symlinked_episode_folder_is_drawn_but_its_frames_stay_where_they_are(world,
@@ -116,7 +128,7 @@ def test_a_symlinked_episode_folder_is_drawn_but_its_frames_stay_where_they_are(
     assert report.episodes == 1
     assert _outside(tmp_path, site) == before
     assert not (site / "data" / "llm" / EPISODE).exists()
-    assert any("lies outside the episode directory; not copied" in line
+    assert any("lies outside the run directory; not copied" in line
                for line in report.problems)
 
 
