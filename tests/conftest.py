@@ -30,6 +30,7 @@ def user_config_home(tmp_path_factory) -> Path:
     """
     folder = tmp_path_factory.mktemp("config-home")
     os.environ["XDG_CONFIG_HOME"] = str(folder)
+    os.environ["LLM_AAI_CONFIG_DIR"] = str(folder / "llm-aai")  # macOS ignores XDG's
     return folder
 
 

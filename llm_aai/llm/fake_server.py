@@ -504,7 +504,7 @@ def _make_handler(server: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             path = self.path.rstrip("/")
             self.dialect = "anthropic" if path in ANTHROPIC_PATHS else "openai"
             declared = self.headers.get("Content-Length") or "0"
-            length = int(declared) if declared.isdigit() else -1
+            length = int(declared) if declared.isascii() and declared.isdigit() else -1
             if not 0 <= length <= MAX_BODY_BYTES:  # read nothing: the connection is dropped
                 self.close_connection = True
                 self._send_error(413 if length > 0 else 400,

@@ -402,8 +402,8 @@ def check_not_played_in_browser(run_dir: Path, manifest: RunManifest) -> None:
     """
     played = browser_participant(manifest.agent)
     if played is not None:
-        raise RunError(f"{run_dir} was played in the browser by participant {played[0]} "
-                       f"({played[1]} interface); --resume does not continue it: "
+        raise RunError(f"{run_dir} was played in the browser by participant {played[0]!r} "
+                       f"({played[1]!r} interface); --resume does not continue it: "
                        + continue_in_browser(run_dir, *played))
 
 

@@ -43,8 +43,19 @@ class KeyUnusable(OSError):
     """The user's key cannot vouch for runs: unreadable, or others could read or replace it."""
 
 
+CONFIG_ENV = "LLM_AAI_CONFIG_DIR"
+"""A folder to keep ``run-key`` in instead of the user's config folder (tests, several keys)."""
+
+
 def key_path() -> Path:
-    """``run-key`` in the user's config folder (``$XDG_CONFIG_HOME/llm-aai`` on Linux)."""
+    """``run-key`` in ``$LLM_AAI_CONFIG_DIR``, else the user's config folder.
+
+    The config folder is ``$XDG_CONFIG_HOME/llm-aai`` on Linux; macOS and Windows have their
+    own, which ignore ``XDG_CONFIG_HOME``, hence the project's own variable.
+    """
+    chosen = os.environ.get(CONFIG_ENV)
+    if chosen:
+        return Path(chosen) / "run-key"
     import platformdirs
 
     return platformdirs.user_config_path("llm-aai") / "run-key"

@@ -40,7 +40,7 @@ def test_run_resume_refuses_a_browser_run_before_touching_it(left, capsys):
     assert run_main(["--resume", str(left)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ")
-    assert "played in the browser by participant p07" in err
+    assert "played in the browser by participant 'p07'" in err
     assert "python -m llm_aai.human serve" in err and f"--out {left.parent}" in err
     assert "your script>" not in err
     assert _snapshot(left) == before  # no lock taken, nothing set aside or replaced

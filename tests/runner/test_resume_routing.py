@@ -136,7 +136,7 @@ def test_a_run_without_its_mark_is_refused_until_the_flag_is_given(testbed_dir, 
 def test_a_run_carried_to_another_users_machine_needs_the_flag(testbed_dir, tmp_path, server,
                                                               monkeypatch, capsys):
     run_dir = llm_run(testbed_dir, tmp_path, server)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "elsewhere"))  # no key there yet
+    monkeypatch.setenv("LLM_AAI_CONFIG_DIR", str(tmp_path / "elsewhere"))  # no key there yet
     capsys.readouterr()
     assert resume(run_dir) == 2
     assert "there is no key to check" in refusal(capsys) and not server.requests
@@ -247,7 +247,7 @@ def test_a_value_with_control_characters_is_shown_escaped(testbed_dir, tmp_path,
 
 def test_the_key_is_made_private_and_one_others_could_read_is_refused(
         testbed_dir, tmp_path, server, monkeypatch, capsys):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("LLM_AAI_CONFIG_DIR", str(tmp_path / "config" / "llm-aai"))
     first = llm_run(testbed_dir, tmp_path, server, "first")
     key = key_path()
     assert key.parent.parent == tmp_path / "config"
