@@ -9,7 +9,7 @@ measured a setting no reinforcement-learning user gets.
 import subprocess
 import sys
 
-BENCHMARKS = ("bench_sim", "bench_harness", "bench_view", "bench_rl")
+BENCHMARKS = ("bench_sim", "bench_harness", "bench_view", "bench_rl", "bench_what_if")
 
 if __name__ == "__main__":
     for name in BENCHMARKS:
