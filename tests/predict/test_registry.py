@@ -12,6 +12,7 @@ from llm_aai.env import AnimalAIEnv
 from llm_aai.predict import KINDS, Asking, Sightings, ask, kind
 from llm_aai.protocol import Episode
 from tests.helpers.arenas import write_arena
+from tests.helpers.backends import ProtocolOnly
 from tests.predict.conftest import TWO_BALLS, arena_text, item
 from tests.predict.test_dynamics import AWAY
 
@@ -112,26 +113,7 @@ def test_an_unknown_kind_is_named_with_the_known_ones():
 
 
 def test_a_backend_that_cannot_say_where_things_are_says_so(tmp_path):
-    class Blind:  # the Unity player's position: steps and frames, no layout or sight
-        resolution = 64
-
-        def __init__(self):
-            from llm_aai.env.backends.embedded import EmbeddedBackend
-            self._inner = EmbeddedBackend(64)
-
-        def reset(self, path, seed):
-            return self._inner.reset(path, seed)
-
-        def step(self, move, turn, *, render=True):
-            return self._inner.step(move, turn, render=render)
-
-        def frame(self):
-            return self._inner.frame()
-
-        def close(self):
-            self._inner.close()
-
-    env = AnimalAIEnv(write_arena(tmp_path, TWO_BALLS), resolution=64, backend=Blind())
+    env = AnimalAIEnv(write_arena(tmp_path, TWO_BALLS), resolution=64, backend=ProtocolOnly())
     try:
         episode = Episode(env)
         episode.start(seed=0)

@@ -10,6 +10,7 @@ from llm_aai.playback import PlayedTurn, play_scripts
 from llm_aai.protocol import Episode
 from llm_aai.protocol.what_if import WhatIf, what_if
 from tests.helpers.arenas import write_arena
+from tests.helpers.backends import ProtocolOnly
 
 SCRIPTS = ["Go(3);", "Turn(90);Go(4);", "Turn(-180);Go(8);", "Go(-3);Turn(-45);", "Go(12);",
            "Turn(30);Go(6);"]
@@ -144,26 +145,7 @@ def test_no_what_if_once_the_episode_has_ended(episode):
 
 
 def test_a_backend_that_cannot_copy_its_world_says_so(two_balls):
-    class NoCopies:  # the Unity player's position: no snapshot of its world
-        resolution = 64
-
-        def __init__(self):
-            from llm_aai.env.backends.embedded import EmbeddedBackend
-            self._inner = EmbeddedBackend(64)
-
-        def reset(self, path, seed):
-            return self._inner.reset(path, seed)
-
-        def step(self, move, turn, *, render=True):
-            return self._inner.step(move, turn, render=render)
-
-        def frame(self):
-            return self._inner.frame()
-
-        def close(self):
-            self._inner.close()
-
-    env = AnimalAIEnv(two_balls, resolution=64, backend=NoCopies())
+    env = AnimalAIEnv(two_balls, resolution=64, backend=ProtocolOnly())
     try:
         episode = Episode(env)
         episode.start(seed=0)
