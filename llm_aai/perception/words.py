@@ -44,6 +44,11 @@ _PALETTE = {
 }
 
 
+def ball_or_zone_word(name: str) -> str | None:
+    """The prompt's word for a ball or zone by its YAML name (``GoodGoal`` -> ``green ball``)."""
+    return _BALLS.get(name) or _ZONES.get(name)
+
+
 def colour_name(rgb: tuple[float, float, float]) -> str:
     """The palette colour nearest to ``rgb`` (0-1 floats), a word a person would use."""
     return min(_PALETTE, key=lambda name: sum((a - b) ** 2 for a, b in zip(_PALETTE[name], rgb,

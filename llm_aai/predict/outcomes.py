@@ -16,11 +16,12 @@ import re
 import numpy as np
 
 from llm_aai.arena.objects import Kind
+from llm_aai.perception.words import ball_or_zone_word
 from llm_aai.predict.base import Asking, Posed, QuestionKind
 from llm_aai.protocol.what_if import what_if
 
-__all__ = ["COUNTERFACTUAL", "GO_METRES", "OUTCOMES", "OWN_OUTCOME", "outcome_text",
-           "toward"]
+__all__ = ["COUNTERFACTUAL", "GO_METRES", "OUTCOMES", "OWN_OUTCOME", "choices_for",
+           "outcome_text", "toward"]
 
 NONE_OF_THESE = "none of these before the commands end"
 _TOUCHED = {
@@ -31,7 +32,10 @@ _TOUCHED = {
 }
 OUTCOMES = ("a green ball", "a yellow ball", "a red ball", "a red death zone",
             "an orange hot zone", NONE_OF_THESE)
-"""The choices of both kinds, in the prompt's words for the balls and zones."""
+"""The choices of both kinds, in the prompt's words for the balls and zones of the testbed.
+
+An arena with balls the testbed never has (today's Animal-AI: decoys, decaying goals...) adds
+their words before the last choice (``choices_for``)."""
 
 GO_METRES = ((0, 0.0), (3, 1.3), (5, 3.0), (10, 8.0), (20, 21.0), (30, 36.0))
 """(n, metres) a ``Go(n)`` covers from standing, sliding included (the README's "Units",
@@ -52,10 +56,24 @@ def outcome_text(first_event: str | None) -> str:
     """
     if first_event is None:
         return NONE_OF_THESE
-    if first_event not in _TOUCHED:
+    if first_event in _TOUCHED:
+        return _TOUCHED[first_event]
+    word = ball_or_zone_word(first_event)
+    if word is None:
         raise ValueError(f"no outcome choice for the event {first_event!r}; known: "
-                         f"{sorted(_TOUCHED)}")
-    return _TOUCHED[first_event]
+                         f"{sorted(_TOUCHED)} and the balls of perception.words")
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
+def choices_for(asking: Asking) -> tuple[str, ...]:
+    """``OUTCOMES``, with the words of the arena's other balls before the last choice."""
+    extra = []
+    for thing in asking.view.things.values():
+        if thing.kind is Kind.GOAL:
+            text = outcome_text(thing.name)
+            if text not in OUTCOMES and text not in extra:
+                extra.append(text)
+    return OUTCOMES[:-1] + tuple(extra) + OUTCOMES[-1:]
 
 
 def toward(distance: float, bearing: float) -> str:
@@ -72,7 +90,8 @@ def _played_first(asking: Asking, script: str) -> Posed | None:
     result = what_if(asking.episode, script)
     if result.error is not None:
         return None  # a refused script plays the protocol's no-ops: nothing to predict
-    return Posed({"script": script}, OUTCOMES, {"script": script}, result.first_event)
+    return Posed({"script": script}, choices_for(asking), {"script": script},
+                 result.first_event)
 
 
 def _pose_own(asking: Asking) -> Posed | None:

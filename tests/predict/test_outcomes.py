@@ -10,7 +10,7 @@ from llm_aai.arena.objects import OBJECTS, Kind
 from llm_aai.predict import Asking, ask
 from llm_aai.predict.outcomes import OUTCOMES, outcome_text, toward
 from llm_aai.protocol.what_if import what_if
-from tests.predict.conftest import TWO_BALLS
+from tests.predict.conftest import TWO_BALLS, arena_text, item
 
 
 @pytest.mark.parametrize(("reply", "touched"), [
@@ -79,7 +79,20 @@ def test_counterfactual_draws_among_the_objects_in_view(start):
 def test_every_goal_and_the_zones_have_an_outcome_choice():
     touched = {spec.name for spec in OBJECTS.values()
                if spec.kind is Kind.GOAL or spec.name == "DeathZone"} | {"hot_zone"}
-    assert {outcome_text(name) for name in touched} == set(OUTCOMES) - {outcome_text(None)}
+    texts = {outcome_text(name) for name in touched}  # none without words
+    assert set(OUTCOMES) - {outcome_text(None)} <= texts
+    assert outcome_text("BadGoalMulti") == "an orange ball"
+    assert outcome_text("DecoyGoalMulti") == "a grey ball"
+
+
+def test_an_arena_with_newer_balls_offers_their_words_and_tells_them_apart(start):
+    episode = start(arena_text(item("Agent", 20, 20), item("DecoyGoal", 20, 26),
+                               item("BadGoalMulti", 20, 14), item("GoodGoal", 30, 30)))
+    question = ask("own_outcome", Asking(episode, "Go(10);"))
+    texts = [text for _, text in question.choices]
+    assert texts == [*OUTCOMES[:-1], "a grey ball", "an orange ball", OUTCOMES[-1]]
+    assert question.true_text == "a grey ball"  # the decoy ahead
+    assert ask("own_outcome", Asking(episode, "Turn(180);Go(10);")).true_text == "an orange ball"
 
 
 def test_an_event_without_words_is_named():
