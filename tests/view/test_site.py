@@ -128,6 +128,8 @@ def test_arena_missing_shows_the_path_alone_with_the_reason(small_runs, tmp_path
     shutil.copytree(small_runs["heuristic"], run)
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["run"]["config"]["arenas_dir"] = str(tmp_path / "nowhere")
+    if manifest.get("arenas_location"):  # where the run found them: gone too
+        manifest["arenas_location"]["folder"] = str(tmp_path / "nowhere")
     (run / "manifest.json").write_text(json.dumps(manifest))
     monkeypatch.setenv("LLM_AAI_ARENAS", str(tmp_path / "nowhere"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
