@@ -22,28 +22,19 @@ with is then checked: a Ray that is not on loopback is shut down and refused, no
 from __future__ import annotations
 
 import importlib
-import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from llm_aai.execution.ray_address import RayUnavailable
+from llm_aai.hosts import LOOPBACK, is_loopback
 
 __all__ = ["LOOPBACK", "NotLoopback", "is_loopback", "start_local"]
 
-LOOPBACK = "127.0.0.1"
-"""The node address of a Ray started here: the one Ray serves on loopback only."""
 
 
 class NotLoopback(RayUnavailable):
     """A Ray started here took an address other machines can reach (the message names it)."""
-
-
-def is_loopback(address: str) -> bool:
-    """Whether ``address`` (IPv4, IPv6 or IPv4 mapped into IPv6) is on this machine only."""
-    ip = ipaddress.ip_address(address.split("%")[0])
-    mapped = getattr(ip, "ipv4_mapped", None)
-    return (mapped or ip).is_loopback
 
 
 def start_local(ray: Any, cpus: int, **options: Any) -> None:

@@ -10,7 +10,6 @@ the line and start a run against it.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import math
 import signal
@@ -21,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from llm_aai.hosts import is_loopback
 from llm_aai.llm.fake_script import (
     FAULT_KINDS,
     Fault,
@@ -114,8 +114,7 @@ def _loopback_problem(host: str) -> str | None:
         addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
     except socket.gaierror as error:
         return f"--host {host}: no such address ({error.strerror})"
-    outside = sorted(a for a in addresses if not ipaddress.ip_address(a.split("%")[0])
-                     .is_loopback)
+    outside = sorted(a for a in addresses if not is_loopback(a))
     if outside:
         return (f"--host {host} is reachable from other machines ({', '.join(outside)}) and "
                 f"the server has no authentication; add --allow-remote to serve there anyway")
